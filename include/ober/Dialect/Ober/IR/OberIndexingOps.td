@@ -1,0 +1,85 @@
+//===- OberIndexingOps.td - gather, scatter, embedding -----*- tablegen -*-===//
+
+#ifndef OBER_DIALECT_OBER_IR_OBERINDEXINGOPS_TD
+#define OBER_DIALECT_OBER_IR_OBERINDEXINGOPS_TD
+
+def Ober_EmbeddingOp : Ober_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "embedding lookup";
+  let description = [{
+    `table` is `[V, D]`; the result has shape `indices.shape + [D]` and row
+    `table[indices[i]]` at position `i`. Indices outside `[0, V)` are an error
+    at run time.
+  }];
+  let arguments = (ins Ober_FloatTensor:$table, Ober_IndexTensor:$indices);
+  let results = (outs Ober_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Ober_GatherOp : Ober_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "gather slices along one axis (numpy.take)";
+  let description = [{
+    The result has shape `input.shape[:axis] + indices.shape +
+    input.shape[axis+1:]`. Negative indices count from the end of the axis.
+  }];
+  let arguments = (ins Ober_Tensor:$input, Ober_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Ober_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Ober_ScatterAddOp : Ober_Op<"scatter_add", [Pure, InferTypeOpAdaptor]> {
+  let summary = "accumulate slices along one axis (the adjoint of gather)";
+  let description = [{
+    Starts from `input` and adds each slice of `updates` into the slice of
+    the result that `ober.gather` with the same `indices` and `axis` would
+    have read: `updates` has shape `input.shape[:axis] + indices.shape +
+    input.shape[axis+1:]`. Repeated indices accumulate.
+  }];
+  let arguments = (ins Ober_NumericTensor:$input, Ober_IndexTensor:$indices,
+                       Ober_NumericTensor:$updates, I64Attr:$axis);
+  let results = (outs Ober_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices `,` $updates attr-dict `:`
+      functional-type(operands, results)
+  }];
+}
+
+def Ober_OneHotOp : Ober_Op<"one_hot", [Pure]> {
+  let summary = "one-hot encoding";
+  let description = [{
+    Inserts a dimension of size `depth` at `axis` (in `[0, rank(indices)]`):
+    the result is 1 where the position along it equals the index and 0
+    elsewhere. Negative indices count from `depth`; indices outside
+    `[-depth, depth)` give an all-zero row. The result element type is any
+    ober element type.
+  }];
+  let arguments = (ins Ober_IndexTensor:$indices, I64Attr:$depth,
+                       I64Attr:$axis);
+  let results = (outs Ober_Tensor:$result);
+  let assemblyFormat = "$indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
+  let summary = "seeded dropout";
+  let description = [{
+    Zeroes each element with probability `ratio` and scales the kept ones by
+    `1 / (1 - ratio)`. The keep mask is a pure function of `seed` (a 0-D
+    `i64` tensor), the element's position and the shape, so the same seed
+    gives the same mask on every device and in the backward pass. Returns the
+    result and the `i1` keep mask.
+  }];
+  let arguments = (ins Ober_FloatTensor:$input, Ober_SeedTensor:$seed,
+                       F64Attr:$ratio);
+  let results = (outs Ober_FloatTensor:$result, Ober_BoolTensor:$mask);
+  let assemblyFormat = [{
+    $input `,` $seed attr-dict `:` functional-type(operands, results)
+  }];
+  let hasCanonicalizer = 1;
+}
+
+#endif // OBER_DIALECT_OBER_IR_OBERINDEXINGOPS_TD

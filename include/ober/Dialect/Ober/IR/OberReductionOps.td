@@ -1,0 +1,41 @@
+//===- OberReductionOps.td - reductions and softmax --------*- tablegen -*-===//
+
+#ifndef OBER_DIALECT_OBER_IR_OBERREDUCTIONOPS_TD
+#define OBER_DIALECT_OBER_IR_OBERREDUCTIONOPS_TD
+
+class Ober_ReduceOp<string mnemonic, Type tensorType, string what>
+    : Ober_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "reduces with " # what # " over axes";
+  let description = "Reduces `input` with " # what # " over `axes` "
+      # "(strictly increasing, each in `[0, rank)`). With `keepdims`, the "
+      # "reduced dimensions stay as size 1; otherwise they are removed. "
+      # "Empty `axes` is the identity.";
+  let arguments = (ins tensorType:$input, DenseI64ArrayAttr:$axes,
+                       BoolAttr:$keepdims);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Ober_ReduceSumOp : Ober_ReduceOp<"reduce_sum", Ober_NumericTensor, "a sum">;
+def Ober_ReduceMeanOp : Ober_ReduceOp<"reduce_mean", Ober_FloatTensor, "a mean">;
+def Ober_ReduceMaxOp : Ober_ReduceOp<"reduce_max", Ober_NumericTensor, "a maximum">;
+def Ober_ReduceMinOp : Ober_ReduceOp<"reduce_min", Ober_NumericTensor, "a minimum">;
+
+class Ober_SoftmaxLikeOp<string mnemonic, string formula>
+    : Ober_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                         InferTypeOpInterface]> {
+  let summary = mnemonic # " along one axis";
+  let description = "Computes `" # formula # "` along `axis`.";
+  let arguments = (ins Ober_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Ober_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ober_SoftmaxOp : Ober_SoftmaxLikeOp<"softmax",
+    "exp(x - max(x)) / sum(exp(x - max(x)))">;
+def Ober_LogSoftmaxOp : Ober_SoftmaxLikeOp<"log_softmax",
+    "x - max(x) - log(sum(exp(x - max(x))))">;
+
+#endif // OBER_DIALECT_OBER_IR_OBERREDUCTIONOPS_TD

@@ -1,0 +1,133 @@
+//===- IndexingOps.cpp - embedding, gather, scatter, one_hot, dropout -----===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeUtils.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::detail;
+
+static RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// input.shape[:axis] + indices.shape + input.shape[axis+1:]
+static SmallVector<int64_t> gatherShape(RankedTensorType input,
+                                        RankedTensorType indices,
+                                        int64_t axis) {
+  SmallVector<int64_t> shape(input.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, input.getShape().drop_front(axis + 1));
+  return shape;
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  RankedTensorType table = tensorOf(adaptor.getTable());
+  if (table.getRank() != 2)
+    return diag("table must be 2-D [vocabulary, features], got ",
+                shapeString(table.getShape()));
+  results.push_back(RankedTensorType::get(
+      gatherShape(table, tensorOf(adaptor.getIndices()), 0),
+      table.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(diag, "axis", axis, input.getRank())))
+    return failure();
+  results.push_back(RankedTensorType::get(
+      gatherShape(input, tensorOf(adaptor.getIndices()), axis),
+      input.getElementType()));
+  return success();
+}
+
+LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  RankedTensorType updates = tensorOf(adaptor.getUpdates());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(diag, "axis", axis, input.getRank())))
+    return failure();
+  if (updates.getElementType() != input.getElementType())
+    return diag("input and updates element types differ: ",
+                input.getElementType(), " vs ", updates.getElementType());
+  SmallVector<int64_t> expected =
+      gatherShape(input, tensorOf(adaptor.getIndices()), axis);
+  if (!compatibleShapes(updates.getShape(), expected))
+    return diag("updates must have shape ", shapeString(expected),
+                " (what gather with these indices reads), got ",
+                shapeString(updates.getShape()));
+  results.push_back(input);
+  return success();
+}
+
+LogicalResult OneHotOp::verify() {
+  OpDiag diag(getLoc(), getOperationName());
+  int64_t depth = getDepth(), axis = getAxis();
+  RankedTensorType indices = getIndices().getType();
+  if (depth < 1)
+    return diag("'depth' must be positive, got ", depth);
+  if (axis < 0 || axis > indices.getRank())
+    return diag("'axis' ", axis, " must be in [0, ", indices.getRank(), "]");
+  SmallVector<int64_t> expected(indices.getShape());
+  expected.insert(expected.begin() + axis, depth);
+  if (!compatibleShapes(getType().getShape(), expected))
+    return diag("result must have shape ", shapeString(expected), ", got ",
+                shapeString(getType().getShape()));
+  return success();
+}
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  double ratio = adaptor.getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio < 1.0))
+    return diag("'ratio' must be in [0, 1), got ", ratio);
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  results.push_back(input);
+  results.push_back(input.clone(IntegerType::get(context, 1)));
+  return success();
+}
+
+namespace {
+/// dropout with ratio 0 keeps everything: result = input, mask = true.
+struct FoldZeroDropout : OpRewritePattern<DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DropoutOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getRatio().isZero() || !op.getMask().getType().hasStaticShape())
+      return failure();
+    auto mask = ConstantOp::create(
+        rewriter, op.getLoc(),
+        DenseElementsAttr::get(op.getMask().getType(), true));
+    rewriter.replaceOp(op, {op.getInput(), mask.getResult()});
+    return success();
+  }
+};
+} // namespace
+
+void DropoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<FoldZeroDropout>(context);
+}

@@ -1,0 +1,102 @@
+//===- OberDialect.cpp - ober dialect ----------------------------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+
+#include "ober/Dialect/Ober/IR/OberDialect.cpp.inc"
+#include "ober/Dialect/Ober/IR/OberEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ober/Dialect/Ober/IR/OberAttrs.cpp.inc"
+
+void OberDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ober/Dialect/Ober/IR/OberOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ober/Dialect/Ober/IR/OberAttrs.cpp.inc"
+      >();
+}
+
+Operation *OberDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+/// `ober.param` names a model parameter: a non-empty string, unique among
+/// the arguments of its function.
+LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kParamAttrName)
+    return op->emitError() << "unknown ober argument attribute '"
+                           << attr.getName().getValue()
+                           << "' (supported: '" << kParamAttrName << "')";
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << "argument #" << argIndex << ": '"
+                           << kParamAttrName
+                           << "' must be a non-empty string, got "
+                           << attr.getValue();
+  Region &region = op->getRegion(regionIndex);
+  if (region.empty())
+    return success();
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return success();
+  for (unsigned i = 0; i < argIndex; ++i) {
+    auto other = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
+    if (other && other == name)
+      return op->emitError() << "parameter name '" << name.getValue()
+                             << "' is used by arguments #" << i << " and #"
+                             << argIndex;
+  }
+  return success();
+}
+
+/// `ober.weights` on a module names the external weights file: a relative
+/// path inside the module's folder.
+LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kWeightsAttrName)
+    return op->emitError() << "unknown ober attribute '"
+                           << attr.getName().getValue() << "' (supported: '"
+                           << kWeightsAttrName << "' on a module)";
+  if (!isa<ModuleOp>(op))
+    return op->emitError() << "'" << kWeightsAttrName
+                           << "' is only allowed on a builtin.module";
+  auto path = dyn_cast<StringAttr>(attr.getValue());
+  if (!path || path.getValue().empty())
+    return op->emitError() << "'" << kWeightsAttrName
+                           << "' must be a non-empty string path";
+  StringRef p = path.getValue();
+  if (llvm::sys::path::is_absolute(p))
+    return op->emitError() << "'" << kWeightsAttrName << "' path '" << p
+                           << "' must be relative to the module's folder";
+  for (auto it = llvm::sys::path::begin(p), e = llvm::sys::path::end(p);
+       it != e; ++it)
+    if (*it == "..")
+      return op->emitError() << "'" << kWeightsAttrName << "' path '" << p
+                             << "' must not leave the module's folder ('..')";
+  return success();
+}

@@ -1,0 +1,28 @@
+# -*- Python -*-
+# lit configuration for the ober regression tests. test/ mirrors lib/.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "OBER"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ober_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+config.substitutions.append(("%ober_src_root", config.ober_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# Optional components found at configure time (cuda, nccl, level-zero, mpi,
+# onednn, torch) become lit features for REQUIRES: lines.
+for feature in config.ober_lit_features.split(";"):
+    if feature:
+        config.available_features.add(feature)
+
+tool_dirs = [config.ober_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["ober-opt"], tool_dirs)
