@@ -49,12 +49,12 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   if (attr.getName() != kParamAttrName)
-    return op->emitError() << "unknown ober argument attribute '"
+    return op->emitOpError() << "unknown ober argument attribute '"
                            << attr.getName().getValue()
                            << "' (supported: '" << kParamAttrName << "')";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
-    return op->emitError() << "argument #" << argIndex << ": '"
+    return op->emitOpError() << "argument #" << argIndex << ": '"
                            << kParamAttrName
                            << "' must be a non-empty string, got "
                            << attr.getValue();
@@ -67,7 +67,7 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
   for (unsigned i = 0; i < argIndex; ++i) {
     auto other = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
     if (other && other == name)
-      return op->emitError() << "parameter name '" << name.getValue()
+      return op->emitOpError() << "parameter name '" << name.getValue()
                              << "' is used by arguments #" << i << " and #"
                              << argIndex;
   }
@@ -79,24 +79,24 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
 LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() != kWeightsAttrName)
-    return op->emitError() << "unknown ober attribute '"
+    return op->emitOpError() << "unknown ober attribute '"
                            << attr.getName().getValue() << "' (supported: '"
                            << kWeightsAttrName << "' on a module)";
   if (!isa<ModuleOp>(op))
-    return op->emitError() << "'" << kWeightsAttrName
+    return op->emitOpError() << "'" << kWeightsAttrName
                            << "' is only allowed on a builtin.module";
   auto path = dyn_cast<StringAttr>(attr.getValue());
   if (!path || path.getValue().empty())
-    return op->emitError() << "'" << kWeightsAttrName
+    return op->emitOpError() << "'" << kWeightsAttrName
                            << "' must be a non-empty string path";
   StringRef p = path.getValue();
   if (llvm::sys::path::is_absolute(p))
-    return op->emitError() << "'" << kWeightsAttrName << "' path '" << p
+    return op->emitOpError() << "'" << kWeightsAttrName << "' path '" << p
                            << "' must be relative to the module's folder";
   for (auto it = llvm::sys::path::begin(p), e = llvm::sys::path::end(p);
        it != e; ++it)
     if (*it == "..")
-      return op->emitError() << "'" << kWeightsAttrName << "' path '" << p
+      return op->emitOpError() << "'" << kWeightsAttrName << "' path '" << p
                              << "' must not leave the module's folder ('..')";
   return success();
 }
