@@ -1,0 +1,31 @@
+//===- DType.h - element types of runtime tensors ---------------*- C++ -*-===//
+//
+// Part of Ober-Train's runtime (no MLIR).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_RUNTIME_DTYPE_H
+#define OBER_RUNTIME_DTYPE_H
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace ober::rt {
+
+/// Element types of tensors in files (.npy, weights) and buffers.
+enum class DType { F16, BF16, F32, F64, Bool, I8, U8, I16, I32, I64 };
+
+/// Bytes per element.
+size_t dtypeSize(DType type);
+
+/// NumPy's name for the type (`float32`, `bfloat16`, `int64`, `bool`, ...).
+const char *dtypeName(DType type);
+
+/// The safetensors name (`F32`, `BF16`, `I64`, `BOOL`, ...).
+const char *dtypeSafeTensorsName(DType type);
+std::optional<DType> dtypeFromSafeTensorsName(const std::string &name);
+
+} // namespace ober::rt
+
+#endif // OBER_RUNTIME_DTYPE_H
