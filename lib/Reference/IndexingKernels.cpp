@@ -1,0 +1,136 @@
+//===- IndexingKernels.cpp - embedding, gather, scatter, one_hot, dropout -===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Reference/Random.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::reference;
+using namespace mlir::ober::reference::detail;
+
+namespace {
+
+/// Sizes before, along and after `axis`.
+struct AxisSplit {
+  int64_t outer = 1, size = 1, inner = 1;
+  AxisSplit(ArrayRef<int64_t> shape, int64_t axis) {
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+      if (d < axis)
+        outer *= shape[d];
+      else if (d == axis)
+        size = shape[d];
+      else
+        inner *= shape[d];
+    }
+  }
+};
+
+/// Reads index `i` of `indices` for an axis of `size`, wrapping negative
+/// values when `allowNegative`; fails with a message at `op` otherwise.
+FailureOr<int64_t> indexAt(Operation *op, const Tensor &indices, int64_t i,
+                           int64_t size, bool allowNegative) {
+  int64_t v = indices.getInt(i);
+  int64_t w = allowNegative && v < 0 ? v + size : v;
+  if (w < 0 || w >= size)
+    return op->emitError("index ")
+           << v << " at position " << i << " is out of range for size "
+           << size;
+  return w;
+}
+
+/// gather (forward) or scatter-add (reverse) of slices along `axis`.
+LogicalResult gatherOrScatter(Operation *op, const Tensor &data,
+                              const Tensor &indices, int64_t axis,
+                              bool allowNegative, Tensor &out,
+                              const Tensor *updates) {
+  AxisSplit split(data.getShape(), axis);
+  int64_t count = indices.getNumElements();
+  for (int64_t o = 0; o < split.outer; ++o)
+    for (int64_t j = 0; j < count; ++j) {
+      FailureOr<int64_t> idx =
+          indexAt(op, indices, j, split.size, allowNegative);
+      if (failed(idx))
+        return failure();
+      for (int64_t in = 0; in < split.inner; ++in) {
+        int64_t dataPos = (o * split.size + *idx) * split.inner + in;
+        int64_t slicePos = (o * count + j) * split.inner + in;
+        if (!updates) {
+          out.copyElement(slicePos, data, dataPos);
+        } else if (out.isFloat()) {
+          out.setFloat(dataPos,
+                       out.getFloat(dataPos) + updates->getFloat(slicePos));
+        } else {
+          out.setInt(dataPos, out.getInt(dataPos) + updates->getInt(slicePos));
+        }
+      }
+    }
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult>
+mlir::ober::reference::detail::evaluateIndexing(Operation *op,
+                                                ArrayRef<Tensor> operands,
+                                                Results &results) {
+  if (isa<EmbeddingOp>(op)) {
+    Tensor out = resultTensor(op);
+    if (failed(gatherOrScatter(op, operands[0], operands[1], 0,
+                               /*allowNegative=*/false, out, nullptr)))
+      return failure();
+    results.push_back(std::move(out));
+    return success();
+  }
+  if (auto g = dyn_cast<GatherOp>(op)) {
+    Tensor out = resultTensor(op);
+    if (failed(gatherOrScatter(op, operands[0], operands[1], g.getAxis(),
+                               /*allowNegative=*/true, out, nullptr)))
+      return failure();
+    results.push_back(std::move(out));
+    return success();
+  }
+  if (auto s = dyn_cast<ScatterAddOp>(op)) {
+    Tensor out = operands[0];
+    if (failed(gatherOrScatter(op, operands[0], operands[1], s.getAxis(),
+                               /*allowNegative=*/true, out, &operands[2])))
+      return failure();
+    results.push_back(std::move(out));
+    return success();
+  }
+  if (auto oh = dyn_cast<OneHotOp>(op)) {
+    Tensor out = resultTensor(op);
+    const Tensor &indices = operands[0];
+    int64_t depth = oh.getDepth();
+    AxisSplit split(out.getShape(), oh.getAxis());
+    for (int64_t o = 0; o < split.outer; ++o)
+      for (int64_t in = 0; in < split.inner; ++in) {
+        int64_t v = indices.getInt(o * split.inner + in);
+        if (v < 0)
+          v += depth;
+        if (v >= 0 && v < depth)
+          out.setInt((o * depth + v) * split.inner + in, 1);
+      }
+    results.push_back(std::move(out));
+    return success();
+  }
+  if (auto d = dyn_cast<DropoutOp>(op)) {
+    const Tensor &x = operands[0];
+    double ratio = d.getRatio().convertToDouble();
+    uint64_t seed = static_cast<uint64_t>(operands[1].getInt(0));
+    Tensor out = resultTensor(op, 0), mask = resultTensor(op, 1);
+    for (int64_t i = 0, e = x.getNumElements(); i < e; ++i) {
+      bool keep = uniformAt(seed, i) >= ratio;
+      mask.setInt(i, keep);
+      out.setFloat(i, keep ? x.getFloat(i) / (1.0 - ratio) : 0.0);
+    }
+    results.push_back(std::move(out));
+    results.push_back(std::move(mask));
+    return success();
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,151 @@
+//===- Interpreter.cpp - the reference interpreter ------------------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Reference/Interpreter.h"
+
+#include "Kernels.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::reference;
+
+Tensor mlir::ober::reference::detail::resultTensor(Operation *op, unsigned i) {
+  auto type = cast<RankedTensorType>(op->getResult(i).getType());
+  return Tensor(type.getElementType(), type.getShape());
+}
+
+bool mlir::ober::reference::canEvaluate(Operation *op) {
+  return isa<OberDialect>(op->getDialect()) || isa<arith::ConstantOp>(op);
+}
+
+LogicalResult mlir::ober::reference::evaluate(Operation *op,
+                                              ArrayRef<Tensor> operands,
+                                              SmallVectorImpl<Tensor> &results) {
+  for (Type t : op->getResultTypes()) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    if (!ranked || !ranked.hasStaticShape())
+      return op->emitError("the reference interpreter needs static result "
+                           "shapes, got ")
+             << t;
+  }
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    auto value = dyn_cast<ElementsAttr>(c.getValue());
+    if (!value)
+      return op->emitError("the reference interpreter runs tensor constants "
+                           "only");
+    results.push_back(Tensor::fromAttr(value));
+    return success();
+  }
+  using Group = std::optional<LogicalResult> (*)(Operation *, ArrayRef<Tensor>,
+                                                 detail::Results &);
+  for (Group group :
+       {detail::evaluateElementwise, detail::evaluateContraction,
+        detail::evaluateReduction, detail::evaluateNormalization,
+        detail::evaluateIndexing, detail::evaluateLoss, detail::evaluateShape})
+    if (std::optional<LogicalResult> r = group(op, operands, results))
+      return *r;
+  return op->emitError("the reference interpreter does not support '")
+         << op->getName() << "'";
+}
+
+FailureOr<SmallVector<Tensor>> Interpreter::run(func::FuncOp func,
+                                                ArrayRef<Tensor> args) {
+  FunctionType type = func.getFunctionType();
+  if (args.size() != type.getNumInputs())
+    return func.emitError("expected ")
+           << type.getNumInputs() << " input(s), got " << args.size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(args, type.getInputs()))) {
+    auto [tensor, expected] = pair;
+    auto ranked = dyn_cast<RankedTensorType>(expected);
+    if (!ranked || !ranked.hasStaticShape())
+      return func.emitError("input #")
+             << i << " has type " << expected
+             << "; the reference interpreter needs static shapes (pin them "
+                "first)";
+    if (tensor.getElementType() != ranked.getElementType() ||
+        tensor.getShape() != ranked.getShape())
+      return func.emitError("input #")
+             << i << " should be " << expected << ", got "
+             << RankedTensorType::get(tensor.getShape(),
+                                      tensor.getElementType());
+  }
+  if (func.isExternal())
+    return func.emitError("cannot run a function without a body");
+  stats = RunStats();
+  int64_t live = 0;
+  for (const Tensor &t : args)
+    live += t.getSizeInBytes();
+  stats.peakLiveBytes = live;
+  SmallVector<Tensor> results;
+  if (failed(runBlock(func.getBody().front(), args, results, live)))
+    return failure();
+  return results;
+}
+
+LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
+                                    SmallVectorImpl<Tensor> &results,
+                                    int64_t &live) {
+  // The last op that reads each value, so values are freed as soon as
+  // possible and the peak reflects liveness.
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : block)
+    for (Value v : op.getOperands())
+      lastUse[v] = &op;
+  DenseMap<Value, Tensor> values;
+  for (auto [arg, tensor] : llvm::zip(block.getArguments(), args))
+    values[arg] = tensor;
+
+  for (Operation &op : block) {
+    SmallVector<Tensor> operands;
+    for (Value v : op.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return op.emitError("operand defined outside the function body");
+      operands.push_back(it->second);
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      results.append(operands.begin(), operands.end());
+      return success();
+    }
+    if (op.getNumRegions())
+      return op.emitError("the reference interpreter does not run ops with "
+                          "regions ('")
+             << op.getName() << "')";
+    SmallVector<Tensor> outs;
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return op.emitError("no body for callee @") << call.getCallee();
+      if (failed(runBlock(callee.getBody().front(), operands, outs, live)))
+        return failure();
+    } else if (failed(evaluate(&op, operands, outs))) {
+      return failure();
+    }
+    ++stats.opsExecuted;
+    for (auto [result, tensor] : llvm::zip(op.getResults(), outs)) {
+      live += tensor.getSizeInBytes();
+      values[result] = std::move(tensor);
+    }
+    stats.peakLiveBytes = std::max(stats.peakLiveBytes, live);
+    // Free what this op read for the last time (arguments stay with the
+    // caller), and results nobody reads.
+    for (Value v : op.getOperands())
+      if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v) &&
+          values.count(v)) {
+        live -= values[v].getSizeInBytes();
+        values.erase(v);
+      }
+    for (Value r : op.getResults())
+      if (r.use_empty()) {
+        live -= values[r].getSizeInBytes();
+        values.erase(r);
+      }
+  }
+  return block.getParentOp()->emitError("function body has no return");
+}

@@ -1,0 +1,113 @@
+//===- ModelLoader.cpp - open a model file for the ober tools -------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Tools/ModelLoader.h"
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Reference/TensorIO.h"
+#include "ober/Runtime/Weights.h"
+
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+
+OwningOpRef<ModuleOp> mlir::ober::loadModel(StringRef path,
+                                            MLIRContext &context) {
+  StringRef ext = llvm::sys::path::extension(path);
+  if (ext == ".mlir" || ext == ".mlirbc" || path == "-")
+    return parseSourceFile<ModuleOp>(path, &context);
+  emitError(UnknownLoc::get(&context))
+      << "cannot read '" << path
+      << "': unknown model format (supported: .mlir, .mlirbc)";
+  return nullptr;
+}
+
+func::FuncOp mlir::ober::selectFunction(ModuleOp module, StringRef name) {
+  if (!name.empty()) {
+    if (auto f = module.lookupSymbol<func::FuncOp>(name))
+      return f;
+    emitError(module.getLoc()) << "no function @" << name << " in the module";
+    return nullptr;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal())
+      candidates.push_back(f);
+  if (candidates.size() == 1)
+    return candidates.front();
+  InFlightDiagnostic diag = emitError(module.getLoc());
+  if (candidates.empty())
+    diag << "the module has no public function with a body";
+  else
+    diag << "the module has " << candidates.size()
+         << " public functions: pick one with --function";
+  return nullptr;
+}
+
+FailureOr<std::map<unsigned, reference::Tensor>>
+mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
+                           StringRef weightsPath) {
+  std::map<unsigned, reference::Tensor> params;
+  SmallVector<unsigned> indices;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, OberDialect::kParamAttrName))
+      indices.push_back(i);
+  if (indices.empty())
+    return params;
+  std::string path = weightsPath.str();
+  if (path.empty()) {
+    auto module = func->getParentOfType<ModuleOp>();
+    auto attr = module ? module->getAttrOfType<StringAttr>(
+                             OberDialect::kWeightsAttrName)
+                       : StringAttr();
+    if (!attr)
+      return func.emitError("the function has ")
+             << indices.size()
+             << " parameter(s) but the module names no weights file ('"
+             << OberDialect::kWeightsAttrName << "')";
+    SmallString<256> full(modelDir);
+    llvm::sys::path::append(full, attr.getValue());
+    path = full.str().str();
+  }
+  rt::WeightsFile file;
+  std::string error;
+  if (!file.open(path, error))
+    return func.emitError(error);
+  SmallVector<std::string> missing;
+  for (unsigned i : indices) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName);
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    const rt::WeightInfo *info = file.find(name.getValue().str());
+    if (!info) {
+      missing.push_back(name.getValue().str());
+      continue;
+    }
+    if (ArrayRef<int64_t>(info->shape) != type.getShape())
+      return func.emitError("parameter '")
+             << name.getValue() << "' is " << type << " but " << path
+             << " holds shape [" << llvm::make_range(info->shape.begin(),
+                                                     info->shape.end())
+             << "]";
+    std::vector<char> bytes;
+    if (!file.read(*info, bytes, error))
+      return func.emitError(error);
+    std::optional<reference::Tensor> t = reference::decodeTensor(
+        info->dtype, info->shape, bytes, type.getElementType(), error);
+    if (!t)
+      return func.emitError("parameter '") << name.getValue() << "': " << error;
+    params[i] = std::move(*t);
+  }
+  if (!missing.empty()) {
+    InFlightDiagnostic diag = func.emitError();
+    diag << path << " lacks " << missing.size() << " parameter(s):";
+    for (const std::string &m : missing)
+      diag << " '" << m << "'";
+    return failure();
+  }
+  return params;
+}

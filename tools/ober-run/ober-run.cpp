@@ -1,0 +1,173 @@
+//===- ober-run.cpp - run ober IR on the reference interpreter ------------===//
+//
+// Part of Ober-Train.
+//
+//   ober-run MODEL [--function NAME] --input a.npy [--input b.npy ...]
+//            --output-dir DIR [--weights FILE] [--print] [--run-stats]
+//
+// MODEL is a .mlir file or anything the importers read. Inputs fill the
+// function's non-parameter arguments in order; parameters come from the
+// weights file. Writes DIR/0.npy, DIR/1.npy, ... one per result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/InitAll.h"
+#include "ober/Reference/Interpreter.h"
+#include "ober/Reference/TensorIO.h"
+#include "ober/Tools/ModelLoader.h"
+#include "ober/Transforms/RefineShapes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model (.mlir, ...)>"));
+static cl::opt<std::string> functionName("function",
+                                         cl::desc("Function to run"),
+                                         cl::init(""));
+static cl::list<std::string> inputPaths("input",
+                                        cl::desc("Input .npy, in order"));
+static cl::opt<std::string> outputDir("output-dir",
+                                      cl::desc("Where to write <i>.npy"),
+                                      cl::init(""));
+static cl::opt<std::string>
+    weightsPath("weights", cl::desc("Weights file (default: the module's)"),
+                cl::init(""));
+static cl::opt<bool> printResults("print",
+                                  cl::desc("Print the results as text"));
+static cl::opt<bool> printStats("run-stats",
+                                cl::desc("Print run statistics to stderr"));
+
+/// Prints `t` NumPy-style: nested brackets, %.9g values.
+static void printTensor(llvm::raw_ostream &os, const reference::Tensor &t) {
+  ArrayRef<int64_t> shape = t.getShape();
+  int64_t i = 0;
+  std::function<void(size_t)> rec = [&](size_t dim) {
+    if (dim == shape.size()) {
+      if (t.isFloat())
+        os << llvm::format("%.9g", t.getFloat(i++));
+      else
+        os << t.getInt(i++);
+      return;
+    }
+    os << '[';
+    for (int64_t k = 0; k < shape[dim]; ++k) {
+      if (k)
+        os << ", ";
+      rec(dim + 1);
+    }
+    os << ']';
+  };
+  rec(0);
+}
+
+static LogicalResult runModel(MLIRContext &context) {
+  OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
+  if (!module)
+    return failure();
+  func::FuncOp func = selectFunction(*module, functionName);
+  if (!func)
+    return failure();
+
+  SmallString<256> modelDir(modelPath);
+  llvm::sys::path::remove_filename(modelDir);
+  FailureOr<std::map<unsigned, reference::Tensor>> params =
+      loadParameters(func, modelDir, weightsPath);
+  if (failed(params))
+    return failure();
+
+  unsigned numInputs = func.getNumArguments() - params->size();
+  if (inputPaths.size() != numInputs)
+    return func.emitError("expects ")
+           << numInputs << " input(s) besides its " << params->size()
+           << " parameter(s), got " << inputPaths.size() << " --input";
+
+  // Pair each non-parameter argument with its .npy file.
+  SmallVector<reference::Tensor> args(func.getNumArguments());
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  bool dynamic = false;
+  for (unsigned i = 0, next = 0; i < func.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(argTypes[i]);
+    if (auto it = params->find(i); it != params->end()) {
+      args[i] = it->second;
+      continue;
+    }
+    const std::string &path = inputPaths[next++];
+    rt::NpyArray npy;
+    std::string error;
+    if (!rt::readNpy(path, npy, error))
+      return func.emitError(error);
+    if (npy.shape.size() != static_cast<size_t>(type.getRank()) ||
+        !llvm::all_of(llvm::zip(npy.shape, type.getShape()), [](auto p) {
+          return ShapedType::isDynamic(std::get<1>(p)) ||
+                 std::get<0>(p) == std::get<1>(p);
+        }))
+      return func.emitError("input #")
+             << i << " (" << path << ") has shape ["
+             << llvm::make_range(npy.shape.begin(), npy.shape.end())
+             << "] but the function expects " << type;
+    std::optional<reference::Tensor> t = reference::decodeTensor(
+        npy.type, npy.shape, npy.data, type.getElementType(), error);
+    if (!t)
+      return func.emitError("input #") << i << " (" << path << "): " << error;
+    dynamic |= !type.hasStaticShape();
+    argTypes[i] = RankedTensorType::get(npy.shape, type.getElementType());
+    args[i] = std::move(*t);
+  }
+  if (dynamic && failed(refineFunctionShapes(func, argTypes)))
+    return failure();
+
+  reference::Interpreter interpreter(*module);
+  FailureOr<SmallVector<reference::Tensor>> results = interpreter.run(func, args);
+  if (failed(results))
+    return failure();
+
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return func.emitError("cannot create ")
+             << outputDir << ": " << ec.message();
+    for (auto [i, t] : llvm::enumerate(*results)) {
+      SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, std::to_string(i) + ".npy");
+      std::string error;
+      if (!rt::writeNpy(path.str().str(), reference::toNpy(t), error))
+        return func.emitError(error);
+    }
+  }
+  if (printResults)
+    for (auto [i, t] : llvm::enumerate(*results)) {
+      llvm::outs() << "result #" << i << ": "
+                   << RankedTensorType::get(t.getShape(), t.getElementType())
+                   << " = ";
+      printTensor(llvm::outs(), t);
+      llvm::outs() << "\n";
+    }
+  if (printStats)
+    llvm::errs() << "ops executed: " << interpreter.getStats().opsExecuted
+                 << "\npeak live bytes: "
+                 << interpreter.getStats().peakLiveBytes << "\n";
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv, "Ober-Train reference interpreter\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  return failed(runModel(context)) ? 1 : 0;
+}
