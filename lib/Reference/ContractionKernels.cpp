@@ -61,118 +61,204 @@ Tensor matmul(Operation *op, const Tensor &a, const Tensor &b) {
   return out;
 }
 
-Tensor conv2d(Conv2DOp op, const Tensor &x, const Tensor &w,
-              const Tensor *bias) {
+/// A channels-first windowed op seen as 3-D: spatial dimensions are
+/// left-padded with size-1 dimensions (kernel 1, stride 1, no padding).
+struct Window3D {
+  int64_t in[3], out[3], kernel[3], stride[3], padLow[3], padHigh[3], dil[3];
+
+  Window3D(ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape,
+           ArrayRef<int64_t> kernelSizes, ArrayRef<int64_t> strides,
+           ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations) {
+    int64_t k = kernelSizes.size(), lead = 3 - k;
+    for (int64_t i = 0; i < 3; ++i) {
+      bool real = i >= lead;
+      int64_t j = i - lead;
+      in[i] = real ? inShape[2 + j] : 1;
+      out[i] = real ? outShape[2 + j] : 1;
+      kernel[i] = real ? kernelSizes[j] : 1;
+      stride[i] = real ? strides[j] : 1;
+      padLow[i] = real ? padding[j] : 0;
+      padHigh[i] = real ? padding[k + j] : 0;
+      dil[i] = real && !dilations.empty() ? dilations[j] : 1;
+    }
+  }
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+  int64_t kernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+Tensor conv(ConvOp op, const Tensor &x, const Tensor &w, const Tensor *bias) {
   Tensor out = resultTensor(op);
-  ArrayRef<int64_t> xs = x.getShape(), ws = w.getShape(), os = out.getShape();
-  ArrayRef<int64_t> stride = op.getStrides(), pad = op.getPadding(),
-                    dil = op.getDilations();
-  int64_t groups = op.getGroups();
-  int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3];
-  int64_t o = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
-  int64_t oh = os[2], ow = os[3], og = o / groups;
-  (void)c;
+  ArrayRef<int64_t> ws = w.getShape();
+  Window3D win(x.getShape(), out.getShape(), ws.drop_front(2), op.getStrides(),
+               op.getPadding(), op.getDilations());
+  int64_t n = x.getShape()[0], c = x.getShape()[1], o = ws[0], cg = ws[1];
+  int64_t og = o / op.getGroups();
   for (int64_t b = 0; b < n; ++b)
     for (int64_t oc = 0; oc < o; ++oc) {
       int64_t g = oc / og;
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t xo = 0; xo < ow; ++xo) {
-          double acc = bias ? bias->getFloat(oc) : 0.0;
-          for (int64_t ic = 0; ic < cg; ++ic) {
-            int64_t channel = g * cg + ic;
-            for (int64_t i = 0; i < kh; ++i) {
-              int64_t iy = y * stride[0] - pad[0] + i * dil[0];
-              if (iy < 0 || iy >= h)
-                continue;
-              for (int64_t j = 0; j < kw; ++j) {
-                int64_t ix = xo * stride[1] - pad[1] + j * dil[1];
-                if (ix < 0 || ix >= wd)
+      int64_t outBase = (b * o + oc) * win.outSize();
+      for (int64_t z = 0; z < win.out[0]; ++z)
+        for (int64_t y = 0; y < win.out[1]; ++y)
+          for (int64_t xo = 0; xo < win.out[2]; ++xo) {
+            double acc = bias ? bias->getFloat(oc) : 0.0;
+            for (int64_t ic = 0; ic < cg; ++ic) {
+              int64_t inBase = (b * c + g * cg + ic) * win.inSize();
+              int64_t wBase = (oc * cg + ic) * win.kernelSize();
+              for (int64_t i = 0; i < win.kernel[0]; ++i) {
+                int64_t iz = z * win.stride[0] - win.padLow[0] + i * win.dil[0];
+                if (iz < 0 || iz >= win.in[0])
                   continue;
-                acc += x.getFloat(((b * xs[1] + channel) * h + iy) * wd + ix) *
-                       w.getFloat(((oc * cg + ic) * kh + i) * kw + j);
+                for (int64_t j = 0; j < win.kernel[1]; ++j) {
+                  int64_t iy = y * win.stride[1] - win.padLow[1] + j * win.dil[1];
+                  if (iy < 0 || iy >= win.in[1])
+                    continue;
+                  for (int64_t l = 0; l < win.kernel[2]; ++l) {
+                    int64_t ix =
+                        xo * win.stride[2] - win.padLow[2] + l * win.dil[2];
+                    if (ix < 0 || ix >= win.in[2])
+                      continue;
+                    acc += x.getFloat(inBase + (iz * win.in[1] + iy) * win.in[2] + ix) *
+                           w.getFloat(wBase + (i * win.kernel[1] + j) * win.kernel[2] + l);
+                  }
+                }
               }
             }
+            out.setFloat(outBase + (z * win.out[1] + y) * win.out[2] + xo, acc);
           }
-          out.setFloat(((b * o + oc) * oh + y) * ow + xo, acc);
-        }
     }
   return out;
 }
 
-/// Visits each output position of a 2-D pooling window: `fn(outIndex,
-/// [hStart, hEnd) x [wStart, wEnd) clipped to the padded input, plane)`.
-template <typename Fn>
-void forEachWindow(Operation *op, const Tensor &x, Tensor &out,
-                   ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
-                   ArrayRef<int64_t> pad, Fn fn) {
-  ArrayRef<int64_t> xs = x.getShape(), os = out.getShape();
-  int64_t planes = xs[0] * xs[1], h = xs[2], w = xs[3];
-  int64_t oh = os[2], ow = os[3];
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t y = 0; y < oh; ++y)
-      for (int64_t xo = 0; xo < ow; ++xo) {
-        int64_t hs = y * stride[0] - pad[0], wsStart = xo * stride[1] - pad[1];
-        int64_t he = std::min(hs + kernel[0], h + pad[2]);
-        int64_t we = std::min(wsStart + kernel[1], w + pad[3]);
-        fn((p * oh + y) * ow + xo, p * h * w, hs, he, wsStart, we);
-      }
-}
-
-Tensor maxPool(MaxPool2DOp op, const Tensor &x) {
+Tensor convTranspose(ConvTransposeOp op, const Tensor &x, const Tensor &w,
+                     const Tensor *bias) {
   Tensor out = resultTensor(op);
-  int64_t h = x.getShape()[2], w = x.getShape()[3];
-  ArrayRef<int64_t> kernel = op.getKernel(), dil = op.getDilations();
-  forEachWindow(op, x, out, kernel, op.getStrides(), op.getPadding(),
-                [&](int64_t oi, int64_t plane, int64_t hs, int64_t,
-                    int64_t ws, int64_t) {
-                  bool any = false, nan = false;
-                  double best = -std::numeric_limits<double>::infinity();
-                  int64_t bestInt = std::numeric_limits<int64_t>::min();
-                  for (int64_t i = 0; i < kernel[0]; ++i) {
-                    int64_t iy = hs + i * dil[0];
-                    if (iy < 0 || iy >= h)
+  ArrayRef<int64_t> ws = w.getShape();
+  Window3D win(x.getShape(), out.getShape(), ws.drop_front(2), op.getStrides(),
+               op.getPadding(), op.getDilations());
+  int64_t n = x.getShape()[0], c = x.getShape()[1];
+  int64_t groups = op.getGroups(), cg = c / groups, og = ws[1];
+  int64_t o = og * groups;
+  std::vector<double> acc(out.getNumElements(), 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ic = 0; ic < c; ++ic) {
+      int64_t g = ic / cg;
+      int64_t inBase = (b * c + ic) * win.inSize();
+      for (int64_t z = 0; z < win.in[0]; ++z)
+        for (int64_t y = 0; y < win.in[1]; ++y)
+          for (int64_t xi = 0; xi < win.in[2]; ++xi) {
+            double v = x.getFloat(inBase + (z * win.in[1] + y) * win.in[2] + xi);
+            for (int64_t ocg = 0; ocg < og; ++ocg) {
+              int64_t oc = g * og + ocg;
+              int64_t outBase = (b * o + oc) * win.outSize();
+              int64_t wBase = (ic * og + ocg) * win.kernelSize();
+              for (int64_t i = 0; i < win.kernel[0]; ++i) {
+                int64_t oz = z * win.stride[0] - win.padLow[0] + i * win.dil[0];
+                if (oz < 0 || oz >= win.out[0])
+                  continue;
+                for (int64_t j = 0; j < win.kernel[1]; ++j) {
+                  int64_t oy = y * win.stride[1] - win.padLow[1] + j * win.dil[1];
+                  if (oy < 0 || oy >= win.out[1])
+                    continue;
+                  for (int64_t l = 0; l < win.kernel[2]; ++l) {
+                    int64_t ox =
+                        xi * win.stride[2] - win.padLow[2] + l * win.dil[2];
+                    if (ox < 0 || ox >= win.out[2])
                       continue;
-                    for (int64_t j = 0; j < kernel[1]; ++j) {
-                      int64_t ix = ws + j * dil[1];
-                      if (ix < 0 || ix >= w)
-                        continue;
-                      int64_t idx = plane + iy * w + ix;
-                      any = true;
-                      if (x.isFloat()) {
-                        double v = x.getFloat(idx);
-                        nan |= std::isnan(v);
-                        best = std::max(best, v);
-                      } else {
-                        bestInt = std::max(bestInt, x.getInt(idx));
-                      }
-                    }
+                    acc[outBase + (oz * win.out[1] + oy) * win.out[2] + ox] +=
+                        v * w.getFloat(wBase + (i * win.kernel[1] + j) * win.kernel[2] + l);
                   }
-                  if (x.isFloat())
-                    out.setFloat(oi, nan ? std::nan("") : best);
-                  else
-                    out.setInt(oi, any ? bestInt : 0);
-                });
+                }
+              }
+            }
+          }
+    }
+  int64_t spatial = win.outSize();
+  for (int64_t i = 0, e = out.getNumElements(); i < e; ++i)
+    out.setFloat(i, acc[i] + (bias ? bias->getFloat((i / spatial) % o) : 0.0));
   return out;
 }
 
-Tensor avgPool(AvgPool2DOp op, const Tensor &x) {
+/// Visits each output position of a pooling window with the window's input
+/// coordinates (dilated, unclipped) and the bounds of the padded input.
+template <typename Fn>
+void forEachPoolWindow(const Window3D &win, int64_t planes, Fn fn) {
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t z = 0; z < win.out[0]; ++z)
+      for (int64_t y = 0; y < win.out[1]; ++y)
+        for (int64_t x = 0; x < win.out[2]; ++x) {
+          int64_t start[3] = {z * win.stride[0] - win.padLow[0],
+                              y * win.stride[1] - win.padLow[1],
+                              x * win.stride[2] - win.padLow[2]};
+          fn(((p * win.out[0] + z) * win.out[1] + y) * win.out[2] + x,
+             p * win.inSize(), start);
+        }
+}
+
+Tensor maxPool(MaxPoolOp op, const Tensor &x) {
   Tensor out = resultTensor(op);
-  int64_t h = x.getShape()[2], w = x.getShape()[3];
+  Window3D win(x.getShape(), out.getShape(), op.getKernel(), op.getStrides(),
+               op.getPadding(), op.getDilations());
+  int64_t planes = x.getShape()[0] * x.getShape()[1];
+  forEachPoolWindow(win, planes, [&](int64_t oi, int64_t base, int64_t *start) {
+    bool any = false, nan = false;
+    double best = -std::numeric_limits<double>::infinity();
+    int64_t bestInt = std::numeric_limits<int64_t>::min();
+    for (int64_t i = 0; i < win.kernel[0]; ++i) {
+      int64_t iz = start[0] + i * win.dil[0];
+      if (iz < 0 || iz >= win.in[0])
+        continue;
+      for (int64_t j = 0; j < win.kernel[1]; ++j) {
+        int64_t iy = start[1] + j * win.dil[1];
+        if (iy < 0 || iy >= win.in[1])
+          continue;
+        for (int64_t l = 0; l < win.kernel[2]; ++l) {
+          int64_t ix = start[2] + l * win.dil[2];
+          if (ix < 0 || ix >= win.in[2])
+            continue;
+          int64_t idx = base + (iz * win.in[1] + iy) * win.in[2] + ix;
+          any = true;
+          if (x.isFloat()) {
+            double v = x.getFloat(idx);
+            nan |= std::isnan(v);
+            best = std::max(best, v);
+          } else {
+            bestInt = std::max(bestInt, x.getInt(idx));
+          }
+        }
+      }
+    }
+    if (x.isFloat())
+      out.setFloat(oi, nan ? std::nan("") : best);
+    else
+      out.setInt(oi, any ? bestInt : 0);
+  });
+  return out;
+}
+
+Tensor avgPool(AvgPoolOp op, const Tensor &x) {
+  Tensor out = resultTensor(op);
+  Window3D win(x.getShape(), out.getShape(), op.getKernel(), op.getStrides(),
+               op.getPadding(), {});
   bool includePad = op.getCountIncludePad();
-  forEachWindow(op, x, out, op.getKernel(), op.getStrides(), op.getPadding(),
-                [&](int64_t oi, int64_t plane, int64_t hs, int64_t he,
-                    int64_t ws, int64_t we) {
-                  int64_t padded = (he - hs) * (we - ws);
-                  int64_t h0 = std::max<int64_t>(hs, 0), h1 = std::min(he, h);
-                  int64_t w0 = std::max<int64_t>(ws, 0), w1 = std::min(we, w);
-                  double sum = 0;
-                  int64_t count = 0;
-                  for (int64_t iy = h0; iy < h1; ++iy)
-                    for (int64_t ix = w0; ix < w1; ++ix, ++count)
-                      sum += x.getFloat(plane + iy * w + ix);
-                  int64_t divisor = includePad ? padded : count;
-                  out.setFloat(oi, divisor ? sum / divisor : std::nan(""));
-                });
+  int64_t planes = x.getShape()[0] * x.getShape()[1];
+  forEachPoolWindow(win, planes, [&](int64_t oi, int64_t base, int64_t *start) {
+    int64_t lo[3], hi[3], padded = 1;
+    for (int d = 0; d < 3; ++d) {
+      int64_t end = std::min(start[d] + win.kernel[d], win.in[d] + win.padHigh[d]);
+      padded *= end - start[d];
+      lo[d] = std::max<int64_t>(start[d], 0);
+      hi[d] = std::min(end, win.in[d]);
+    }
+    double sum = 0;
+    int64_t count = 0;
+    for (int64_t iz = lo[0]; iz < hi[0]; ++iz)
+      for (int64_t iy = lo[1]; iy < hi[1]; ++iy)
+        for (int64_t ix = lo[2]; ix < hi[2]; ++ix, ++count)
+          sum += x.getFloat(base + (iz * win.in[1] + iy) * win.in[2] + ix);
+    int64_t divisor = includePad ? padded : count;
+    out.setFloat(oi, divisor ? sum / divisor : std::nan(""));
+  });
   return out;
 }
 
@@ -239,16 +325,21 @@ mlir::ober::reference::detail::evaluateContraction(Operation *op,
     results.push_back(matmul(op, operands[0], operands[1]));
     return success();
   }
-  if (auto conv = dyn_cast<Conv2DOp>(op)) {
-    results.push_back(conv2d(conv, operands[0], operands[1],
-                             operands.size() > 2 ? &operands[2] : nullptr));
+  if (auto c = dyn_cast<ConvOp>(op)) {
+    results.push_back(conv(c, operands[0], operands[1],
+                           operands.size() > 2 ? &operands[2] : nullptr));
     return success();
   }
-  if (auto pool = dyn_cast<MaxPool2DOp>(op)) {
+  if (auto c = dyn_cast<ConvTransposeOp>(op)) {
+    results.push_back(convTranspose(c, operands[0], operands[1],
+                                    operands.size() > 2 ? &operands[2] : nullptr));
+    return success();
+  }
+  if (auto pool = dyn_cast<MaxPoolOp>(op)) {
     results.push_back(maxPool(pool, operands[0]));
     return success();
   }
-  if (auto pool = dyn_cast<AvgPool2DOp>(op)) {
+  if (auto pool = dyn_cast<AvgPoolOp>(op)) {
     results.push_back(avgPool(pool, operands[0]));
     return success();
   }

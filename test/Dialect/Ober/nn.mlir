@@ -16,17 +16,32 @@ func.func @matmul(%a: tensor<2x5x3x4xf32>, %b: tensor<5x4x6xf32>, %v: tensor<4xf
 
 // CHECK-LABEL: func @conv_pool
 func.func @conv_pool(%x: tensor<2x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %b: tensor<8xf32>) -> tensor<2x8x5x5xf32> {
-  // CHECK: ober.conv2d %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>) -> tensor<2x8x5x5xf32>
-  %0 = ober.conv2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>) -> tensor<2x8x5x5xf32>
-  // CHECK: ober.conv2d %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>
-  %1 = ober.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 2, 2>, groups = 2 : i64} : (tensor<2x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<2x8x5x5xf32>
-  // CHECK: ober.max_pool2d %{{.*}} {ceil_mode = true
-  %2 = ober.max_pool2d %0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : (tensor<2x8x5x5xf32>) -> tensor<2x8x3x3xf32>
-  // CHECK: ober.max_pool2d %{{.*}} {ceil_mode = false
-  %3 = ober.max_pool2d %0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<2x8x5x5xf32>) -> tensor<2x8x2x2xf32>
-  // CHECK: ober.avg_pool2d %{{.*}} {ceil_mode = false, count_include_pad = true
-  %4 = ober.avg_pool2d %0 {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, ceil_mode = false, count_include_pad = true} : (tensor<2x8x5x5xf32>) -> tensor<2x8x5x5xf32>
+  // CHECK: ober.conv %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>) -> tensor<2x8x5x5xf32>
+  %0 = ober.conv %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x4x9x9xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>) -> tensor<2x8x5x5xf32>
+  // CHECK: ober.conv %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>
+  %1 = ober.conv %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 2, 2>, groups = 2 : i64} : (tensor<2x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<2x8x5x5xf32>
+  // CHECK: ober.max_pool %{{.*}} {ceil_mode = true
+  %2 = ober.max_pool %0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : (tensor<2x8x5x5xf32>) -> tensor<2x8x3x3xf32>
+  // CHECK: ober.max_pool %{{.*}} {ceil_mode = false
+  %3 = ober.max_pool %0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : (tensor<2x8x5x5xf32>) -> tensor<2x8x2x2xf32>
+  // CHECK: ober.avg_pool %{{.*}} {ceil_mode = false, count_include_pad = true
+  %4 = ober.avg_pool %0 {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, ceil_mode = false, count_include_pad = true} : (tensor<2x8x5x5xf32>) -> tensor<2x8x5x5xf32>
   return %4 : tensor<2x8x5x5xf32>
+}
+
+// CHECK-LABEL: func @conv_1d_3d_transpose
+func.func @conv_1d_3d_transpose(%x1: tensor<2x4x9xf32>, %w1: tensor<6x4x3xf32>, %x3: tensor<1x2x4x5x6xf32>, %w3: tensor<4x2x2x2x2xf32>, %xt: tensor<1x4x5x5xf32>, %wt: tensor<4x3x3x3xf32>) -> tensor<1x6x11x11xf32> {
+  // CHECK: ober.conv %{{.*}}, %{{.*}} {{.*}} : (tensor<2x4x9xf32>, tensor<6x4x3xf32>) -> tensor<2x6x4xf32>
+  %0 = ober.conv %x1, %w1 {strides = array<i64: 2>, padding = array<i64: 0, 0>, dilations = array<i64: 1>, groups = 1 : i64} : (tensor<2x4x9xf32>, tensor<6x4x3xf32>) -> tensor<2x6x4xf32>
+  // CHECK: (tensor<1x2x4x5x6xf32>, tensor<4x2x2x2x2xf32>) -> tensor<1x4x3x4x5xf32>
+  %1 = ober.conv %x3, %w3 {strides = array<i64: 1, 1, 1>, padding = array<i64: 0, 0, 0, 0, 0, 0>, dilations = array<i64: 1, 1, 1>, groups = 1 : i64} : (tensor<1x2x4x5x6xf32>, tensor<4x2x2x2x2xf32>) -> tensor<1x4x3x4x5xf32>
+  // CHECK: ober.max_pool %{{.*}} {{.*}} : (tensor<1x2x4x5x6xf32>) -> tensor<1x2x2x2x3xf32>
+  %2 = ober.max_pool %x3 {kernel = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>, padding = array<i64: 0, 0, 0, 0, 0, 0>, dilations = array<i64: 1, 1, 1>, ceil_mode = false} : (tensor<1x2x4x5x6xf32>) -> tensor<1x2x2x2x3xf32>
+  // CHECK: ober.conv_transpose %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 2 : i64, output_padding = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x10x10xf32>
+  %3 = ober.conv_transpose %xt, %wt {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x10x10xf32>
+  // CHECK: (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x11x11xf32>
+  %4 = ober.conv_transpose %xt, %wt {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x11x11xf32>
+  return %4 : tensor<1x6x11x11xf32>
 }
 
 // CHECK-LABEL: func @attention

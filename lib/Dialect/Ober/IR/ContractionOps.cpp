@@ -63,11 +63,11 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
-// Window arithmetic shared by conv2d and pooling
+// Window arithmetic shared by convolution and pooling
 //===----------------------------------------------------------------------===//
 
 /// Output size of one windowed dimension, or dynamic for a dynamic input.
-static FailureOr<int64_t> windowOutputSize(const OpDiag &diag, StringRef dim,
+static FailureOr<int64_t> windowOutputSize(const OpDiag &diag, int64_t dim,
                                            int64_t in, int64_t kernel,
                                            int64_t stride, int64_t padLow,
                                            int64_t padHigh, int64_t dilation,
@@ -77,8 +77,8 @@ static FailureOr<int64_t> windowOutputSize(const OpDiag &diag, StringRef dim,
   int64_t span = in + padLow + padHigh - dilation * (kernel - 1) - 1;
   if (span < 0)
     return diag("window of ", dilation * (kernel - 1) + 1,
-                " along ", dim, " does not fit the padded input of ",
-                in + padLow + padHigh);
+                " along spatial dimension ", dim,
+                " does not fit the padded input of ", in + padLow + padHigh);
   int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   // A window must start inside the input or its leading padding.
   if (ceilMode && (out - 1) * stride >= in + padLow)
@@ -86,13 +86,21 @@ static FailureOr<int64_t> windowOutputSize(const OpDiag &diag, StringRef dim,
   return out;
 }
 
-static LogicalResult checkWindowAttrs(const OpDiag &diag,
-                                      ArrayRef<int64_t> strides,
-                                      ArrayRef<int64_t> padding,
-                                      ArrayRef<int64_t> dilations) {
-  if (failed(checkArraySize(diag, "strides", strides, 2)) ||
-      failed(checkArraySize(diag, "padding", padding, 4)) ||
-      failed(checkArraySize(diag, "dilations", dilations, 2)))
+/// Checks the channels-first `input` ([N, C, D1..Dk], k in 1..3) and the
+/// window attributes; returns k.
+static FailureOr<int64_t> checkWindowed(const OpDiag &diag,
+                                        RankedTensorType input,
+                                        ArrayRef<int64_t> strides,
+                                        ArrayRef<int64_t> padding,
+                                        ArrayRef<int64_t> dilations) {
+  int64_t k = input.getRank() - 2;
+  if (k < 1 || k > 3)
+    return diag("input must be [N, C, D1, ..., Dk] with 1 to 3 spatial "
+                "dimensions, got ",
+                shapeString(input.getShape()));
+  if (failed(checkArraySize(diag, "strides", strides, k)) ||
+      failed(checkArraySize(diag, "padding", padding, 2 * k)) ||
+      failed(checkArraySize(diag, "dilations", dilations, k)))
     return failure();
   for (int64_t s : strides)
     if (s < 1)
@@ -103,76 +111,85 @@ static LogicalResult checkWindowAttrs(const OpDiag &diag,
   for (int64_t d : dilations)
     if (d < 1)
       return diag("'dilations' must be positive, got ", d);
-  return success();
+  return k;
 }
 
-static LogicalResult checkRank4(const OpDiag &diag, StringRef name,
-                                RankedTensorType type, StringRef layout) {
-  if (type.getRank() != 4)
-    return diag(name, " must be 4-D (", layout, "), got ",
-                shapeString(type.getShape()));
-  return success();
-}
-
-/// [N, C, OH, OW] for a 2-D window over `input`.
+/// [N, channels, O1..Ok] for windows `kernel` over `input`.
 static FailureOr<SmallVector<int64_t>>
 windowResultShape(const OpDiag &diag, RankedTensorType input, int64_t channels,
                   ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
                   bool ceilMode) {
-  FailureOr<int64_t> h =
-      windowOutputSize(diag, "height", input.getDimSize(2), kernel[0],
-                       strides[0], padding[0], padding[2], dilations[0], ceilMode);
-  if (failed(h))
-    return failure();
-  FailureOr<int64_t> w =
-      windowOutputSize(diag, "width", input.getDimSize(3), kernel[1],
-                       strides[1], padding[1], padding[3], dilations[1], ceilMode);
-  if (failed(w))
-    return failure();
-  return SmallVector<int64_t>{input.getDimSize(0), channels, *h, *w};
+  int64_t k = kernel.size();
+  SmallVector<int64_t> shape = {input.getDimSize(0), channels};
+  for (int64_t i = 0; i < k; ++i) {
+    FailureOr<int64_t> size = windowOutputSize(
+        diag, i, input.getDimSize(2 + i), kernel[i], strides[i], padding[i],
+        padding[k + i], dilations[i], ceilMode);
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  return shape;
 }
 
-//===----------------------------------------------------------------------===//
-// Conv2DOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
-  RankedTensorType input = tensorOf(adaptor.getInput());
-  RankedTensorType weight = tensorOf(adaptor.getWeight());
-  if (failed(checkRank4(diag, "input", input, "N, C, H, W")) ||
-      failed(checkRank4(diag, "weight", weight, "O, C/groups, KH, KW")) ||
-      failed(checkWindowAttrs(diag, adaptor.getStrides(), adaptor.getPadding(),
-                              adaptor.getDilations())))
-    return failure();
+/// Checks a convolution's weight and bias against its input; `weightIn` and
+/// `weightOut` are the weight dimensions holding input and output channels.
+static LogicalResult checkConvOperands(const OpDiag &diag,
+                                       RankedTensorType input,
+                                       RankedTensorType weight, Value bias,
+                                       int64_t groups, int64_t outChannels,
+                                       int64_t inPerGroup, StringRef layout) {
+  if (weight.getRank() != input.getRank())
+    return diag("weight must be ", layout, " with the input's rank ",
+                input.getRank(), ", got ", shapeString(weight.getShape()));
   if (input.getElementType() != weight.getElementType())
     return diag("input and weight element types differ: ",
                 input.getElementType(), " vs ", weight.getElementType());
-  int64_t groups = adaptor.getGroups();
   if (groups < 1)
     return diag("'groups' must be positive, got ", groups);
-  int64_t channels = input.getDimSize(1), outChannels = weight.getDimSize(0);
-  int64_t groupChannels = weight.getDimSize(1);
-  if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(groupChannels) &&
-      channels != groupChannels * groups)
+  int64_t channels = input.getDimSize(1);
+  if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(inPerGroup) &&
+      channels != inPerGroup * groups)
     return diag("input has ", channels, " channels but weight ",
                 shapeString(weight.getShape()), " with ", groups,
-                " group(s) expects ", groupChannels * groups);
+                " group(s) expects ", inPerGroup * groups);
   if (!ShapedType::isDynamic(outChannels) && outChannels % groups != 0)
     return diag("output channels ", outChannels,
                 " are not divisible by 'groups' ", groups);
-  if (Value bias = adaptor.getBias()) {
-    RankedTensorType biasType = tensorOf(bias);
+  if (bias) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1 ||
         !compatibleSize(biasType.getDimSize(0), outChannels) ||
         biasType.getElementType() != input.getElementType())
       return diag("bias must be ", outChannels, "x", input.getElementType(),
                   " (one per output channel), got ", biasType);
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvOp, ConvTransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  RankedTensorType weight = tensorOf(adaptor.getWeight());
+  FailureOr<int64_t> k =
+      checkWindowed(diag, input, adaptor.getStrides(), adaptor.getPadding(),
+                    adaptor.getDilations());
+  if (failed(k))
+    return failure();
+  int64_t outChannels = weight.getRank() > 1 ? weight.getDimSize(0) : 0;
+  int64_t inPerGroup = weight.getRank() > 1 ? weight.getDimSize(1) : 0;
+  if (failed(checkConvOperands(diag, input, weight, adaptor.getBias(),
+                               adaptor.getGroups(), outChannels, inPerGroup,
+                               "[O, C/groups, K...]")))
+    return failure();
   FailureOr<SmallVector<int64_t>> shape = windowResultShape(
       diag, input, outChannels, weight.getShape().drop_front(2),
       adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilations(),
@@ -180,6 +197,57 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
   if (failed(shape))
     return failure();
   results.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConvTransposeOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  RankedTensorType weight = tensorOf(adaptor.getWeight());
+  ArrayRef<int64_t> strides = adaptor.getStrides(),
+                    padding = adaptor.getPadding(),
+                    dilations = adaptor.getDilations(),
+                    outputPadding = adaptor.getOutputPadding();
+  FailureOr<int64_t> k =
+      checkWindowed(diag, input, strides, padding, dilations);
+  if (failed(k) ||
+      failed(checkArraySize(diag, "output_padding", outputPadding, *k)))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  int64_t inPerGroup =
+      weight.getRank() > 1 && groups > 0 ? weight.getDimSize(0) / groups : 0;
+  int64_t outChannels = weight.getRank() > 1 && !weight.isDynamicDim(1)
+                            ? weight.getDimSize(1) * groups
+                            : ShapedType::kDynamic;
+  if (weight.getRank() > 1 && !weight.isDynamicDim(0) && groups > 0 &&
+      weight.getDimSize(0) % groups != 0)
+    return diag("weight input channels ", weight.getDimSize(0),
+                " are not divisible by 'groups' ", groups);
+  if (failed(checkConvOperands(diag, input, weight, adaptor.getBias(), groups,
+                               outChannels, inPerGroup,
+                               "[C, O/groups, K...]")))
+    return failure();
+  SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
+  for (int64_t i = 0; i < *k; ++i) {
+    int64_t in = input.getDimSize(2 + i), kernel = weight.getDimSize(2 + i);
+    if (outputPadding[i] < 0 ||
+        (outputPadding[i] >= strides[i] && outputPadding[i] >= dilations[i]))
+      return diag("'output_padding' ", outputPadding[i],
+                  " must be non-negative and smaller than the stride or the "
+                  "dilation");
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t size = (in - 1) * strides[i] - padding[i] - padding[*k + i] +
+                   dilations[i] * (kernel - 1) + outputPadding[i] + 1;
+    if (size < 1)
+      return diag("padding leaves no output along spatial dimension ", i);
+    shape.push_back(size);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }
 
@@ -193,13 +261,13 @@ static LogicalResult inferPool(const OpDiag &diag, RankedTensorType input,
                                ArrayRef<int64_t> padding,
                                ArrayRef<int64_t> dilations, bool ceilMode,
                                SmallVectorImpl<Type> &results) {
-  if (failed(checkRank4(diag, "input", input, "N, C, H, W")) ||
-      failed(checkArraySize(diag, "kernel", kernel, 2)) ||
-      failed(checkWindowAttrs(diag, strides, padding, dilations)))
+  FailureOr<int64_t> k =
+      checkWindowed(diag, input, strides, padding, dilations);
+  if (failed(k) || failed(checkArraySize(diag, "kernel", kernel, *k)))
     return failure();
-  for (int64_t k : kernel)
-    if (k < 1)
-      return diag("'kernel' must be positive, got ", k);
+  for (int64_t size : kernel)
+    if (size < 1)
+      return diag("'kernel' must be positive, got ", size);
   FailureOr<SmallVector<int64_t>> shape =
       windowResultShape(diag, input, input.getDimSize(1), kernel, strides,
                         padding, dilations, ceilMode);
@@ -209,21 +277,22 @@ static LogicalResult inferPool(const OpDiag &diag, RankedTensorType input,
   return success();
 }
 
-LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
   return inferPool(OpDiag(loc, getOperationName()), tensorOf(adaptor.getInput()),
                    adaptor.getKernel(), adaptor.getStrides(),
                    adaptor.getPadding(), adaptor.getDilations(),
                    adaptor.getCeilMode(), results);
 }
 
-LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  int64_t unitDilations[] = {1, 1};
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  SmallVector<int64_t> unitDilations(
+      std::max<int64_t>(0, tensorOf(adaptor.getInput()).getRank() - 2), 1);
   return inferPool(OpDiag(loc, getOperationName()), tensorOf(adaptor.getInput()),
                    adaptor.getKernel(), adaptor.getStrides(),
                    adaptor.getPadding(), unitDilations, adaptor.getCeilMode(),

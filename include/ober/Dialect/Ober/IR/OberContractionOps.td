@@ -21,12 +21,21 @@ def Ober_MatmulOp : Ober_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Ober_Conv2DOp : Ober_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
-  let summary = "2-D convolution (NCHW input, OIHW weight)";
+def Ober_ConvOp : Ober_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+  let summary = "1-, 2- or 3-D convolution (channels first)";
   let description = [{
-    `input` is `[N, C, H, W]`, `weight` is `[O, C / groups, KH, KW]`, the
-    optional `bias` is `[O]`. `padding` is `[top, left, bottom, right]`.
-    Output spatial size is `floor((H + top + bottom - dh * (KH - 1) - 1) / sh) + 1`.
+    `input` is `[N, C, D1, ..., Dk]` with k in {1, 2, 3}, `weight` is
+    `[O, C / groups, K1, ..., Kk]`, the optional `bias` is `[O]`. `strides`
+    and `dilations` have k entries; `padding` has 2k: the k leading pads then
+    the k trailing pads (ONNX's order; `[top, left, bottom, right]` in 2-D).
+    Output size per spatial dimension:
+    `floor((D + pad_begin + pad_end - dilation * (K - 1) - 1) / stride) + 1`.
+
+    ```mlir
+    %y = ober.conv %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>,
+                                dilations = array<i64: 1, 1>, groups = 1 : i64}
+        : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<8x16x16x16xf32>
+    ```
   }];
   let arguments = (ins Ober_FloatTensor:$input, Ober_FloatTensor:$weight,
                        Optional<Ober_FloatTensor>:$bias,
@@ -39,13 +48,37 @@ def Ober_Conv2DOp : Ober_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Ober_MaxPool2DOp : Ober_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
-  let summary = "2-D max pooling (NCHW)";
+def Ober_ConvTransposeOp : Ober_Op<"conv_transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "transposed convolution (the adjoint of ober.conv)";
   let description = [{
-    Pools `[N, C, H, W]` with windows `kernel` (`[KH, KW]`), `strides`,
-    `padding` (`[top, left, bottom, right]`, padded elements never win) and
-    `dilations`. With `ceil_mode`, output sizes round up, but a window must
-    start inside the input or its top/left padding (PyTorch's rule).
+    `input` is `[N, C, D1, ..., Dk]`, `weight` is `[C, O / groups, K1, ...,
+    Kk]` (PyTorch's and ONNX's layout), the optional `bias` is `[O]`. Each
+    input element scatters `input * weight` into the output at
+    `position * stride - pad_begin + kernel_offset * dilation`. Output size:
+    `(D - 1) * stride - pad_begin - pad_end + dilation * (K - 1) +
+    output_padding + 1`. With the same attributes it is the gradient of
+    `ober.conv` with respect to its input.
+  }];
+  let arguments = (ins Ober_FloatTensor:$input, Ober_FloatTensor:$weight,
+                       Optional<Ober_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$output_padding, I64Attr:$groups);
+  let results = (outs Ober_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+      functional-type(operands, results)
+  }];
+}
+
+def Ober_MaxPoolOp : Ober_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "1-, 2- or 3-D max pooling (channels first)";
+  let description = [{
+    Pools `[N, C, D1, ..., Dk]` with windows `kernel` (k entries), `strides`,
+    `padding` (2k: leading pads then trailing pads; padded elements never
+    win) and `dilations`. With `ceil_mode`, output sizes round up, but a
+    window must start inside the input or its leading padding (PyTorch's
+    rule).
   }];
   let arguments = (ins Ober_NumericTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
@@ -54,13 +87,13 @@ def Ober_MaxPool2DOp : Ober_Op<"max_pool2d", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Ober_AvgPool2DOp : Ober_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor]> {
-  let summary = "2-D average pooling (NCHW)";
+def Ober_AvgPoolOp : Ober_Op<"avg_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "1-, 2- or 3-D average pooling (channels first)";
   let description = [{
-    Averages `[N, C, H, W]` over windows `kernel` with `strides` and `padding`
-    (`[top, left, bottom, right]`). With `count_include_pad`, the divisor
-    counts padded elements inside the padded input; otherwise only real ones.
-    `ceil_mode` follows the same rule as `ober.max_pool2d`.
+    Averages `[N, C, D1, ..., Dk]` over windows `kernel` with `strides` and
+    `padding` (2k entries). With `count_include_pad`, the divisor counts the
+    padded positions a window covers (clipped to the padded input);
+    otherwise only real elements. `ceil_mode` follows `ober.max_pool`.
   }];
   let arguments = (ins Ober_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
