@@ -83,6 +83,29 @@ std::optional<Tensor> unary(Operation *op, const Tensor &x) {
       .Case([&](ReciprocalOp) { return f([](double v) { return 1.0 / v; }); })
       .Case([&](SinOp) { return f(std::sin); })
       .Case([&](CosOp) { return f(std::cos); })
+      .Case([&](TanOp) { return f(std::tan); })
+      .Case([&](AsinOp) { return f(std::asin); })
+      .Case([&](AcosOp) { return f(std::acos); })
+      .Case([&](AtanOp) { return f(std::atan); })
+      .Case([&](SinhOp) { return f(std::sinh); })
+      .Case([&](CoshOp) { return f(std::cosh); })
+      .Case([&](AsinhOp) { return f(std::asinh); })
+      .Case([&](AcoshOp) { return f(std::acosh); })
+      .Case([&](AtanhOp) { return f(std::atanh); })
+      .Case([&](FloorOp) { return f(std::floor); })
+      .Case([&](CeilOp) { return f(std::ceil); })
+      .Case([&](RoundOp) { return f(std::nearbyint); })
+      .Case([&](SignOp) {
+        return mapUnary(
+            op, x,
+            [](double v) { return std::isnan(v) ? v : double((v > 0) - (v < 0)); },
+            [](int64_t v) { return int64_t((v > 0) - (v < 0)); });
+      })
+      .Case([&](NotOp) {
+        return mapUnary(
+            op, x, [](double v) { return double(v == 0); },
+            [](int64_t v) { return int64_t(v == 0); });
+      })
       .Case([&](GeluOp g) {
         GeluApproximation a = g.getApproximate();
         return mapUnary(
@@ -119,6 +142,7 @@ double floatBinary(Operation *op, double a, double b) {
       .Case([&](MinOp) {
         return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b);
       })
+      .Case([&](RemOp) { return std::fmod(a, b); })
       .Default([](Operation *) { return kNaN; });
 }
 
@@ -138,6 +162,16 @@ std::optional<int64_t> intBinary(Operation *op, int64_t a, int64_t b) {
       })
       .Case([&](MaxOp) { return std::max(a, b); })
       .Case([&](MinOp) { return std::min(a, b); })
+      .Case([&](RemOp) -> std::optional<int64_t> {
+        if (b == 0)
+          return std::nullopt;
+        if (b == -1)
+          return 0;
+        return a % b;
+      })
+      .Case([&](AndOp) { return int64_t(a && b); })
+      .Case([&](OrOp) { return int64_t(a || b); })
+      .Case([&](XorOp) { return int64_t((a != 0) != (b != 0)); })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -189,7 +223,8 @@ mlir::ober::reference::detail::evaluateElementwise(Operation *op,
       return success();
     }
   }
-  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp>(op)) {
+  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp,
+          XorOp>(op)) {
     const Tensor &a = operands[0], &b = operands[1];
     bool divByZero = false;
     Tensor out = broadcastMap(

@@ -94,6 +94,30 @@ mlir::ober::reference::detail::evaluateIndexing(Operation *op,
     results.push_back(std::move(out));
     return success();
   }
+  if (auto g = dyn_cast<GatherElementsOp>(op)) {
+    Tensor out = resultTensor(op);
+    const Tensor &data = operands[0], &indices = operands[1];
+    int64_t axis = g.getAxis(), size = data.getShape()[axis];
+    SmallVector<int64_t> dataStrides = stridesOf(data.getShape());
+    SmallVector<SmallVector<int64_t>> strides = {dataStrides};
+    strides[0][axis] = 0;
+    LogicalResult status = success();
+    forEachElement(indices.getShape(), strides,
+                   [&](int64_t i, ArrayRef<int64_t> o) {
+                     if (failed(status))
+                       return;
+                     FailureOr<int64_t> idx = indexAt(op, indices, i, size, true);
+                     if (failed(idx)) {
+                       status = failure();
+                       return;
+                     }
+                     out.copyElement(i, data, o[0] + *idx * dataStrides[axis]);
+                   });
+    if (failed(status))
+      return failure();
+    results.push_back(std::move(out));
+    return success();
+  }
   if (auto s = dyn_cast<ScatterAddOp>(op)) {
     Tensor out = operands[0];
     if (failed(gatherOrScatter(op, operands[0], operands[1], s.getAxis(),

@@ -17,7 +17,7 @@ using namespace mlir::ober::reference::detail;
 
 namespace {
 
-enum class Kind { Sum, Mean, Max, Min };
+enum class Kind { Sum, Mean, Max, Min, Prod };
 
 /// Strides that map an input index to its output element when `axes` are
 /// reduced away (0 along reduced dimensions).
@@ -42,12 +42,16 @@ Tensor reduce(Operation *op, const Tensor &in, ArrayRef<int64_t> axes,
   int64_t count = n ? in.getNumElements() / n : 0;
   bool isFloat = in.isFloat();
   constexpr double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> facc(n, kind == Kind::Max   ? -inf
-                              : kind == Kind::Min ? inf
-                                                  : 0.0);
-  std::vector<int64_t> iacc(n, kind == Kind::Max ? std::numeric_limits<int64_t>::min()
-                               : kind == Kind::Min ? std::numeric_limits<int64_t>::max()
-                                                   : 0);
+  double fInit = kind == Kind::Max   ? -inf
+                 : kind == Kind::Min ? inf
+                 : kind == Kind::Prod ? 1.0
+                                      : 0.0;
+  int64_t iInit = kind == Kind::Max   ? std::numeric_limits<int64_t>::min()
+                  : kind == Kind::Min ? std::numeric_limits<int64_t>::max()
+                  : kind == Kind::Prod ? 1
+                                       : 0;
+  std::vector<double> facc(n, fInit);
+  std::vector<int64_t> iacc(n, iInit);
   SmallVector<SmallVector<int64_t>> strides = {
       reducedStrides(in.getShape(), axes)};
   forEachElement(in.getShape(), strides, [&](int64_t i, ArrayRef<int64_t> o) {
@@ -60,6 +64,7 @@ Tensor reduce(Operation *op, const Tensor &in, ArrayRef<int64_t> axes,
       case Kind::Mean: a += v; break;
       case Kind::Max: a = std::isnan(a) || std::isnan(v) ? NAN : std::max(a, v); break;
       case Kind::Min: a = std::isnan(a) || std::isnan(v) ? NAN : std::min(a, v); break;
+      case Kind::Prod: a *= v; break;
       }
       return;
     }
@@ -72,6 +77,9 @@ Tensor reduce(Operation *op, const Tensor &in, ArrayRef<int64_t> axes,
       break;
     case Kind::Max: a = std::max(a, v); break;
     case Kind::Min: a = std::min(a, v); break;
+    case Kind::Prod:
+      a = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(v));
+      break;
     }
   });
   for (int64_t r = 0; r < n; ++r) {
@@ -80,6 +88,73 @@ Tensor reduce(Operation *op, const Tensor &in, ArrayRef<int64_t> axes,
     else
       out.setInt(r, iacc[r]);
   }
+  return out;
+}
+
+/// Index of the extreme along `axis` (NaN wins, like NumPy).
+Tensor argReduce(Operation *op, const Tensor &in, int64_t axis, bool isMax,
+                 bool last) {
+  Tensor out = resultTensor(op);
+  ArrayRef<int64_t> shape = in.getShape();
+  int64_t size = shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < in.getRank(); ++d)
+    inner *= shape[d];
+  int64_t outer = size ? in.getNumElements() / (size * inner) : 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < inner; ++k) {
+      int64_t best = 0;
+      for (int64_t j = 1; j < size; ++j) {
+        int64_t a = (o * size + best) * inner + k, b = (o * size + j) * inner + k;
+        bool better;
+        if (in.isFloat()) {
+          double x = in.getFloat(a), y = in.getFloat(b);
+          if (std::isnan(x))
+            better = last && std::isnan(y);
+          else if (std::isnan(y))
+            better = true;
+          else
+            better = isMax ? (y > x || (last && y == x)) : (y < x || (last && y == x));
+        } else {
+          int64_t x = in.getInt(a), y = in.getInt(b);
+          better = isMax ? (y > x || (last && y == x)) : (y < x || (last && y == x));
+        }
+        if (better)
+          best = j;
+      }
+      out.setInt(o * inner + k, best);
+    }
+  return out;
+}
+
+Tensor cumsum(CumSumOp op, const Tensor &in) {
+  Tensor out = resultTensor(op);
+  int64_t axis = op.getAxis();
+  ArrayRef<int64_t> shape = in.getShape();
+  int64_t size = shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < in.getRank(); ++d)
+    inner *= shape[d];
+  int64_t outer = size ? in.getNumElements() / (size * inner) : 0;
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < inner; ++k) {
+      double fsum = 0;
+      int64_t isum = 0;
+      for (int64_t step = 0; step < size; ++step) {
+        int64_t j = reverse ? size - 1 - step : step;
+        int64_t idx = (o * size + j) * inner + k;
+        if (exclusive) {
+          in.isFloat() ? out.setFloat(idx, fsum) : out.setInt(idx, isum);
+        }
+        if (in.isFloat())
+          fsum += in.getFloat(idx);
+        else
+          isum = static_cast<int64_t>(static_cast<uint64_t>(isum) +
+                                      static_cast<uint64_t>(in.getInt(idx)));
+        if (!exclusive) {
+          in.isFloat() ? out.setFloat(idx, fsum) : out.setInt(idx, isum);
+        }
+      }
+    }
   return out;
 }
 
@@ -124,8 +199,24 @@ mlir::ober::reference::detail::evaluateReduction(Operation *op,
     kind = Kind::Max, axes = r.getAxes();
   else if (auto r = dyn_cast<ReduceMinOp>(op))
     kind = Kind::Min, axes = r.getAxes();
+  else if (auto r = dyn_cast<ReduceProdOp>(op))
+    kind = Kind::Prod, axes = r.getAxes();
   if (kind) {
     results.push_back(reduce(op, operands[0], axes, *kind));
+    return success();
+  }
+  if (auto a = dyn_cast<ArgMaxOp>(op)) {
+    results.push_back(argReduce(op, operands[0], a.getAxis(), /*isMax=*/true,
+                                a.getSelectLastIndex()));
+    return success();
+  }
+  if (auto a = dyn_cast<ArgMinOp>(op)) {
+    results.push_back(argReduce(op, operands[0], a.getAxis(), /*isMax=*/false,
+                                a.getSelectLastIndex()));
+    return success();
+  }
+  if (auto c = dyn_cast<CumSumOp>(op)) {
+    results.push_back(cumsum(c, operands[0]));
     return success();
   }
   if (auto s = dyn_cast<SoftmaxOp>(op)) {

@@ -92,3 +92,48 @@ func.func @compare_select_cast(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tenso
   %ci = ober.cast %e : tensor<4x8xi1> to tensor<4x8xi32>
   return %c : tensor<4x8xf16>
 }
+
+// CHECK-LABEL: func @more_unary
+func.func @more_unary(%x: tensor<3xf32>, %i: tensor<3xi32>, %b: tensor<3xi1>) -> tensor<3xf32> {
+  // CHECK: ober.tan
+  %0 = ober.tan %x : tensor<3xf32>
+  // CHECK: ober.asin
+  %1 = ober.asin %0 : tensor<3xf32>
+  // CHECK: ober.acos
+  %2 = ober.acos %1 : tensor<3xf32>
+  // CHECK: ober.atan
+  %3 = ober.atan %2 : tensor<3xf32>
+  // CHECK: ober.sinh
+  %4 = ober.sinh %3 : tensor<3xf32>
+  // CHECK: ober.cosh
+  %5 = ober.cosh %4 : tensor<3xf32>
+  // CHECK: ober.asinh
+  %6 = ober.asinh %5 : tensor<3xf32>
+  // CHECK: ober.acosh
+  %7 = ober.acosh %6 : tensor<3xf32>
+  // CHECK: ober.atanh
+  %8 = ober.atanh %7 : tensor<3xf32>
+  // CHECK: ober.floor
+  %9 = ober.floor %8 : tensor<3xf32>
+  // CHECK: ober.ceil
+  %10 = ober.ceil %9 : tensor<3xf32>
+  // CHECK: ober.round
+  %11 = ober.round %10 : tensor<3xf32>
+  // CHECK: ober.sign %{{.*}} : tensor<3xf32>
+  %12 = ober.sign %11 : tensor<3xf32>
+  // CHECK: ober.sign %{{.*}} : tensor<3xi32>
+  %13 = ober.sign %i : tensor<3xi32>
+  // CHECK: ober.not %{{.*}} : tensor<3xi1>
+  %14 = ober.not %b : tensor<3xi1>
+  // CHECK: ober.and
+  %15 = ober.and %14, %b : tensor<3xi1>
+  // CHECK: ober.or
+  %16 = ober.or %15, %b : tensor<3xi1>
+  // CHECK: ober.xor
+  %17 = ober.xor %16, %b : tensor<3xi1>
+  // CHECK: ober.rem %{{.*}}, %{{.*}} : tensor<3xi32>
+  %18 = ober.rem %i, %i : tensor<3xi32>
+  // CHECK: ober.rem %{{.*}}, %{{.*}} : tensor<3xf32>
+  %19 = ober.rem %12, %x : tensor<3xf32>
+  return %19 : tensor<3xf32>
+}

@@ -72,6 +72,21 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi64>) -> tensor<2x1x
   return %0 : tensor<2x1x4xf32>
 }
 
+// CHECK-LABEL: func @arg_reduce_cumsum_gather_elements
+func.func @arg_reduce_cumsum_gather_elements(%x: tensor<2x3x4xf32>, %i: tensor<2x5x4xi64>) -> tensor<2x4xi64> {
+  // CHECK: ober.argmax %{{.*}} {axis = 1 : i64, keepdims = false, select_last_index = false} : (tensor<2x3x4xf32>) -> tensor<2x4xi64>
+  %0 = ober.argmax %x {axis = 1 : i64, keepdims = false, select_last_index = false} : (tensor<2x3x4xf32>) -> tensor<2x4xi64>
+  // CHECK: ober.argmin %{{.*}} : (tensor<2x3x4xf32>) -> tensor<2x3x1xi64>
+  %1 = ober.argmin %x {axis = 2 : i64, keepdims = true, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xi64>
+  // CHECK: ober.cumsum %{{.*}} {axis = 2 : i64, exclusive = true, reverse = false} : tensor<2x3x4xf32>
+  %2 = ober.cumsum %x {axis = 2 : i64, exclusive = true, reverse = false} : tensor<2x3x4xf32>
+  // CHECK: ober.reduce_prod %{{.*}} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  %3 = ober.reduce_prod %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  // CHECK: ober.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x4xi64>) -> tensor<2x5x4xf32>
+  %4 = ober.gather_elements %x, %i {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x4xi64>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x4xi64>
+}
+
 // CHECK-LABEL: func @norms
 func.func @norms(%x: tensor<2x16x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %g2: tensor<16x64xf32>, %img: tensor<4x3x5x5xf32>, %c: tensor<3xf32>) -> tensor<2x16x64xf32> {
   // CHECK: ober.layer_norm %{{.*}} scale %{{.*}} bias %{{.*}} {axis = 2 : i64, epsilon = 1.000000e-05 : f64} : (tensor<2x16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x16x64xf32>

@@ -57,6 +57,29 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  RankedTensorType indices = tensorOf(adaptor.getIndices());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(diag, "axis", axis, input.getRank())))
+    return failure();
+  if (indices.getRank() != input.getRank())
+    return diag("indices must have the rank of the input ",
+                shapeString(input.getShape()), ", got ",
+                shapeString(indices.getShape()));
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (d != axis && !input.isDynamicDim(d) && !indices.isDynamicDim(d) &&
+        indices.getDimSize(d) > input.getDimSize(d))
+      return diag("indices ", shapeString(indices.getShape()),
+                  " exceed the input ", shapeString(input.getShape()),
+                  " in dimension ", d);
+  results.push_back(indices.clone(input.getElementType()));
+  return success();
+}
+
 LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,

@@ -52,6 +52,7 @@ OBER_REDUCE_OP(ReduceSumOp)
 OBER_REDUCE_OP(ReduceMeanOp)
 OBER_REDUCE_OP(ReduceMaxOp)
 OBER_REDUCE_OP(ReduceMinOp)
+OBER_REDUCE_OP(ReduceProdOp)
 #undef OBER_REDUCE_OP
 
 LogicalResult SoftmaxOp::verify() {
@@ -60,6 +61,45 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 LogicalResult LogSoftmaxOp::verify() {
+  return checkAxis(OpDiag(getLoc(), getOperationName()), "axis", getAxis(),
+                   getType().getRank());
+}
+
+static LogicalResult inferArgReduce(const OpDiag &diag, Value input,
+                                    int64_t axis, bool keepdims,
+                                    SmallVectorImpl<Type> &results) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (failed(checkAxis(diag, "axis", axis, type.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d != axis)
+      shape.push_back(type.getDimSize(d));
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  results.push_back(
+      RankedTensorType::get(shape, IntegerType::get(input.getContext(), 64)));
+  return success();
+}
+
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  return inferArgReduce(OpDiag(loc, getOperationName()), adaptor.getInput(),
+                        adaptor.getAxis(), adaptor.getKeepdims(), results);
+}
+
+LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  return inferArgReduce(OpDiag(loc, getOperationName()), adaptor.getInput(),
+                        adaptor.getAxis(), adaptor.getKeepdims(), results);
+}
+
+LogicalResult CumSumOp::verify() {
   return checkAxis(OpDiag(getLoc(), getOperationName()), "axis", getAxis(),
                    getType().getRank());
 }

@@ -34,6 +34,22 @@ def Ober_ErfOp : Ober_UnaryOp<"erf", Ober_FloatTensor, "erf(x)">;
 def Ober_ReciprocalOp : Ober_UnaryOp<"reciprocal", Ober_FloatTensor, "1 / x">;
 def Ober_SinOp : Ober_UnaryOp<"sin", Ober_FloatTensor, "sin(x)">;
 def Ober_CosOp : Ober_UnaryOp<"cos", Ober_FloatTensor, "cos(x)">;
+def Ober_TanOp : Ober_UnaryOp<"tan", Ober_FloatTensor, "tan(x)">;
+def Ober_AsinOp : Ober_UnaryOp<"asin", Ober_FloatTensor, "asin(x)">;
+def Ober_AcosOp : Ober_UnaryOp<"acos", Ober_FloatTensor, "acos(x)">;
+def Ober_AtanOp : Ober_UnaryOp<"atan", Ober_FloatTensor, "atan(x)">;
+def Ober_SinhOp : Ober_UnaryOp<"sinh", Ober_FloatTensor, "sinh(x)">;
+def Ober_CoshOp : Ober_UnaryOp<"cosh", Ober_FloatTensor, "cosh(x)">;
+def Ober_AsinhOp : Ober_UnaryOp<"asinh", Ober_FloatTensor, "asinh(x)">;
+def Ober_AcoshOp : Ober_UnaryOp<"acosh", Ober_FloatTensor, "acosh(x)">;
+def Ober_AtanhOp : Ober_UnaryOp<"atanh", Ober_FloatTensor, "atanh(x)">;
+def Ober_FloorOp : Ober_UnaryOp<"floor", Ober_FloatTensor, "floor(x)">;
+def Ober_CeilOp : Ober_UnaryOp<"ceil", Ober_FloatTensor, "ceil(x)">;
+def Ober_RoundOp : Ober_UnaryOp<"round", Ober_FloatTensor,
+    "x rounded to the nearest integer, halves to even">;
+def Ober_SignOp : Ober_UnaryOp<"sign", Ober_NumericTensor,
+    "-1, 0 or 1 by the sign of x (NaN stays NaN)">;
+def Ober_NotOp : Ober_UnaryOp<"not", Ober_BoolTensor, "!x">;
 
 def Ober_GeluOp : Ober_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType,
                                    InferTypeOpInterface]> {
@@ -88,6 +104,16 @@ def Ober_PowOp : Ober_BinaryOp<"pow", Ober_FloatTensor, "lhs ^ rhs">;
 def Ober_MaxOp : Ober_BinaryOp<"max", Ober_NumericTensor, "max(lhs, rhs)",
                                [Commutative]>;
 def Ober_MinOp : Ober_BinaryOp<"min", Ober_NumericTensor, "min(lhs, rhs)",
+                               [Commutative]>;
+
+def Ober_RemOp : Ober_BinaryOp<"rem", Ober_NumericTensor,
+    "the remainder of lhs / rhs truncated toward zero (C fmod; its sign is "
+    # "the sign of lhs)">;
+def Ober_AndOp : Ober_BinaryOp<"and", Ober_BoolTensor, "lhs && rhs",
+                               [Commutative]>;
+def Ober_OrOp : Ober_BinaryOp<"or", Ober_BoolTensor, "lhs || rhs",
+                              [Commutative]>;
+def Ober_XorOp : Ober_BinaryOp<"xor", Ober_BoolTensor, "lhs != rhs",
                                [Commutative]>;
 
 def Ober_CompareOp : Ober_Op<"cmp", [Pure, InferTypeOpAdaptor]> {

@@ -31,6 +31,23 @@ def Ober_GatherOp : Ober_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def Ober_GatherElementsOp : Ober_Op<"gather_elements", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "gather single elements along one axis (torch.gather)";
+  let description = [{
+    `indices` has the rank of `input` and sizes no larger than it except
+    along `axis`; the result has the shape of `indices` and
+    `result[i0, .., ik, ..] = input[i0, .., indices[i0, .., ik, ..], ..]`
+    with `ik` the position along `axis`. Negative indices count from the end.
+  }];
+  let arguments = (ins Ober_Tensor:$input, Ober_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Ober_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Ober_ScatterAddOp : Ober_Op<"scatter_add", [Pure, InferTypeOpAdaptor]> {
   let summary = "accumulate slices along one axis (the adjoint of gather)";
   let description = [{
