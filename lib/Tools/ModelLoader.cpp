@@ -7,6 +7,7 @@
 #include "ober/Tools/ModelLoader.h"
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Importers/ONNX/ONNXImporter.h"
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Weights.h"
 
@@ -16,14 +17,24 @@
 using namespace mlir;
 using namespace mlir::ober;
 
-OwningOpRef<ModuleOp> mlir::ober::loadModel(StringRef path,
-                                            MLIRContext &context) {
+bool mlir::ober::isImportedFormat(StringRef path) {
+  return llvm::sys::path::extension(path) == ".onnx";
+}
+
+OwningOpRef<ModuleOp>
+mlir::ober::loadModel(StringRef path, MLIRContext &context,
+                      ArrayRef<reference::Tensor> knownInputs) {
   StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".mlir" || ext == ".mlirbc" || path == "-")
     return parseSourceFile<ModuleOp>(path, &context);
+  if (ext == ".onnx") {
+    ONNXImportOptions options;
+    options.knownInputs.assign(knownInputs.begin(), knownInputs.end());
+    return importONNXFile(path, context, options);
+  }
   emitError(UnknownLoc::get(&context))
       << "cannot read '" << path
-      << "': unknown model format (supported: .mlir, .mlirbc)";
+      << "': unknown model format (supported: .mlir, .mlirbc, .onnx)";
   return nullptr;
 }
 
@@ -74,8 +85,33 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
     llvm::sys::path::append(full, attr.getValue());
     path = full.str().str();
   }
-  rt::WeightsFile file;
   std::string error;
+  if (llvm::sys::path::extension(path) == ".onnx") {
+    std::map<std::string, Type> wanted;
+    std::map<std::string, reference::Tensor> values;
+    for (unsigned i : indices)
+      wanted[func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)
+                 .getValue()
+                 .str()] = cast<RankedTensorType>(func.getArgumentTypes()[i])
+                               .getElementType();
+    if (!readONNXInitializers(path, wanted, values, error))
+      return func.emitError(error);
+    for (unsigned i : indices) {
+      auto name =
+          func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName);
+      reference::Tensor &t = values[name.getValue().str()];
+      auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+      if (t.getShape() != type.getShape() ||
+          t.getElementType() != type.getElementType())
+        return func.emitError("parameter '")
+               << name.getValue() << "' is " << type << " but " << path
+               << " holds "
+               << RankedTensorType::get(t.getShape(), t.getElementType());
+      params[i] = t;
+    }
+    return params;
+  }
+  rt::WeightsFile file;
   if (!file.open(path, error))
     return func.emitError(error);
   SmallVector<std::string> missing;

@@ -72,7 +72,23 @@ static void printTensor(llvm::raw_ostream &os, const reference::Tensor &t) {
 }
 
 static LogicalResult runModel(MLIRContext &context) {
-  OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
+  // Imported models may specialise on input values (shape arguments).
+  SmallVector<reference::Tensor> known;
+  if (isImportedFormat(modelPath))
+    for (const std::string &path : inputPaths) {
+      rt::NpyArray npy;
+      std::string error;
+      Type element;
+      if (!rt::readNpy(path, npy, error) ||
+          !(element = reference::elementTypeOf(&context, npy.type)))
+        break;
+      std::optional<reference::Tensor> t = reference::decodeTensor(
+          npy.type, npy.shape, npy.data, element, error);
+      if (!t)
+        break;
+      known.push_back(std::move(*t));
+    }
+  OwningOpRef<ModuleOp> module = loadModel(modelPath, context, known);
   if (!module)
     return failure();
   func::FuncOp func = selectFunction(*module, functionName);

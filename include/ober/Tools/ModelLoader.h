@@ -19,8 +19,15 @@
 
 namespace mlir::ober {
 
-/// Parses or imports `path`. Diagnostics go to the context's handler.
-OwningOpRef<ModuleOp> loadModel(StringRef path, MLIRContext &context);
+/// Parses or imports `path` (.mlir, .mlirbc, .onnx). `knownInputs` are
+/// values of the model's data inputs that an importer may specialise on.
+/// Diagnostics go to the context's handler.
+OwningOpRef<ModuleOp>
+loadModel(StringRef path, MLIRContext &context,
+          ArrayRef<reference::Tensor> knownInputs = {});
+
+/// True if `path` names a format an importer reads.
+bool isImportedFormat(StringRef path);
 
 /// The function called `name`, or the module's only public function when
 /// `name` is empty. Emits an error listing the candidates otherwise.

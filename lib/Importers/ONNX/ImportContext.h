@@ -1,0 +1,131 @@
+//===- ImportContext.h - state shared by the ONNX op handlers ---*- C++ -*-===//
+//
+// Part of Ober-Train. Internal to the ONNX importer. One handler per ONNX op
+// type turns a NodeProto into ober ops through a NodeContext.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_IMPORTERS_ONNX_IMPORTCONTEXT_H
+#define OBER_LIB_IMPORTERS_ONNX_IMPORTCONTEXT_H
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Reference/Tensor.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <map>
+#include <optional>
+
+namespace mlir::ober::onnx_import {
+
+class GraphImporter;
+
+/// A sequence value (ONNX Sequence types): resolved at import time into the
+/// list of its tensors.
+using Sequence = SmallVector<Value>;
+
+class NodeContext {
+public:
+  NodeContext(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
+              Location loc);
+
+  const onnx::NodeProto &node;
+  const int64_t opset;
+  OpBuilder &b;
+  const Location loc;
+
+  //===--- inputs --------------------------------------------------------===//
+  unsigned numInputs() const { return node.input_size(); }
+  /// True if input `i` is present (optional inputs may be missing or "").
+  bool hasInput(unsigned i) const {
+    return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
+  }
+  Value input(unsigned i);
+  RankedTensorType inputType(unsigned i);
+  const Sequence *sequenceInput(unsigned i);
+  /// The value of input `i` if it is known at import time.
+  std::optional<reference::Tensor> constant(unsigned i);
+  /// Input `i` as integers known at import time, or an error naming `what`.
+  FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
+
+  //===--- attributes ----------------------------------------------------===//
+  const onnx::AttributeProto *attr(StringRef name) const;
+  bool hasAttr(StringRef name) const { return attr(name) != nullptr; }
+  int64_t getInt(StringRef name, int64_t dflt) const;
+  double getFloat(StringRef name, double dflt) const;
+  std::string getString(StringRef name, StringRef dflt) const;
+  SmallVector<int64_t> getInts(StringRef name) const;
+  /// Integers from input `i` (newer opsets) or attribute `name` (older
+  /// ones); nullopt when neither is present.
+  FailureOr<std::optional<SmallVector<int64_t>>>
+  intsFromInputOrAttr(unsigned i, StringRef name);
+
+  //===--- outputs -------------------------------------------------------===//
+  unsigned numOutputs() const { return node.output_size(); }
+  bool wantsOutput(unsigned i) const {
+    return i < static_cast<unsigned>(node.output_size()) &&
+           !node.output(i).empty();
+  }
+  void setOutput(unsigned i, Value v);
+  void setSequenceOutput(unsigned i, Sequence values);
+
+  //===--- diagnostics ---------------------------------------------------===//
+  /// An error prefixed with the node's name, op type and opset.
+  InFlightDiagnostic error();
+
+  //===--- building (results of constant operands fold) ------------------===//
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
+    auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
+    return foldResults(op.getOperation()).front();
+  }
+  template <typename OpTy, typename... Args>
+  SmallVector<Value> createMulti(Args &&...args) {
+    auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
+    return foldResults(op.getOperation());
+  }
+  /// Replaces `op` by constants when all its operands are constants.
+  SmallVector<Value> foldResults(Operation *op);
+
+  Value scalar(Type elementType, double value);
+  Value constantTensor(const reference::Tensor &t);
+  Value constantInts(ArrayRef<int64_t> values, Type elementType);
+  Value cast(Value v, Type elementType);
+  Value reshape(Value v, ArrayRef<int64_t> shape);
+  Value transpose(Value v, ArrayRef<int64_t> perm);
+  Value broadcastTo(Value v, ArrayRef<int64_t> shape);
+  /// A reduction over `axes` (any order) of the given ober reduce op.
+  template <typename OpTy>
+  Value reduce(Value v, ArrayRef<int64_t> axes, bool keepdims) {
+    SmallVector<int64_t> sorted(axes);
+    llvm::sort(sorted);
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    return create<OpTy>(v, b.getDenseI64ArrayAttr(sorted),
+                        b.getBoolAttr(keepdims));
+  }
+  /// `axis` in [-rank, rank) made non-negative, or an error.
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                   StringRef what = "axis");
+
+private:
+  GraphImporter &graph;
+};
+
+using Handler = LogicalResult (*)(NodeContext &);
+using HandlerMap = llvm::StringMap<Handler>;
+
+void registerElementwiseHandlers(HandlerMap &map);
+void registerNNHandlers(HandlerMap &map);
+void registerReductionHandlers(HandlerMap &map);
+void registerShapeHandlers(HandlerMap &map);
+
+/// All handlers, by ONNX op type (default domain).
+const HandlerMap &handlers();
+
+RankedTensorType typeOf(Value v);
+
+} // namespace mlir::ober::onnx_import
+
+#endif // OBER_LIB_IMPORTERS_ONNX_IMPORTCONTEXT_H

@@ -1,0 +1,499 @@
+//===- NNImport.cpp - ONNX neural-network ops -----------------------------===//
+//
+// Part of Ober-Train. MatMul, Gemm, convolution, pooling, normalisation,
+// softmax, dropout and losses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportContext.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::onnx_import;
+
+namespace {
+
+LogicalResult matmul(NodeContext &ctx) {
+  ctx.setOutput(0, ctx.create<MatmulOp>(ctx.input(0), ctx.input(1)));
+  return success();
+}
+
+Value transposeLast2(NodeContext &ctx, Value v) {
+  int64_t rank = typeOf(v).getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return ctx.transpose(v, perm);
+}
+
+LogicalResult gemm(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (ctx.getInt("transA", 0))
+    a = transposeLast2(ctx, a);
+  if (ctx.getInt("transB", 0))
+    b = transposeLast2(ctx, b);
+  Type t = typeOf(a).getElementType();
+  Value y = ctx.create<MatmulOp>(a, b);
+  double alpha = ctx.getFloat("alpha", 1.0), beta = ctx.getFloat("beta", 1.0);
+  if (alpha != 1.0)
+    y = ctx.create<MulOp>(y, ctx.scalar(t, alpha));
+  if (ctx.hasInput(2) && beta != 0.0) {
+    Value c = ctx.input(2);
+    if (beta != 1.0)
+      c = ctx.create<MulOp>(c, ctx.scalar(t, beta));
+    y = ctx.create<AddOp>(y, c);
+  }
+  ctx.setOutput(0, y);
+  return success();
+}
+
+/// Window attributes of a conv or pool node over `input` with `kernel`.
+struct Window {
+  SmallVector<int64_t> strides, pads, dilations;
+};
+
+FailureOr<Window> windowOf(NodeContext &ctx, RankedTensorType input,
+                           ArrayRef<int64_t> kernel) {
+  int64_t k = kernel.size();
+  Window w;
+  w.strides = ctx.getInts("strides");
+  w.dilations = ctx.getInts("dilations");
+  w.pads = ctx.getInts("pads");
+  if (w.strides.empty())
+    w.strides.assign(k, 1);
+  if (w.dilations.empty())
+    w.dilations.assign(k, 1);
+  if (w.pads.empty())
+    w.pads.assign(2 * k, 0);
+  if (static_cast<int64_t>(w.strides.size()) != k ||
+      static_cast<int64_t>(w.dilations.size()) != k ||
+      static_cast<int64_t>(w.pads.size()) != 2 * k) {
+    ctx.error() << "strides, dilations and pads must have " << k << ", " << k
+                << " and " << 2 * k << " entries for a " << k
+                << "-D window";
+    return failure();
+  }
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET")
+    return w;
+  if (autoPad == "VALID") {
+    w.pads.assign(2 * k, 0);
+    return w;
+  }
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") {
+    ctx.error() << "auto_pad '" << autoPad
+                << "' is not supported (NOTSET, VALID, SAME_UPPER, SAME_LOWER)";
+    return failure();
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t in = input.getDimSize(2 + i);
+    if (ShapedType::isDynamic(in)) {
+      ctx.error() << "auto_pad " << autoPad << " needs static spatial sizes";
+      return failure();
+    }
+    int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+    int64_t total = std::max<int64_t>(
+        0, (out - 1) * w.strides[i] + (kernel[i] - 1) * w.dilations[i] + 1 - in);
+    int64_t small = total / 2, large = total - small;
+    w.pads[i] = autoPad == "SAME_UPPER" ? small : large;
+    w.pads[k + i] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return w;
+}
+
+LogicalResult checkSpatialRank(NodeContext &ctx, RankedTensorType input) {
+  if (input.getRank() < 3 || input.getRank() > 5) {
+    ctx.error() << "input must be [N, C, D1..Dk] with 1 to 3 spatial "
+                   "dimensions, got rank "
+                << input.getRank();
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult conv(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  RankedTensorType xt = typeOf(x);
+  if (failed(checkSpatialRank(ctx, xt)))
+    return failure();
+  SmallVector<int64_t> kernel(typeOf(w).getShape().drop_front(2));
+  FailureOr<Window> win = windowOf(ctx, xt, kernel);
+  if (failed(win))
+    return failure();
+  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
+  auto &b = ctx.b;
+  ctx.setOutput(0, ctx.create<ConvOp>(
+                       x, w, bias, b.getDenseI64ArrayAttr(win->strides),
+                       b.getDenseI64ArrayAttr(win->pads),
+                       b.getDenseI64ArrayAttr(win->dilations),
+                       b.getI64IntegerAttr(ctx.getInt("group", 1))));
+  return success();
+}
+
+LogicalResult convTranspose(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  RankedTensorType xt = typeOf(x);
+  if (failed(checkSpatialRank(ctx, xt)))
+    return failure();
+  SmallVector<int64_t> kernel(typeOf(w).getShape().drop_front(2));
+  int64_t k = kernel.size();
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  SmallVector<int64_t> outputShape = ctx.getInts("output_shape");
+  // Padding is derived from auto_pad or output_shape below, not windowOf.
+  Window win;
+  win.strides = ctx.getInts("strides");
+  win.dilations = ctx.getInts("dilations");
+  win.pads = ctx.getInts("pads");
+  SmallVector<int64_t> outPad = ctx.getInts("output_padding");
+  if (win.strides.empty())
+    win.strides.assign(k, 1);
+  if (win.dilations.empty())
+    win.dilations.assign(k, 1);
+  if (win.pads.empty())
+    win.pads.assign(2 * k, 0);
+  if (outPad.empty())
+    outPad.assign(k, 0);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ||
+      !outputShape.empty()) {
+    if (outputShape.size() > static_cast<size_t>(k))
+      outputShape.erase(outputShape.begin(), outputShape.end() - k);
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t in = xt.getDimSize(2 + i);
+      int64_t target = outputShape.empty() ? in * win.strides[i] : outputShape[i];
+      int64_t total = win.strides[i] * (in - 1) + outPad[i] +
+                      (kernel[i] - 1) * win.dilations[i] + 1 - target;
+      if (total < 0) {
+        // The target is larger than the padding-free output: extend it with
+        // output padding.
+        outPad[i] -= total;
+        total = 0;
+      }
+      int64_t half = total / 2;
+      bool upper = autoPad == "SAME_UPPER";
+      win.pads[i] = upper ? half : total - half;
+      win.pads[k + i] = upper ? total - half : half;
+    }
+  } else if (autoPad == "VALID") {
+    win.pads.assign(2 * k, 0);
+  }
+  Value bias = ctx.hasInput(2) ? ctx.input(2) : Value();
+  auto &b = ctx.b;
+  ctx.setOutput(0, ctx.create<ConvTransposeOp>(
+                       x, w, bias, b.getDenseI64ArrayAttr(win.strides),
+                       b.getDenseI64ArrayAttr(win.pads),
+                       b.getDenseI64ArrayAttr(win.dilations),
+                       b.getDenseI64ArrayAttr(outPad),
+                       b.getI64IntegerAttr(ctx.getInt("group", 1))));
+  return success();
+}
+
+template <bool isMax> LogicalResult pool(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  if (failed(checkSpatialRank(ctx, xt)))
+    return failure();
+  if (isMax && ctx.wantsOutput(1)) {
+    ctx.error() << "the Indices output of MaxPool is not supported";
+    return failure();
+  }
+  SmallVector<int64_t> kernel = ctx.getInts("kernel_shape");
+  if (static_cast<int64_t>(kernel.size()) != xt.getRank() - 2) {
+    ctx.error() << "kernel_shape must have " << xt.getRank() - 2 << " entries";
+    return failure();
+  }
+  FailureOr<Window> win = windowOf(ctx, xt, kernel);
+  if (failed(win))
+    return failure();
+  auto &b = ctx.b;
+  bool ceil = ctx.getInt("ceil_mode", 0);
+  if (isMax) {
+    ctx.setOutput(0, ctx.create<MaxPoolOp>(
+                         x, b.getDenseI64ArrayAttr(kernel),
+                         b.getDenseI64ArrayAttr(win->strides),
+                         b.getDenseI64ArrayAttr(win->pads),
+                         b.getDenseI64ArrayAttr(win->dilations),
+                         b.getBoolAttr(ceil)));
+    return success();
+  }
+  if (llvm::any_of(win->dilations, [](int64_t d) { return d != 1; })) {
+    ctx.error() << "dilated average pooling is not supported";
+    return failure();
+  }
+  ctx.setOutput(0, ctx.create<AvgPoolOp>(
+                       x, b.getDenseI64ArrayAttr(kernel),
+                       b.getDenseI64ArrayAttr(win->strides),
+                       b.getDenseI64ArrayAttr(win->pads), b.getBoolAttr(ceil),
+                       b.getBoolAttr(ctx.getInt("count_include_pad", 0))));
+  return success();
+}
+
+template <typename OpTy> LogicalResult globalPool(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  SmallVector<int64_t> axes =
+      llvm::to_vector(llvm::seq<int64_t>(2, typeOf(x).getRank()));
+  ctx.setOutput(0, ctx.reduce<OpTy>(x, axes, /*keepdims=*/true));
+  return success();
+}
+
+LogicalResult batchNorm(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  double eps = ctx.getFloat("epsilon", 1e-5);
+  bool training = ctx.opset >= 14 ? ctx.getInt("training_mode", 0)
+                                  : ctx.opset < 7 && !ctx.getInt("is_test", 0) &&
+                                        ctx.wantsOutput(1);
+  auto epsAttr = ctx.b.getF64FloatAttr(eps);
+  if (!training) {
+    ctx.setOutput(0, ctx.create<BatchNormInferenceOp>(
+                         x, ctx.input(1), ctx.input(2), ctx.input(3),
+                         ctx.input(4), epsAttr));
+    return success();
+  }
+  // ONNX's momentum weights the running value; ober's the batch value.
+  double momentum = 1.0 - ctx.getFloat("momentum", 0.9);
+  SmallVector<Value> r = ctx.createMulti<BatchNormTrainingOp>(
+      x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), epsAttr,
+      ctx.b.getF64FloatAttr(momentum));
+  for (unsigned i = 0; i < 3; ++i)
+    ctx.setOutput(i, r[i]);
+  if (ctx.wantsOutput(3) || ctx.wantsOutput(4)) {
+    ctx.error() << "the saved mean and variance outputs are not supported";
+    return failure();
+  }
+  return success();
+}
+
+/// A per-channel [C] vector shaped to broadcast over [N, C, D...].
+Value channelVector(NodeContext &ctx, Value v, int64_t rank) {
+  SmallVector<int64_t> shape(rank - 1, 1);
+  shape[0] = typeOf(v).getDimSize(0);
+  return ctx.reshape(v, shape);
+}
+
+LogicalResult instanceNorm(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t rank = typeOf(x).getRank();
+  Value y = ctx.create<LayerNormOp>(
+      x, Value(), Value(), ctx.b.getI64IntegerAttr(2),
+      ctx.b.getF64FloatAttr(ctx.getFloat("epsilon", 1e-5)));
+  y = ctx.create<MulOp>(y, channelVector(ctx, ctx.input(1), rank));
+  ctx.setOutput(0, ctx.create<AddOp>(y, channelVector(ctx, ctx.input(2), rank)));
+  return success();
+}
+
+LogicalResult layerNorm(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), xt.getRank());
+  if (failed(axis))
+    return failure();
+  if (ctx.wantsOutput(1) || ctx.wantsOutput(2)) {
+    ctx.error() << "the Mean and InvStdDev outputs are not supported";
+    return failure();
+  }
+  ArrayRef<int64_t> normalized = xt.getShape().drop_front(*axis);
+  auto affine = [&](unsigned i) -> Value {
+    if (!ctx.hasInput(i))
+      return Value();
+    Value v = ctx.input(i);
+    RankedTensorType t = typeOf(v);
+    if (t.getShape() == normalized)
+      return v;
+    return ctx.broadcastTo(v, normalized);
+  };
+  ctx.setOutput(0, ctx.create<LayerNormOp>(
+                       x, affine(1), affine(2), ctx.b.getI64IntegerAttr(*axis),
+                       ctx.b.getF64FloatAttr(ctx.getFloat("epsilon", 1e-5))));
+  return success();
+}
+
+LogicalResult meanVarianceNorm(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  SmallVector<int64_t> axes = ctx.getInts("axes");
+  if (axes.empty())
+    axes = {0, 2, 3};
+  int64_t rank = typeOf(x).getRank();
+  for (int64_t &a : axes) {
+    FailureOr<int64_t> n = ctx.normalizeAxis(a, rank, "axes entry");
+    if (failed(n))
+      return failure();
+    a = *n;
+  }
+  Type t = typeOf(x).getElementType();
+  Value mean = ctx.reduce<ReduceMeanOp>(x, axes, true);
+  Value centered = ctx.create<SubOp>(x, mean);
+  Value var = ctx.reduce<ReduceMeanOp>(ctx.create<MulOp>(centered, centered),
+                                       axes, true);
+  Value std = ctx.create<SqrtOp>(ctx.create<AddOp>(var, ctx.scalar(t, 1e-9)));
+  ctx.setOutput(0, ctx.create<DivOp>(centered, std));
+  return success();
+}
+
+/// Softmax-family ops: one axis from opset 13, or (before) everything from
+/// `axis` on, flattened into one dimension.
+template <typename Build>
+LogicalResult softmaxLike(NodeContext &ctx, Build build) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 13 ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  if (ctx.opset >= 13 || *axis == rank - 1) {
+    ctx.setOutput(0, build(x, *axis));
+    return success();
+  }
+  if (!xt.hasStaticShape()) {
+    ctx.error() << "needs a static shape to flatten from axis " << *axis;
+    return failure();
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < *axis ? outer : inner) *= xt.getDimSize(d);
+  Value flat = ctx.reshape(x, {outer, inner});
+  ctx.setOutput(0, ctx.reshape(build(flat, 1), xt.getShape()));
+  return success();
+}
+
+LogicalResult softmax(NodeContext &ctx) {
+  return softmaxLike(ctx, [&](Value v, int64_t axis) {
+    return ctx.create<SoftmaxOp>(v, axis);
+  });
+}
+
+LogicalResult logSoftmax(NodeContext &ctx) {
+  return softmaxLike(ctx, [&](Value v, int64_t axis) {
+    return ctx.create<LogSoftmaxOp>(v, axis);
+  });
+}
+
+LogicalResult hardmax(NodeContext &ctx) {
+  return softmaxLike(ctx, [&](Value v, int64_t axis) {
+    RankedTensorType t = typeOf(v);
+    Value idx = ctx.create<ArgMaxOp>(v, axis, false, false);
+    return ctx.create<OneHotOp>(t, idx, t.getDimSize(axis), axis);
+  });
+}
+
+LogicalResult dropout(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  bool training = false;
+  double ratio = ctx.getFloat("ratio", 0.5);
+  if (ctx.opset >= 12) {
+    if (ctx.hasInput(2)) {
+      FailureOr<SmallVector<int64_t>> t = ctx.constantInts(2, "training_mode");
+      if (failed(t))
+        return failure();
+      training = !t->empty() && (*t)[0];
+    }
+    if (ctx.hasInput(1)) {
+      std::optional<reference::Tensor> r = ctx.constant(1);
+      if (!r) {
+        ctx.error() << "ratio must be known at import time";
+        return failure();
+      }
+      ratio = r->getFloat(0);
+    }
+  } else if (ctx.opset < 7) {
+    training = !ctx.getInt("is_test", 0);
+  }
+  RankedTensorType xt = typeOf(x);
+  if (!training || ratio == 0.0) {
+    ctx.setOutput(0, x);
+    if (ctx.wantsOutput(1)) {
+      if (!xt.hasStaticShape()) {
+        ctx.error() << "the mask output needs a static shape";
+        return failure();
+      }
+      ctx.setOutput(1, ctx.create<ConstantOp>(DenseElementsAttr::get(
+                           xt.clone(ctx.b.getI1Type()), true)));
+    }
+    return success();
+  }
+  Value seed = ctx.scalar(ctx.b.getI64Type(), ctx.getInt("seed", 0));
+  SmallVector<Value> r = ctx.createMulti<DropoutOp>(
+      x, seed, ctx.b.getF64FloatAttr(ratio));
+  ctx.setOutput(0, r[0]);
+  ctx.setOutput(1, r[1]);
+  return success();
+}
+
+/// NegativeLogLikelihoodLoss of log-probabilities [N, C, d...] and targets
+/// [N, d...].
+FailureOr<Value> nll(NodeContext &ctx, Value logProbs, Value targets,
+                     Value weights) {
+  RankedTensorType lt = typeOf(logProbs), tt = typeOf(targets);
+  Type f = lt.getElementType(), it = tt.getElementType();
+  std::string reduction = ctx.getString("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum" && reduction != "none") {
+    ctx.error() << "reduction '" << reduction
+                << "' is not supported (none, sum, mean)";
+    return failure();
+  }
+  Value mask;
+  Value safe = targets;
+  if (ctx.hasAttr("ignore_index")) {
+    mask = ctx.create<CompareOp>(CompareDirection::ne, targets,
+                                 ctx.scalar(it, ctx.getInt("ignore_index", 0)));
+    safe = ctx.create<SelectOp>(mask, targets, ctx.scalar(it, 0));
+  }
+  SmallVector<int64_t> idxShape(tt.getShape());
+  idxShape.insert(idxShape.begin() + 1, 1);
+  Value picked = ctx.create<GatherElementsOp>(logProbs, ctx.reshape(safe, idxShape),
+                                              ctx.b.getI64IntegerAttr(1));
+  picked = ctx.reshape(picked, tt.getShape());
+  Value w = weights ? ctx.create<GatherOp>(weights, safe, ctx.b.getI64IntegerAttr(0))
+                    : ctx.broadcastTo(ctx.scalar(f, 1.0), tt.getShape());
+  if (mask)
+    w = ctx.create<SelectOp>(mask, w, ctx.scalar(f, 0.0));
+  Value loss = ctx.create<NegOp>(ctx.create<MulOp>(picked, w));
+  if (reduction == "none")
+    return loss;
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, tt.getRank()));
+  Value sum = ctx.reduce<ReduceSumOp>(loss, all, false);
+  if (reduction == "sum")
+    return sum;
+  return ctx.create<DivOp>(sum, ctx.reduce<ReduceSumOp>(w, all, false));
+}
+
+LogicalResult nllLoss(NodeContext &ctx) {
+  FailureOr<Value> loss = nll(ctx, ctx.input(0), ctx.input(1),
+                              ctx.hasInput(2) ? ctx.input(2) : Value());
+  if (failed(loss))
+    return failure();
+  ctx.setOutput(0, *loss);
+  return success();
+}
+
+LogicalResult softmaxCrossEntropy(NodeContext &ctx) {
+  Value logProbs = ctx.create<LogSoftmaxOp>(ctx.input(0), 1);
+  FailureOr<Value> loss = nll(ctx, logProbs, ctx.input(1),
+                              ctx.hasInput(2) ? ctx.input(2) : Value());
+  if (failed(loss))
+    return failure();
+  ctx.setOutput(0, *loss);
+  ctx.setOutput(1, logProbs);
+  return success();
+}
+
+} // namespace
+
+void mlir::ober::onnx_import::registerNNHandlers(HandlerMap &m) {
+  m["MatMul"] = matmul;
+  m["Gemm"] = gemm;
+  m["Conv"] = conv;
+  m["ConvTranspose"] = convTranspose;
+  m["MaxPool"] = pool<true>;
+  m["AveragePool"] = pool<false>;
+  m["GlobalAveragePool"] = globalPool<ReduceMeanOp>;
+  m["GlobalMaxPool"] = globalPool<ReduceMaxOp>;
+  m["BatchNormalization"] = batchNorm;
+  m["InstanceNormalization"] = instanceNorm;
+  m["LayerNormalization"] = layerNorm;
+  m["MeanVarianceNormalization"] = meanVarianceNorm;
+  m["Softmax"] = softmax;
+  m["LogSoftmax"] = logSoftmax;
+  m["Hardmax"] = hardmax;
+  m["Dropout"] = dropout;
+  m["NegativeLogLikelihoodLoss"] = nllLoss;
+  m["SoftmaxCrossEntropyLoss"] = softmaxCrossEntropy;
+}

@@ -1,0 +1,602 @@
+//===- ONNXImporter.cpp - ONNX models to ober IR --------------------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Importers/ONNX/ONNXImporter.h"
+
+#include "ImportContext.h"
+#include "TensorProto.h"
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Reference/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::onnx_import;
+
+namespace {
+/// Constant results above this many elements are not folded.
+constexpr int64_t kMaxFoldedElements = 1 << 20;
+constexpr int64_t kMinOpset = 6, kMaxOpset = 17;
+} // namespace
+
+RankedTensorType mlir::ober::onnx_import::typeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+const HandlerMap &mlir::ober::onnx_import::handlers() {
+  static const HandlerMap map = [] {
+    HandlerMap m;
+    registerElementwiseHandlers(m);
+    registerNNHandlers(m);
+    registerReductionHandlers(m);
+    registerShapeHandlers(m);
+    return m;
+  }();
+  return map;
+}
+
+namespace mlir::ober::onnx_import {
+
+/// Imports one ONNX graph into one function.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *context, const onnx::ModelProto &model,
+                StringRef name, StringRef baseDir,
+                const ONNXImportOptions &options)
+      : context(context), builder(context), model(model), name(name),
+        baseDir(baseDir), options(options) {}
+
+  OwningOpRef<ModuleOp> run();
+
+  MLIRContext *context;
+  OpBuilder builder;
+  const onnx::ModelProto &model;
+  std::string name, baseDir;
+  const ONNXImportOptions &options;
+
+  llvm::StringMap<Value> values;
+  std::map<std::string, Sequence> sequences;
+  std::set<std::string> poisoned;
+  /// Initializers that became parameters, for constant lookups.
+  std::map<std::string, const onnx::TensorProto *> paramProtos;
+  llvm::DenseMap<Value, size_t> knownInputArgs;
+
+  Location fileLoc() {
+    return FileLineColLoc::get(builder.getStringAttr(name), 0, 0);
+  }
+
+private:
+  FailureOr<int64_t> defaultOpset();
+  LogicalResult checkSupported(int64_t opset);
+  FailureOr<Type> valueInfoType(const onnx::ValueInfoProto &info);
+  LogicalResult importNode(const onnx::NodeProto &node, int index,
+                           int64_t opset);
+};
+
+} // namespace mlir::ober::onnx_import
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+NodeContext::NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
+                         int64_t opset, Location loc)
+    : node(node), opset(opset), b(graph.builder), loc(loc), graph(graph) {}
+
+Value NodeContext::input(unsigned i) {
+  return hasInput(i) ? graph.values.lookup(node.input(i)) : Value();
+}
+
+RankedTensorType NodeContext::inputType(unsigned i) {
+  return typeOf(input(i));
+}
+
+const Sequence *NodeContext::sequenceInput(unsigned i) {
+  if (!hasInput(i))
+    return nullptr;
+  auto it = graph.sequences.find(node.input(i));
+  return it == graph.sequences.end() ? nullptr : &it->second;
+}
+
+std::optional<reference::Tensor> NodeContext::constant(unsigned i) {
+  Value v = input(i);
+  if (!v)
+    return std::nullopt;
+  if (auto c = v.getDefiningOp<ConstantOp>())
+    return reference::Tensor::fromAttr(c.getValue());
+  auto known = graph.knownInputArgs.find(v);
+  if (known != graph.knownInputArgs.end()) {
+    const reference::Tensor &t = graph.options.knownInputs.at(known->second);
+    if (t.getElementType() == typeOf(v).getElementType())
+      return t;
+    return std::nullopt;
+  }
+  auto param = graph.paramProtos.find(node.input(i));
+  if (param != graph.paramProtos.end()) {
+    std::string err;
+    return decodeTensor(b.getContext(), *param->second, graph.baseDir, err);
+  }
+  return std::nullopt;
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
+                                                          StringRef what) {
+  std::optional<reference::Tensor> t = constant(i);
+  if (!t) {
+    error() << what << " (input #" << i << " '" << node.input(i)
+            << "') must be known at import time (an initializer, a Constant "
+               "or a value computed from them); ober compiles static shapes";
+    return failure();
+  }
+  SmallVector<int64_t> out;
+  for (int64_t k = 0; k < t->getNumElements(); ++k)
+    out.push_back(t->getInt(k));
+  return out;
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::getInt(StringRef name, int64_t dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+double NodeContext::getFloat(StringRef name, double dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string NodeContext::getString(StringRef name, StringRef dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+SmallVector<int64_t> NodeContext::getInts(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? SmallVector<int64_t>(a->ints().begin(), a->ints().end())
+           : SmallVector<int64_t>();
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>>
+NodeContext::intsFromInputOrAttr(unsigned i, StringRef name) {
+  if (hasInput(i)) {
+    FailureOr<SmallVector<int64_t>> v = constantInts(i, name);
+    if (failed(v))
+      return failure();
+    return std::optional<SmallVector<int64_t>>(*v);
+  }
+  if (hasAttr(name))
+    return std::optional<SmallVector<int64_t>>(getInts(name));
+  return std::optional<SmallVector<int64_t>>();
+}
+
+void NodeContext::setOutput(unsigned i, Value v) {
+  if (wantsOutput(i))
+    graph.values[node.output(i)] = v;
+}
+
+void NodeContext::setSequenceOutput(unsigned i, Sequence values) {
+  if (wantsOutput(i))
+    graph.sequences[node.output(i)] = std::move(values);
+}
+
+InFlightDiagnostic NodeContext::error() {
+  InFlightDiagnostic diag = emitError(loc);
+  diag << "ONNX node '" << node.name() << "' (" << node.op_type() << ", opset "
+       << opset << "): ";
+  return diag;
+}
+
+SmallVector<Value> NodeContext::foldResults(Operation *op) {
+  SmallVector<Value> results(op->getResults());
+  bool allConstant = llvm::all_of(op->getOperands(), [](Value v) {
+    return v.getDefiningOp<ConstantOp>() != nullptr;
+  });
+  if (!allConstant || !reference::canEvaluate(op) || isa<ConstantOp>(op))
+    return results;
+  for (Type t : op->getResultTypes()) {
+    auto ranked = llvm::cast<RankedTensorType>(t);
+    if (!ranked.hasStaticShape() || ranked.getNumElements() > kMaxFoldedElements)
+      return results;
+  }
+  SmallVector<reference::Tensor> operands, outs;
+  for (Value v : op->getOperands())
+    operands.push_back(reference::Tensor::fromAttr(
+        v.getDefiningOp<ConstantOp>().getValue()));
+  // Run-time errors (an index out of range) stay for run time.
+  ScopedDiagnosticHandler silence(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+  if (failed(reference::evaluate(op, operands, outs)))
+    return results;
+  SmallVector<Value> folded;
+  for (auto [result, tensor] : llvm::zip(op->getResults(), outs))
+    folded.push_back(ConstantOp::create(
+        b, loc, tensor.toAttr(llvm::cast<RankedTensorType>(result.getType()))));
+  op->erase();
+  return folded;
+}
+
+Value NodeContext::scalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(b.getFloatAttr(elementType, value))
+                          : Attribute(b.getIntegerAttr(
+                                elementType, static_cast<int64_t>(value)));
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element));
+}
+
+Value NodeContext::constantTensor(const reference::Tensor &t) {
+  return ConstantOp::create(
+      b, loc,
+      t.toAttr(RankedTensorType::get(t.getShape(), t.getElementType())));
+}
+
+Value NodeContext::constantInts(ArrayRef<int64_t> values, Type elementType) {
+  reference::Tensor t(elementType, {static_cast<int64_t>(values.size())});
+  for (auto [i, v] : llvm::enumerate(values))
+    t.setInt(i, v);
+  return constantTensor(t);
+}
+
+Value NodeContext::cast(Value v, Type elementType) {
+  if (typeOf(v).getElementType() == elementType)
+    return v;
+  return create<CastOp>(typeOf(v).clone(elementType), v);
+}
+
+Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
+  if (typeOf(v).getShape() == shape)
+    return v;
+  return create<ReshapeOp>(typeOf(v).clone(shape), v);
+}
+
+Value NodeContext::transpose(Value v, ArrayRef<int64_t> perm) {
+  return create<TransposeOp>(v, b.getDenseI64ArrayAttr(perm));
+}
+
+Value NodeContext::broadcastTo(Value v, ArrayRef<int64_t> shape) {
+  if (typeOf(v).getShape() == shape)
+    return v;
+  return create<BroadcastToOp>(typeOf(v).clone(shape), v);
+}
+
+FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
+                                              StringRef what) {
+  if (axis < -rank || axis >= rank) {
+    error() << what << " " << axis << " is out of range for rank " << rank;
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+FailureOr<int64_t> GraphImporter::defaultOpset() {
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") {
+      if (o.version() < kMinOpset || o.version() > kMaxOpset) {
+        emitError(fileLoc()) << "ONNX opset " << o.version()
+                             << " is not supported (supported: " << kMinOpset
+                             << " to " << kMaxOpset << ")";
+        return failure();
+      }
+      return o.version();
+    }
+  emitError(fileLoc()) << "the model imports no opset of the default ONNX "
+                          "domain";
+  return failure();
+}
+
+LogicalResult GraphImporter::checkSupported(int64_t opset) {
+  const HandlerMap &map = handlers();
+  SmallVector<std::string> unsupported;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (defaultDomain && map.count(node.op_type()))
+      continue;
+    std::string entry = "'" + node.name() + "' (" +
+                        (defaultDomain ? "" : node.domain() + ".") +
+                        node.op_type() + ", opset " + std::to_string(opset) +
+                        ")";
+    unsupported.push_back(entry);
+  }
+  if (unsupported.empty())
+    return success();
+  InFlightDiagnostic diag = emitError(fileLoc());
+  diag << unsupported.size() << " unsupported ONNX node(s):";
+  for (const std::string &u : unsupported)
+    diag << "\n  " << u;
+  diag << "\n(supported ops are listed in docs/onnx-coverage.md)";
+  return failure();
+}
+
+FailureOr<Type> GraphImporter::valueInfoType(const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type()) {
+    emitError(fileLoc()) << "graph input '" << info.name()
+                         << "' is not a tensor (sequences, maps and optional "
+                            "inputs are not supported)";
+    return failure();
+  }
+  const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+  Type element = elementTypeOf(context, t.elem_type());
+  if (!element) {
+    emitError(fileLoc()) << "graph input '" << info.name() << "' has element "
+                         << "type " << dataTypeName(t.elem_type())
+                         << " (supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, "
+                            "BOOL, INT8, INT32, INT64)";
+    return failure();
+  }
+  if (!t.has_shape()) {
+    emitError(fileLoc()) << "graph input '" << info.name()
+                         << "' has no shape: its rank must be known";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (const auto &dim : t.shape().dim()) {
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0) {
+        emitError(fileLoc()) << "graph input '" << info.name()
+                             << "' has negative size " << dim.dim_value();
+        return failure();
+      }
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    auto pinned = options.dimValues.find(dim.dim_param());
+    shape.push_back(dim.has_dim_param() && pinned != options.dimValues.end()
+                        ? pinned->second
+                        : ShapedType::kDynamic);
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
+                                        int64_t opset) {
+  std::string label = node.name().empty()
+                          ? node.op_type() + "#" + std::to_string(index)
+                          : node.name();
+  Location loc = NameLoc::get(builder.getStringAttr(label), fileLoc());
+  NodeContext ctx(*this, node, opset, loc);
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &in = node.input(i);
+    if (in.empty())
+      continue;
+    if (poisoned.count(in))
+      return failure(); // reported where it failed
+    if (!values.count(in) && !sequences.count(in)) {
+      ctx.error() << "input '" << in << "' is not defined before the node";
+      return failure();
+    }
+  }
+  if (failed(handlers().lookup(node.op_type())(ctx)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty() && !values.count(node.output(i)) &&
+        !sequences.count(node.output(i))) {
+      ctx.error() << "output #" << i << " '" << node.output(i)
+                  << "' is not supported";
+      return failure();
+    }
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run() {
+  FailureOr<int64_t> opset = defaultOpset();
+  if (failed(opset) || failed(checkSupported(*opset)))
+    return nullptr;
+  const onnx::GraphProto &graph = model.graph();
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+
+  // Data inputs: graph inputs that are not initializers.
+  std::set<std::string> initializerNames;
+  for (const onnx::TensorProto &t : graph.initializer())
+    initializerNames.insert(t.name());
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    if (initializerNames.count(in.name()))
+      continue;
+    FailureOr<Type> type = valueInfoType(in);
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    argNames.push_back(in.name());
+  }
+  unsigned numData = argTypes.size();
+
+  // Initializers: float tensors with more than one element are parameters;
+  // the rest are constants.
+  SmallVector<const onnx::TensorProto *> params, constants;
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    Type element = elementTypeOf(context, t.data_type());
+    if (!element) {
+      emitError(fileLoc()) << "initializer '" << t.name() << "' has type "
+                           << dataTypeName(t.data_type())
+                           << " (supported: FLOAT, DOUBLE, FLOAT16, "
+                              "BFLOAT16, BOOL, INT8, INT32, INT64)";
+      return nullptr;
+    }
+    int64_t count = 1;
+    for (int64_t d : t.dims())
+      count *= d;
+    bool isParam = isa<FloatType>(element) && count > 1;
+    (isParam ? params : constants).push_back(&t);
+  }
+  for (const onnx::TensorProto *t : params) {
+    SmallVector<int64_t> shape;
+    for (int64_t d : t->dims()) {
+      if (d < 0) {
+        emitError(fileLoc()) << "initializer '" << t->name()
+                             << "' has negative size " << d;
+        return nullptr;
+      }
+      shape.push_back(d);
+    }
+    argTypes.push_back(RankedTensorType::get(
+        shape, elementTypeOf(context, t->data_type())));
+    argNames.push_back(t->name());
+    paramProtos[t->name()] = t;
+  }
+
+  auto func = func::FuncOp::create(builder, fileLoc(), options.functionName,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (unsigned i = numData; i < argTypes.size(); ++i)
+    func.setArgAttr(i, OberDialect::kParamAttrName,
+                    builder.getStringAttr(argNames[i]));
+  for (unsigned i = 0; i < argTypes.size(); ++i) {
+    values[argNames[i]] = body->getArgument(i);
+    if (i < numData && i < options.knownInputs.size())
+      knownInputArgs[body->getArgument(i)] = i;
+  }
+  builder.setInsertionPointToEnd(body);
+
+  for (const onnx::TensorProto *t : constants) {
+    std::string error;
+    std::optional<reference::Tensor> value =
+        decodeTensor(context, *t, baseDir, error);
+    if (!value) {
+      emitError(fileLoc()) << "initializer '" << t->name() << "': " << error;
+      return nullptr;
+    }
+    values[t->name()] = ConstantOp::create(
+        builder, fileLoc(),
+        value->toAttr(RankedTensorType::get(value->getShape(),
+                                            value->getElementType())));
+  }
+
+  bool ok = true;
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index, *opset))) {
+      ok = false;
+      for (const std::string &out : node.output())
+        poisoned.insert(out);
+    }
+  if (!ok)
+    return nullptr;
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    Value v = values.lookup(out.name());
+    if (!v) {
+      emitError(fileLoc()) << "graph output '" << out.name()
+                           << "' is not a tensor produced by the graph";
+      return nullptr;
+    }
+    results.push_back(v);
+  }
+  func::ReturnOp::create(builder, fileLoc(), results);
+  func.setFunctionType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  if (!params.empty())
+    (*module)->setAttr(OberDialect::kWeightsAttrName,
+                       builder.getStringAttr(llvm::sys::path::filename(name)));
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+static bool parseModel(StringRef bytes, onnx::ModelProto &model) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return false;
+  return model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
+
+OwningOpRef<ModuleOp> mlir::ober::importONNXBytes(
+    StringRef bytes, StringRef name, MLIRContext &context,
+    const ONNXImportOptions &options) {
+  context.loadDialect<OberDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (!parseModel(bytes, model)) {
+    emitError(FileLineColLoc::get(&context, name, 0, 0))
+        << "not a valid ONNX model (protobuf parsing failed)";
+    return nullptr;
+  }
+  GraphImporter importer(&context, model, name, "", options);
+  return importer.run();
+}
+
+OwningOpRef<ModuleOp> mlir::ober::importONNXFile(
+    StringRef path, MLIRContext &context, const ONNXImportOptions &options) {
+  context.loadDialect<OberDialect, func::FuncDialect>();
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(FileLineColLoc::get(&context, path, 0, 0))
+        << "cannot read: " << buffer.getError().message();
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  if (!parseModel((*buffer)->getBuffer(), model)) {
+    emitError(FileLineColLoc::get(&context, path, 0, 0))
+        << "not a valid ONNX model (protobuf parsing failed)";
+    return nullptr;
+  }
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  GraphImporter importer(&context, model, path, dir.empty() ? "." : dir.str(),
+                         options);
+  return importer.run();
+}
+
+bool mlir::ober::readONNXInitializers(
+    StringRef path, const std::map<std::string, Type> &wanted,
+    std::map<std::string, reference::Tensor> &out, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer) {
+    error = path.str() + ": cannot read: " + buffer.getError().message();
+    return false;
+  }
+  onnx::ModelProto model;
+  if (!parseModel((*buffer)->getBuffer(), model)) {
+    error = path.str() + ": not a valid ONNX model";
+    return false;
+  }
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  MLIRContext *context = wanted.empty() ? nullptr
+                                        : wanted.begin()->second.getContext();
+  for (const onnx::TensorProto &t : model.graph().initializer()) {
+    auto it = wanted.find(t.name());
+    if (it == wanted.end())
+      continue;
+    std::string err;
+    std::optional<reference::Tensor> value = decodeTensor(context, t, dir, err);
+    if (!value) {
+      error = path.str() + ": initializer '" + t.name() + "': " + err;
+      return false;
+    }
+    out[t.name()] = std::move(*value);
+  }
+  for (const auto &[name, type] : wanted)
+    if (!out.count(name)) {
+      error = path.str() + " has no initializer '" + name + "'";
+      return false;
+    }
+  return true;
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""ONNX backend conformance for Ober-Train.
+
+Runs every model of ONNX's backend test data (Debian's libonnx-testdata)
+through `ober-run`, compares the outputs with the expected ones using ONNX's
+tolerances, and writes a coverage table.
+
+  conformance.py --ober-run build/bin/ober-run [--coverage docs/onnx-coverage.md]
+                 [--expected test/onnx/expected-unsupported.txt] [--jobs N]
+
+A case passes when every output matches; it is `unsupported` when ober
+rejects the model with a diagnostic (an unsupported op, attribute or type),
+and `fail` when it runs and gives a wrong answer or crashes. Exit status is
+non-zero when any case fails, when a case outside the expected-unsupported
+list is unsupported, when a listed case now passes (shrink the list), or
+when fewer than --min-node-pass of the node cases pass.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+DEFAULT_ROOT = "/usr/share/libonnx-testdata/data"
+SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+# ONNX's backend test tolerances.
+RTOL, ATOL = 1e-3, 1e-7
+
+
+def load_tensor(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def load_value(path):
+    """A tensor, or a sequence of tensors, from a .pb file."""
+    try:
+        return load_tensor(path)
+    except Exception:
+        seq = onnx.SequenceProto()
+        with open(path, "rb") as f:
+            seq.ParseFromString(f.read())
+        return [numpy_helper.to_array(t) for t in seq.tensor_values]
+
+
+def close(expected, actual):
+    if isinstance(expected, list):
+        return False, "sequence outputs are not supported"
+    if expected.shape != actual.shape:
+        return False, f"shape {actual.shape} != expected {expected.shape}"
+    if expected.dtype.kind in "fc":
+        ok = np.allclose(actual.astype(np.float64), expected.astype(np.float64),
+                         rtol=RTOL, atol=ATOL, equal_nan=True)
+    else:
+        ok = np.array_equal(actual.astype(expected.dtype), expected)
+    if ok:
+        return True, ""
+    diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    return False, f"max abs error {np.nanmax(diff) if diff.size else 0:.3g}"
+
+
+def run_case(ober_run, case_dir, timeout):
+    model = os.path.join(case_dir, "model.onnx")
+    sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
+    for data_set in sets:
+        inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
+                        key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+        outputs = sorted(glob.glob(os.path.join(data_set, "output_*.pb")),
+                         key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+        with tempfile.TemporaryDirectory() as tmp:
+            args = [ober_run, model, "--output-dir", os.path.join(tmp, "out")]
+            for i, p in enumerate(inputs):
+                value = load_value(p)
+                if isinstance(value, list):
+                    return "unsupported", "sequence inputs are not supported"
+                if value.dtype.kind not in "fiub" or value.dtype in (
+                        np.uint16, np.uint32, np.uint64, np.uint8, np.int16):
+                    return "unsupported", f"input dtype {value.dtype}"
+                npy = os.path.join(tmp, f"in{i}.npy")
+                np.save(npy, value)
+                args += ["--input", npy]
+            try:
+                proc = subprocess.run(args, capture_output=True, text=True,
+                                      timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return "fail", f"timed out after {timeout}s"
+            if proc.returncode != 0:
+                message = proc.stderr.strip().splitlines()
+                text = " ".join(message)[:400]
+                # A diagnostic is a refusal; a crash (signal) is a failure.
+                if proc.returncode < 0 or "error:" not in proc.stderr:
+                    return "fail", f"exit {proc.returncode}: {text}"
+                return "unsupported", text
+            for i, p in enumerate(outputs):
+                expected = load_value(p)
+                got_path = os.path.join(tmp, "out", f"{i}.npy")
+                if not os.path.exists(got_path):
+                    return "fail", f"output {i} missing"
+                ok, why = close(expected, np.load(got_path))
+                if not ok:
+                    return "fail", f"output {i}: {why}"
+    return "pass", ""
+
+
+def op_types(case_dir):
+    try:
+        model = onnx.load(os.path.join(case_dir, "model.onnx"),
+                          load_external_data=False)
+    except Exception:
+        return []
+    return sorted({(n.domain + "." if n.domain not in ("", "ai.onnx") else "")
+                   + n.op_type for n in model.graph.node})
+
+
+def write_coverage(path, results, cases_ops):
+    per_op = collections.defaultdict(collections.Counter)
+    for (suite, name), (status, _) in results.items():
+        if suite != "node":
+            continue
+        for op in cases_ops[(suite, name)]:
+            per_op[op][status] += 1
+    suites = collections.defaultdict(collections.Counter)
+    for (suite, _), (status, _) in results.items():
+        suites[suite][status] += 1
+    lines = [
+        "# ONNX conformance coverage",
+        "",
+        "Generated by `utils/onnx/conformance.py` from ONNX's backend test",
+        "data (Debian's `libonnx-testdata`, ONNX 1.12): each model runs in",
+        "`ober-run` and its outputs are compared with ONNX's expected outputs",
+        f"(rtol {RTOL:g}, atol {ATOL:g}). `unsupported` means ober rejected the",
+        "model with a diagnostic; `fail` would be a wrong answer.",
+        "",
+        "| suite | cases | pass | fail | unsupported |",
+        "|---|---|---|---|---|",
+    ]
+    for suite in SUITES:
+        c = suites[suite]
+        total = sum(c.values())
+        lines.append(f"| {suite} | {total} | {c['pass']} | {c['fail']} | "
+                     f"{c['unsupported']} |")
+    lines += ["", "## Node tests by op", "",
+              "An op counts in every node case whose graph contains it. "
+              "`status` is `pass` when all its cases pass, `partial` when some "
+              "are rejected, `unsupported` when none pass.", "",
+              "| op | status | pass | fail | unsupported |", "|---|---|---|---|---|"]
+    for op in sorted(per_op):
+        c = per_op[op]
+        if c["fail"]:
+            status = "fail"
+        elif c["unsupported"] == 0:
+            status = "pass"
+        elif c["pass"]:
+            status = "partial"
+        else:
+            status = "unsupported"
+        lines.append(f"| {op} | {status} | {c['pass']} | {c['fail']} | "
+                     f"{c['unsupported']} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ober-run", required=True)
+    p.add_argument("--data-root", default=DEFAULT_ROOT)
+    p.add_argument("--suites", default=",".join(SUITES))
+    p.add_argument("--filter", default="", help="regex on case names")
+    p.add_argument("--coverage", help="write the coverage table here")
+    p.add_argument("--expected", help="expected-unsupported case list")
+    p.add_argument("--min-node-pass", type=float, default=0.75)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--timeout", type=int, default=120)
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args()
+
+    cases = []
+    for suite in args.suites.split(","):
+        for d in sorted(glob.glob(os.path.join(args.data_root, suite, "*"))):
+            if os.path.exists(os.path.join(d, "model.onnx")) and \
+                    re.search(args.filter, os.path.basename(d)):
+                cases.append((suite, os.path.basename(d), d))
+    if not cases:
+        print(f"no test cases under {args.data_root}", file=sys.stderr)
+        return 1
+
+    results, cases_ops = {}, {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(run_case, args.ober_run, d, args.timeout): (s, n, d)
+                   for s, n, d in cases}
+        for f in concurrent.futures.as_completed(futures):
+            s, n, d = futures[f]
+            results[(s, n)] = f.result()
+            cases_ops[(s, n)] = op_types(d)
+
+    expected = set()
+    if args.expected:
+        with open(args.expected) as f:
+            for line in f:
+                line = line.split("#")[0].strip()
+                if line:
+                    expected.add(line)
+
+    problems = []
+    for (suite, name), (status, why) in sorted(results.items()):
+        key = f"{suite}/{name}"
+        if args.verbose or status == "fail" or (status == "unsupported" and key not in expected):
+            print(f"{status.upper():12} {key}: {why}")
+        if status == "fail":
+            problems.append(f"{key} gives a wrong answer: {why}")
+        elif status == "unsupported" and args.expected and key not in expected:
+            problems.append(f"{key} is rejected but not listed as expected: {why}")
+        elif status == "pass" and key in expected:
+            problems.append(f"{key} passes now: remove it from {args.expected}")
+
+    totals = collections.Counter(status for status, _ in results.values())
+    node = [st for (s, _), (st, _) in results.items() if s == "node"]
+    node_rate = node.count("pass") / len(node) if node else 1.0
+    for suite in args.suites.split(","):
+        c = collections.Counter(st for (s, _), (st, _) in results.items() if s == suite)
+        print(f"{suite}: {c['pass']} pass, {c['fail']} fail, "
+              f"{c['unsupported']} unsupported of {sum(c.values())}")
+    if node and node_rate < args.min_node_pass:
+        problems.append(f"node pass rate {node_rate:.1%} is below "
+                        f"{args.min_node_pass:.0%}")
+    if args.coverage:
+        write_coverage(args.coverage, results, cases_ops)
+    for prob in problems:
+        print("PROBLEM:", prob)
+    print(f"onnx-conformance: {totals['pass']} passed, {totals['fail']} failed, "
+          f"{totals['unsupported']} unsupported")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
