@@ -22,6 +22,8 @@ packages=(
   mlir-22-tools                # mlir-tblgen
   llvm-22-tools                # lit, FileCheck, not, count
   python3                      # lit and test helpers (Debian's /usr/bin/python3)
+  libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX importer
+  python3-onnx python3-numpy libonnx-testdata    # ONNX conformance tests
 )
 
 missing=()

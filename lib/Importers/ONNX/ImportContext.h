@@ -120,6 +120,7 @@ void registerElementwiseHandlers(HandlerMap &map);
 void registerNNHandlers(HandlerMap &map);
 void registerReductionHandlers(HandlerMap &map);
 void registerShapeHandlers(HandlerMap &map);
+void registerResizeHandlers(HandlerMap &map);
 
 /// All handlers, by ONNX op type (default domain).
 const HandlerMap &handlers();

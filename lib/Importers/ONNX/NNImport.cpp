@@ -247,13 +247,33 @@ LogicalResult batchNorm(NodeContext &ctx) {
                          ctx.input(4), epsAttr));
     return success();
   }
-  // ONNX's momentum weights the running value; ober's the batch value.
-  double momentum = 1.0 - ctx.getFloat("momentum", 0.9);
+  // ONNX's momentum weights the running value, and its running variance
+  // uses the biased batch variance (PyTorch's, in ober.batch_norm_training,
+  // the unbiased one): compute the running statistics here.
+  double momentum = ctx.getFloat("momentum", 0.9);
   SmallVector<Value> r = ctx.createMulti<BatchNormTrainingOp>(
       x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), epsAttr,
-      ctx.b.getF64FloatAttr(momentum));
-  for (unsigned i = 0; i < 3; ++i)
-    ctx.setOutput(i, r[i]);
+      ctx.b.getF64FloatAttr(1.0 - momentum));
+  ctx.setOutput(0, r[0]);
+  if (ctx.wantsOutput(1) || ctx.wantsOutput(2)) {
+    RankedTensorType xt = typeOf(x);
+    Type t = xt.getElementType();
+    SmallVector<int64_t> axes = {0};
+    for (int64_t d = 2; d < xt.getRank(); ++d)
+      axes.push_back(d);
+    Value mean = ctx.reduce<ReduceMeanOp>(x, axes, true);
+    Value centered = ctx.create<SubOp>(x, mean);
+    Value var = ctx.reduce<ReduceMeanOp>(ctx.create<MulOp>(centered, centered),
+                                         axes, false);
+    mean = ctx.reshape(mean, {xt.getDimSize(1)});
+    auto blend = [&](Value running, Value batch) {
+      return ctx.create<AddOp>(
+          ctx.create<MulOp>(running, ctx.scalar(t, momentum)),
+          ctx.create<MulOp>(batch, ctx.scalar(t, 1.0 - momentum)));
+    };
+    ctx.setOutput(1, blend(ctx.input(3), mean));
+    ctx.setOutput(2, blend(ctx.input(4), var));
+  }
   if (ctx.wantsOutput(3) || ctx.wantsOutput(4)) {
     ctx.error() << "the saved mean and variance outputs are not supported";
     return failure();
@@ -285,9 +305,19 @@ LogicalResult layerNorm(NodeContext &ctx) {
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), xt.getRank());
   if (failed(axis))
     return failure();
+  // The optional Mean and InvStdDev outputs, with the normalised dimensions
+  // kept as size 1.
   if (ctx.wantsOutput(1) || ctx.wantsOutput(2)) {
-    ctx.error() << "the Mean and InvStdDev outputs are not supported";
-    return failure();
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(*axis, xt.getRank()));
+    Type t = xt.getElementType();
+    Value mean = ctx.reduce<ReduceMeanOp>(x, axes, true);
+    Value centered = ctx.create<SubOp>(x, mean);
+    Value var = ctx.reduce<ReduceMeanOp>(ctx.create<MulOp>(centered, centered),
+                                         axes, true);
+    Value eps = ctx.scalar(t, ctx.getFloat("epsilon", 1e-5));
+    ctx.setOutput(1, mean);
+    ctx.setOutput(2, ctx.create<RsqrtOp>(ctx.create<AddOp>(var, eps)));
   }
   ArrayRef<int64_t> normalized = xt.getShape().drop_front(*axis);
   auto affine = [&](unsigned i) -> Value {

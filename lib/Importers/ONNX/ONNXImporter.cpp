@@ -26,7 +26,7 @@ using namespace mlir::ober::onnx_import;
 namespace {
 /// Constant results above this many elements are not folded.
 constexpr int64_t kMaxFoldedElements = 1 << 20;
-constexpr int64_t kMinOpset = 6, kMaxOpset = 17;
+constexpr int64_t kMinOpset = 1, kMaxOpset = 17;
 } // namespace
 
 RankedTensorType mlir::ober::onnx_import::typeOf(Value v) {
@@ -40,6 +40,7 @@ const HandlerMap &mlir::ober::onnx_import::handlers() {
     registerNNHandlers(m);
     registerReductionHandlers(m);
     registerShapeHandlers(m);
+    registerResizeHandlers(m);
     return m;
   }();
   return map;
@@ -108,19 +109,49 @@ const Sequence *NodeContext::sequenceInput(unsigned i) {
   return it == graph.sequences.end() ? nullptr : &it->second;
 }
 
-std::optional<reference::Tensor> NodeContext::constant(unsigned i) {
-  Value v = input(i);
-  if (!v)
-    return std::nullopt;
+/// The value of `v` if it follows from constants and known inputs alone,
+/// evaluated on the reference interpreter.
+static std::optional<reference::Tensor>
+knownValue(GraphImporter &graph, Value v, int depth = 0) {
   if (auto c = v.getDefiningOp<ConstantOp>())
     return reference::Tensor::fromAttr(c.getValue());
   auto known = graph.knownInputArgs.find(v);
   if (known != graph.knownInputArgs.end()) {
     const reference::Tensor &t = graph.options.knownInputs.at(known->second);
-    if (t.getElementType() == typeOf(v).getElementType())
+    if (t.getElementType() == typeOf(v).getElementType() &&
+        t.getShape() == typeOf(v).getShape())
       return t;
     return std::nullopt;
   }
+  Operation *op = v.getDefiningOp();
+  constexpr int kMaxDepth = 32;
+  if (!op || depth > kMaxDepth || !reference::canEvaluate(op))
+    return std::nullopt;
+  for (Type t : op->getResultTypes()) {
+    auto ranked = llvm::cast<RankedTensorType>(t);
+    if (!ranked.hasStaticShape() || ranked.getNumElements() > kMaxFoldedElements)
+      return std::nullopt;
+  }
+  SmallVector<reference::Tensor> operands, results;
+  for (Value operand : op->getOperands()) {
+    std::optional<reference::Tensor> t = knownValue(graph, operand, depth + 1);
+    if (!t)
+      return std::nullopt;
+    operands.push_back(std::move(*t));
+  }
+  ScopedDiagnosticHandler silence(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+  if (failed(reference::evaluate(op, operands, results)))
+    return std::nullopt;
+  return results[llvm::cast<OpResult>(v).getResultNumber()];
+}
+
+std::optional<reference::Tensor> NodeContext::constant(unsigned i) {
+  Value v = input(i);
+  if (!v)
+    return std::nullopt;
+  if (std::optional<reference::Tensor> t = knownValue(graph, v))
+    return t;
   auto param = graph.paramProtos.find(node.input(i));
   if (param != graph.paramProtos.end()) {
     std::string err;
