@@ -28,7 +28,7 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
   if (ext == ".mlir" || ext == ".mlirbc" || path == "-")
     return parseSourceFile<ModuleOp>(path, &context);
   if (ext == ".onnx") {
-    ONNXImportOptions options;
+    ONNXImportOptions options = onnxOptionsFromCommandLine();
     options.knownInputs.assign(knownInputs.begin(), knownInputs.end());
     return importONNXFile(path, context, options);
   }

@@ -558,7 +558,7 @@ static bool parseModel(StringRef bytes, onnx::ModelProto &model) {
 
 OwningOpRef<ModuleOp> mlir::ober::importONNXBytes(
     StringRef bytes, StringRef name, MLIRContext &context,
-    const ONNXImportOptions &options) {
+    const ONNXImportOptions &options, StringRef baseDir) {
   context.loadDialect<OberDialect, func::FuncDialect>();
   onnx::ModelProto model;
   if (!parseModel(bytes, model)) {
@@ -566,13 +566,19 @@ OwningOpRef<ModuleOp> mlir::ober::importONNXBytes(
         << "not a valid ONNX model (protobuf parsing failed)";
     return nullptr;
   }
-  GraphImporter importer(&context, model, name, "", options);
+  GraphImporter importer(&context, model, name, baseDir, options);
   return importer.run();
+}
+
+/// The folder holding `path` ("." for a bare file name).
+static std::string folderOf(StringRef path) {
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  return dir.empty() ? "." : dir.str().str();
 }
 
 OwningOpRef<ModuleOp> mlir::ober::importONNXFile(
     StringRef path, MLIRContext &context, const ONNXImportOptions &options) {
-  context.loadDialect<OberDialect, func::FuncDialect>();
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -580,17 +586,8 @@ OwningOpRef<ModuleOp> mlir::ober::importONNXFile(
         << "cannot read: " << buffer.getError().message();
     return nullptr;
   }
-  onnx::ModelProto model;
-  if (!parseModel((*buffer)->getBuffer(), model)) {
-    emitError(FileLineColLoc::get(&context, path, 0, 0))
-        << "not a valid ONNX model (protobuf parsing failed)";
-    return nullptr;
-  }
-  SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  GraphImporter importer(&context, model, path, dir.empty() ? "." : dir.str(),
-                         options);
-  return importer.run();
+  return importONNXBytes((*buffer)->getBuffer(), path, context, options,
+                         folderOf(path));
 }
 
 bool mlir::ober::readONNXInitializers(
@@ -606,10 +603,7 @@ bool mlir::ober::readONNXInitializers(
     error = path.str() + ": not a valid ONNX model";
     return false;
   }
-  SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
+  std::string dir = folderOf(path);
   MLIRContext *context = wanted.empty() ? nullptr
                                         : wanted.begin()->second.getContext();
   for (const onnx::TensorProto &t : model.graph().initializer()) {

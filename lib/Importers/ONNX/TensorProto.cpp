@@ -41,6 +41,10 @@ std::optional<DType> dtypeOfProto(int32_t dataType) {
 /// Checks that `location` stays inside `baseDir` and returns the full path.
 std::optional<std::string> externalPath(StringRef baseDir, StringRef location,
                                         std::string &error) {
+  if (baseDir.empty()) {
+    error = "external data is not available for a model read from memory";
+    return std::nullopt;
+  }
   if (location.empty() || llvm::sys::path::is_absolute(location)) {
     error = "external data location '" + location.str() +
             "' must be a relative path inside the model's folder";
@@ -58,7 +62,7 @@ std::optional<std::string> externalPath(StringRef baseDir, StringRef location,
   llvm::sys::path::append(full, location);
   // Symbolic links may not lead outside either.
   SmallString<256> realBase, realFull;
-  if (llvm::sys::fs::real_path(baseDir.empty() ? "." : baseDir, realBase) ||
+  if (llvm::sys::fs::real_path(baseDir, realBase) ||
       llvm::sys::fs::real_path(full, realFull)) {
     error = "external data file '" + full.str().str() + "' does not exist";
     return std::nullopt;

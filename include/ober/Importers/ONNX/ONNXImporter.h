@@ -39,11 +39,19 @@ struct ONNXImportOptions {
 OwningOpRef<ModuleOp> importONNXFile(StringRef path, MLIRContext &context,
                                      const ONNXImportOptions &options = {});
 
-/// Imports a serialized ModelProto held in memory (no external data).
-/// `name` labels diagnostics and becomes the module's `ober.weights`.
+/// Imports a serialized ModelProto held in memory. `name` labels
+/// diagnostics and becomes the module's `ober.weights`; external data is
+/// read under `baseDir`, and refused when it is empty.
 OwningOpRef<ModuleOp> importONNXBytes(StringRef bytes, StringRef name,
                                       MLIRContext &context,
-                                      const ONNXImportOptions &options = {});
+                                      const ONNXImportOptions &options = {},
+                                      StringRef baseDir = "");
+
+/// Registers `--import-onnx` for ober-translate, with `--onnx-dim`.
+void registerONNXTranslation();
+
+/// Import options from the command line (`--onnx-dim name=size`).
+ONNXImportOptions onnxOptionsFromCommandLine();
 
 /// Reads the named initializers of the ONNX model at `path` (with external
 /// data) as tensors of the given element types. Returns false and sets

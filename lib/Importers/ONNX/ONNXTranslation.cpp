@@ -1,0 +1,57 @@
+//===- ONNXTranslation.cpp - `--import-onnx` and its options --------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Importers/ONNX/ONNXImporter.h"
+
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+
+static llvm::cl::list<std::string> onnxDims(
+    "onnx-dim",
+    llvm::cl::desc("Pin a symbolic ONNX dimension: --onnx-dim=batch=8"),
+    llvm::cl::value_desc("name=size"));
+
+ONNXImportOptions mlir::ober::onnxOptionsFromCommandLine() {
+  ONNXImportOptions options;
+  for (const std::string &entry : onnxDims) {
+    StringRef name, value;
+    std::tie(name, value) = StringRef(entry).split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size < 0) {
+      llvm::errs() << "warning: ignoring --onnx-dim '" << entry
+                   << "' (expected name=size)\n";
+      continue;
+    }
+    options.dimValues[name.str()] = size;
+  }
+  return options;
+}
+
+void mlir::ober::registerONNXTranslation() {
+  static TranslateToMLIRRegistration registration(
+      "import-onnx", "Import an ONNX model into the ober dialect",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        StringRef name = buffer->getBufferIdentifier();
+        std::string dir;
+        if (llvm::sys::fs::exists(name)) {
+          SmallString<256> folder(name);
+          llvm::sys::path::remove_filename(folder);
+          dir = folder.empty() ? "." : folder.str().str();
+        }
+        OwningOpRef<ModuleOp> module = importONNXBytes(
+            buffer->getBuffer(), name, *context, onnxOptionsFromCommandLine(),
+            dir);
+        return OwningOpRef<Operation *>(module.release());
+      });
+}
