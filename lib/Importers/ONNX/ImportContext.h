@@ -30,12 +30,14 @@ using Sequence = SmallVector<Value>;
 class NodeContext {
 public:
   NodeContext(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
-              Location loc);
+              Location loc, std::string label);
 
   const onnx::NodeProto &node;
   const int64_t opset;
   OpBuilder &b;
   const Location loc;
+  /// The node's name, or its op type and position when it has none.
+  const std::string label;
 
   //===--- inputs --------------------------------------------------------===//
   unsigned numInputs() const { return node.input_size(); }

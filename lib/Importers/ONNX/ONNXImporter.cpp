@@ -91,8 +91,9 @@ private:
 //===----------------------------------------------------------------------===//
 
 NodeContext::NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
-                         int64_t opset, Location loc)
-    : node(node), opset(opset), b(graph.builder), loc(loc), graph(graph) {}
+                         int64_t opset, Location loc, std::string label)
+    : node(node), opset(opset), b(graph.builder), loc(loc),
+      label(std::move(label)), graph(graph) {}
 
 Value NodeContext::input(unsigned i) {
   return hasInput(i) ? graph.values.lookup(node.input(i)) : Value();
@@ -228,7 +229,7 @@ void NodeContext::setSequenceOutput(unsigned i, Sequence values) {
 
 InFlightDiagnostic NodeContext::error() {
   InFlightDiagnostic diag = emitError(loc);
-  diag << "ONNX node '" << node.name() << "' (" << node.op_type() << ", opset "
+  diag << "ONNX node '" << label << "' (" << node.op_type() << ", opset "
        << opset << "): ";
   return diag;
 }
@@ -335,14 +336,20 @@ FailureOr<int64_t> GraphImporter::defaultOpset() {
   return failure();
 }
 
+/// How diagnostics name a node: its name, or its op type and position.
+static std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
+  return node.name().empty() ? node.op_type() + " #" + std::to_string(index)
+                             : node.name();
+}
+
 LogicalResult GraphImporter::checkSupported(int64_t opset) {
   const HandlerMap &map = handlers();
   SmallVector<std::string> unsupported;
-  for (const onnx::NodeProto &node : model.graph().node()) {
+  for (auto [index, node] : llvm::enumerate(model.graph().node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (defaultDomain && map.count(node.op_type()))
       continue;
-    std::string entry = "'" + node.name() + "' (" +
+    std::string entry = "'" + nodeLabel(node, index) + "' (" +
                         (defaultDomain ? "" : node.domain() + ".") +
                         node.op_type() + ", opset " + std::to_string(opset) +
                         ")";
@@ -400,11 +407,9 @@ FailureOr<Type> GraphImporter::valueInfoType(const onnx::ValueInfoProto &info) {
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
                                         int64_t opset) {
-  std::string label = node.name().empty()
-                          ? node.op_type() + "#" + std::to_string(index)
-                          : node.name();
+  std::string label = nodeLabel(node, index);
   Location loc = NameLoc::get(builder.getStringAttr(label), fileLoc());
-  NodeContext ctx(*this, node, opset, loc);
+  NodeContext ctx(*this, node, opset, loc, label);
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &in = node.input(i);
     if (in.empty())
@@ -473,6 +478,11 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     (isParam ? params : constants).push_back(&t);
   }
   for (const onnx::TensorProto *t : params) {
+    std::string error;
+    if (!validateTensorData(*t, baseDir, error)) {
+      emitError(fileLoc()) << "initializer '" << t->name() << "': " << error;
+      return nullptr;
+    }
     SmallVector<int64_t> shape;
     for (int64_t d : t->dims()) {
       if (d < 0) {

@@ -67,6 +67,10 @@ LogicalResult reshapeOp(NodeContext &ctx) {
       return failure();
     } else
       shape[inferred] = xt.getNumElements() / known;
+  } else if (xt.hasStaticShape() && !dynamic && known != xt.getNumElements()) {
+    ctx.error() << "cannot reshape " << xt << " to a shape with " << known
+                << " elements";
+    return failure();
   }
   ctx.setOutput(0, ctx.reshape(x, shape));
   return success();

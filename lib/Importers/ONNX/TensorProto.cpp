@@ -90,9 +90,20 @@ const char *mlir::ober::onnx_import::dataTypeName(int32_t dataType) {
   return "an unknown type";
 }
 
-std::optional<reference::Tensor> mlir::ober::onnx_import::decodeTensor(
-    MLIRContext *context, const onnx::TensorProto &proto, StringRef baseDir,
-    std::string &error) {
+namespace {
+/// Where and how a TensorProto's data is stored, checked for consistency.
+struct DataPlan {
+  DType dtype;
+  SmallVector<int64_t> shape;
+  uint64_t count = 1;
+  size_t size = 0;
+  bool external = false;
+  std::string path;
+  uint64_t offset = 0;
+};
+
+std::optional<DataPlan> planTensor(const onnx::TensorProto &proto,
+                                   StringRef baseDir, std::string &error) {
   std::optional<DType> dtype = dtypeOfProto(proto.data_type());
   if (!dtype) {
     error = std::string("unsupported data type ") +
@@ -101,27 +112,25 @@ std::optional<reference::Tensor> mlir::ober::onnx_import::decodeTensor(
             "INT32, INT64)";
     return std::nullopt;
   }
-  SmallVector<int64_t> shape;
-  uint64_t count = 1;
+  DataPlan plan;
+  plan.dtype = *dtype;
+  plan.size = ::ober::rt::dtypeSize(*dtype);
   for (int64_t d : proto.dims()) {
     if (d < 0) {
       error = "negative dimension " + std::to_string(d);
       return std::nullopt;
     }
-    shape.push_back(d);
-    count *= static_cast<uint64_t>(d);
-    if (count > kMaxElements) {
+    plan.shape.push_back(d);
+    plan.count *= static_cast<uint64_t>(d);
+    if (plan.count > kMaxElements) {
       error = "too many elements";
       return std::nullopt;
     }
   }
-  size_t size = ::ober::rt::dtypeSize(*dtype);
-  Type elementType = reference::elementTypeOf(context, *dtype);
-  std::vector<char> bytes;
-
+  uint64_t bytes = plan.count * plan.size;
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
-    uint64_t offset = 0, length = count * size;
+    uint64_t length = bytes;
     bool hasLength = false;
     for (const auto &entry : proto.external_data()) {
       if (entry.key() == "location") {
@@ -134,7 +143,7 @@ std::optional<reference::Tensor> mlir::ober::onnx_import::decodeTensor(
                   "' is not a number";
           return std::nullopt;
         }
-        (entry.key() == "offset" ? offset : length) = v;
+        (entry.key() == "offset" ? plan.offset : length) = v;
         hasLength |= entry.key() == "length";
       }
     }
@@ -142,71 +151,104 @@ std::optional<reference::Tensor> mlir::ober::onnx_import::decodeTensor(
     if (!path)
       return std::nullopt;
     uint64_t fileSize = 0;
-    if (llvm::sys::fs::file_size(*path, fileSize) || offset > fileSize ||
-        count * size > fileSize - offset ||
-        (hasLength && length != count * size)) {
+    if (llvm::sys::fs::file_size(*path, fileSize) || plan.offset > fileSize ||
+        bytes > fileSize - plan.offset || (hasLength && length != bytes)) {
       error = "external data in '" + location + "' at offset " +
-              std::to_string(offset) + " does not hold " +
-              std::to_string(count * size) + " bytes";
+              std::to_string(plan.offset) + " does not hold " +
+              std::to_string(bytes) + " bytes";
       return std::nullopt;
     }
+    plan.external = true;
+    plan.path = *path;
+    return plan;
+  }
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != bytes) {
+      error = "raw_data holds " + std::to_string(proto.raw_data().size()) +
+              " bytes, expected " + std::to_string(bytes);
+      return std::nullopt;
+    }
+    return plan;
+  }
+  int64_t held;
+  switch (*dtype) {
+  case DType::F32: held = proto.float_data_size(); break;
+  case DType::F64: held = proto.double_data_size(); break;
+  case DType::I64: held = proto.int64_data_size(); break;
+  default: held = proto.int32_data_size(); break;
+  }
+  if (static_cast<uint64_t>(held) != plan.count) {
+    error = "holds " + std::to_string(held) + " values, expected " +
+            std::to_string(plan.count);
+    return std::nullopt;
+  }
+  return plan;
+}
+} // namespace
+
+bool mlir::ober::onnx_import::validateTensorData(
+    const onnx::TensorProto &proto, StringRef baseDir, std::string &error) {
+  return planTensor(proto, baseDir, error).has_value();
+}
+
+std::optional<reference::Tensor> mlir::ober::onnx_import::decodeTensor(
+    MLIRContext *context, const onnx::TensorProto &proto, StringRef baseDir,
+    std::string &error) {
+  std::optional<DataPlan> plan = planTensor(proto, baseDir, error);
+  if (!plan)
+    return std::nullopt;
+  DType dtype = plan->dtype;
+  uint64_t count = plan->count;
+  size_t size = plan->size;
+  Type elementType = reference::elementTypeOf(context, dtype);
+  std::vector<char> bytes;
+  if (plan->external) {
     bytes.resize(count * size);
-    std::ifstream in(*path, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(offset));
+    std::ifstream in(plan->path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(plan->offset));
     if (!in.read(bytes.data(), bytes.size())) {
-      error = "cannot read external data '" + location + "'";
+      error = "cannot read external data '" + plan->path + "'";
       return std::nullopt;
     }
   } else if (proto.has_raw_data()) {
-    const std::string &raw = proto.raw_data();
-    if (raw.size() != count * size) {
-      error = "raw_data holds " + std::to_string(raw.size()) +
-              " bytes, expected " + std::to_string(count * size);
-      return std::nullopt;
-    }
-    bytes.assign(raw.begin(), raw.end());
+    bytes.assign(proto.raw_data().begin(), proto.raw_data().end());
   } else {
     // Typed fields: widen into little-endian bytes of `dtype`.
-    auto fill = [&](auto values, auto convert) -> bool {
-      if (static_cast<uint64_t>(values.size()) != count) {
-        error = "holds " + std::to_string(values.size()) +
-                " values, expected " + std::to_string(count);
-        return false;
+    bytes.resize(count * size);
+    for (uint64_t i = 0; i < count; ++i) {
+      char *p = bytes.data() + i * size;
+      switch (dtype) {
+      case DType::F32: {
+        float v = proto.float_data(i);
+        std::memcpy(p, &v, 4);
+        break;
       }
-      bytes.resize(count * size);
-      for (uint64_t i = 0; i < count; ++i)
-        convert(bytes.data() + i * size, values.Get(i));
-      return true;
-    };
-    bool ok;
-    switch (*dtype) {
-    case DType::F32:
-      ok = fill(proto.float_data(), [](char *p, float v) { std::memcpy(p, &v, 4); });
-      break;
-    case DType::F64:
-      ok = fill(proto.double_data(), [](char *p, double v) { std::memcpy(p, &v, 8); });
-      break;
-    case DType::I64:
-      ok = fill(proto.int64_data(), [](char *p, int64_t v) { std::memcpy(p, &v, 8); });
-      break;
-    case DType::I32:
-      ok = fill(proto.int32_data(), [](char *p, int32_t v) { std::memcpy(p, &v, 4); });
-      break;
-    case DType::F16:
-    case DType::BF16:
-      ok = fill(proto.int32_data(), [](char *p, int32_t v) {
-        uint16_t bits = static_cast<uint16_t>(v);
+      case DType::F64: {
+        double v = proto.double_data(i);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::I64: {
+        int64_t v = proto.int64_data(i);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::I32: {
+        int32_t v = proto.int32_data(i);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::F16:
+      case DType::BF16: {
+        uint16_t bits = static_cast<uint16_t>(proto.int32_data(i));
         std::memcpy(p, &bits, 2);
-      });
-      break;
-    default: // BOOL, INT8
-      ok = fill(proto.int32_data(), [](char *p, int32_t v) {
-        *p = static_cast<char>(v);
-      });
-      break;
+        break;
+      }
+      default: // BOOL, INT8
+        *p = static_cast<char>(proto.int32_data(i));
+        break;
+      }
     }
-    if (!ok)
-      return std::nullopt;
   }
-  return reference::decodeTensor(*dtype, shape, bytes, elementType, error);
+  return reference::decodeTensor(dtype, plan->shape, bytes, elementType, error);
 }

@@ -30,6 +30,11 @@ std::optional<reference::Tensor> decodeTensor(MLIRContext *context,
                                               StringRef baseDir,
                                               std::string &error);
 
+/// Checks `proto`'s data without reading it: the type, the shape, the inline
+/// size, or the external file's location (inside `baseDir`) and size.
+bool validateTensorData(const onnx::TensorProto &proto, StringRef baseDir,
+                        std::string &error);
+
 } // namespace mlir::ober::onnx_import
 
 #endif // OBER_LIB_IMPORTERS_ONNX_TENSORPROTO_H
