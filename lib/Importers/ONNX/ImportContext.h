@@ -79,15 +79,35 @@ public:
   InFlightDiagnostic error();
 
   //===--- building (results of constant operands fold) ------------------===//
+  /// Creates a one-result op. Ops that infer their result type are built
+  /// with a placeholder type and inferred afterwards, so operands that do
+  /// not fit are reported (and fail the node) instead of aborting.
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
-    auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
-    return foldResults(op.getOperation()).front();
+    if constexpr (OpTy::template hasTrait<InferTypeOpInterface::Trait>()) {
+      Type placeholder;
+      (notePlaceholder(placeholder, args), ...);
+      if (!placeholder)
+        placeholder = RankedTensorType::get({}, b.getF32Type());
+      auto op = OpTy::create(b, loc, placeholder, std::forward<Args>(args)...);
+      if (failed(inferResultTypes(op.getOperation())))
+        return op->getResult(0);
+      return foldResults(op.getOperation()).front();
+    } else {
+      auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
+      return foldResults(op.getOperation()).front();
+    }
   }
+  /// Creates an op with several results, given their types.
   template <typename OpTy, typename... Args>
   SmallVector<Value> createMulti(Args &&...args) {
     auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
+    if (op->template hasTrait<InferTypeOpInterface::Trait>() &&
+        failed(inferResultTypes(op.getOperation())))
+      return SmallVector<Value>(op->getResults());
     return foldResults(op.getOperation());
   }
+  /// True once an op of this node failed type inference.
+  bool hasFailed() const { return failedInference; }
   /// Replaces `op` by constants when all its operands are constants.
   SmallVector<Value> foldResults(Operation *op);
 
@@ -112,7 +132,17 @@ public:
                                    StringRef what = "axis");
 
 private:
+  template <typename T> static void notePlaceholder(Type &type, const T &arg) {
+    if constexpr (std::is_convertible_v<T, Value>)
+      if (!type && Value(arg))
+        type = Value(arg).getType();
+  }
+  /// Sets `op`'s result types from its InferTypeOpInterface; on failure the
+  /// interface has reported why and the node fails.
+  LogicalResult inferResultTypes(Operation *op);
+
   GraphImporter &graph;
+  bool failedInference = false;
 };
 
 using Handler = LogicalResult (*)(NodeContext &);

@@ -27,6 +27,11 @@ Value transposeLast2(NodeContext &ctx, Value v) {
 
 LogicalResult gemm(NodeContext &ctx) {
   Value a = ctx.input(0), b = ctx.input(1);
+  if (typeOf(a).getRank() != 2 || typeOf(b).getRank() != 2) {
+    ctx.error() << "A and B must be matrices, got " << typeOf(a) << " and "
+                << typeOf(b);
+    return failure();
+  }
   if (ctx.getInt("transA", 0))
     a = transposeLast2(ctx, a);
   if (ctx.getInt("transB", 0))
@@ -252,6 +257,7 @@ LogicalResult batchNorm(NodeContext &ctx) {
   // the unbiased one): compute the running statistics here.
   double momentum = ctx.getFloat("momentum", 0.9);
   SmallVector<Value> r = ctx.createMulti<BatchNormTrainingOp>(
+      TypeRange{x.getType(), ctx.input(3).getType(), ctx.input(4).getType()},
       x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), epsAttr,
       ctx.b.getF64FloatAttr(1.0 - momentum));
   ctx.setOutput(0, r[0]);
@@ -291,6 +297,11 @@ Value channelVector(NodeContext &ctx, Value v, int64_t rank) {
 LogicalResult instanceNorm(NodeContext &ctx) {
   Value x = ctx.input(0);
   int64_t rank = typeOf(x).getRank();
+  if (rank < 3 || ctx.inputType(1).getRank() != 1 ||
+      ctx.inputType(2).getRank() != 1) {
+    ctx.error() << "needs input [N, C, D...] and per-channel scale and bias";
+    return failure();
+  }
   Value y = ctx.create<LayerNormOp>(
       x, Value(), Value(), ctx.b.getI64IntegerAttr(2),
       ctx.b.getF64FloatAttr(ctx.getFloat("epsilon", 1e-5)));
@@ -413,11 +424,11 @@ LogicalResult dropout(NodeContext &ctx) {
       FailureOr<SmallVector<int64_t>> t = ctx.constantInts(2, "training_mode");
       if (failed(t))
         return failure();
-      training = !t->empty() && (*t)[0];
+      training = !t->empty() && t->front();
     }
     if (ctx.hasInput(1)) {
       std::optional<reference::Tensor> r = ctx.constant(1);
-      if (!r) {
+      if (!r || r->getNumElements() != 1) {
         ctx.error() << "ratio must be known at import time";
         return failure();
       }
@@ -441,7 +452,8 @@ LogicalResult dropout(NodeContext &ctx) {
   }
   Value seed = ctx.scalar(ctx.b.getI64Type(), ctx.getInt("seed", 0));
   SmallVector<Value> r = ctx.createMulti<DropoutOp>(
-      x, seed, ctx.b.getF64FloatAttr(ratio));
+      TypeRange{xt, xt.clone(ctx.b.getI1Type())}, x, seed,
+      ctx.b.getF64FloatAttr(ratio));
   ctx.setOutput(0, r[0]);
   ctx.setOutput(1, r[1]);
   return success();
@@ -452,6 +464,11 @@ LogicalResult dropout(NodeContext &ctx) {
 FailureOr<Value> nll(NodeContext &ctx, Value logProbs, Value targets,
                      Value weights) {
   RankedTensorType lt = typeOf(logProbs), tt = typeOf(targets);
+  if (lt.getRank() < 2 || tt.getRank() != lt.getRank() - 1) {
+    ctx.error() << "needs input [N, C, d...] and target [N, d...], got " << lt
+                << " and " << tt;
+    return failure();
+  }
   Type f = lt.getElementType(), it = tt.getElementType();
   std::string reduction = ctx.getString("reduction", "mean");
   if (reduction != "mean" && reduction != "sum" && reduction != "none") {

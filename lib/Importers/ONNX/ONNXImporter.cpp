@@ -7,6 +7,7 @@
 #include "ober/Importers/ONNX/ONNXImporter.h"
 
 #include "ImportContext.h"
+#include "Schema.h"
 #include "TensorProto.h"
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
@@ -14,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -234,6 +236,22 @@ InFlightDiagnostic NodeContext::error() {
   return diag;
 }
 
+LogicalResult NodeContext::inferResultTypes(Operation *op) {
+  SmallVector<Type> types;
+  auto iface = llvm::cast<InferTypeOpInterface>(op);
+  if (failed(iface.inferReturnTypes(op->getContext(), op->getLoc(),
+                                    op->getOperands(), op->getAttrDictionary(),
+                                    op->getPropertiesStorage(),
+                                    op->getRegions(), types)) ||
+      types.size() != op->getNumResults()) {
+    failedInference = true;
+    return failure();
+  }
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+  return success();
+}
+
 SmallVector<Value> NodeContext::foldResults(Operation *op) {
   SmallVector<Value> results(op->getResults());
   bool allConstant = llvm::all_of(op->getOperands(), [](Value v) {
@@ -410,6 +428,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
   std::string label = nodeLabel(node, index);
   Location loc = NameLoc::get(builder.getStringAttr(label), fileLoc());
   NodeContext ctx(*this, node, opset, loc, label);
+  std::string arity = checkArity(node, opset);
+  if (!arity.empty()) {
+    ctx.error() << arity;
+    return failure();
+  }
   for (int i = 0; i < node.input_size(); ++i) {
     const std::string &in = node.input(i);
     if (in.empty())
@@ -421,7 +444,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
       return failure();
     }
   }
-  if (failed(handlers().lookup(node.op_type())(ctx)))
+  if (failed(handlers().lookup(node.op_type())(ctx)) || ctx.hasFailed())
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty() && !values.count(node.output(i)) &&

@@ -138,7 +138,8 @@ LogicalResult resizeAll(NodeContext &ctx, Value x, ArrayRef<double> scales,
     int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(in * scales[d]))
                                 : sizes[d];
     double scale = sizes.empty() ? scales[d] : static_cast<double>(out) / in;
-    if (out < 1 || !(scale > 0)) {
+    constexpr int64_t kMaxSize = 1 << 24;
+    if (out < 1 || out > kMaxSize || !(scale > 0)) {
       ctx.error() << "resizing dimension " << d << " of size " << in
                   << " gives no output";
       return failure();

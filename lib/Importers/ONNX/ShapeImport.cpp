@@ -214,6 +214,15 @@ LogicalResult split(NodeContext &ctx) {
     return failure();
   SmallVector<int64_t> sizes = given->value_or(SmallVector<int64_t>());
   int64_t n = ctx.numOutputs(), size = xt.getDimSize(*axis);
+  if (sizes.empty() && n < 1) {
+    ctx.error() << "needs outputs or split sizes";
+    return failure();
+  }
+  if (!sizes.empty() && static_cast<int64_t>(sizes.size()) != n) {
+    ctx.error() << "split has " << sizes.size() << " sizes for " << n
+                << " outputs";
+    return failure();
+  }
   if (sizes.empty()) {
     if (ShapedType::isDynamic(size) || size % n != 0) {
       ctx.error() << "cannot split dimension " << *axis << " of " << xt
@@ -322,8 +331,8 @@ LogicalResult pad(NodeContext &ctx) {
     pads = *p;
     if (ctx.hasInput(2)) {
       std::optional<reference::Tensor> v = ctx.constant(2);
-      if (!v) {
-        ctx.error() << "constant_value must be known at import time";
+      if (!v || v->getNumElements() != 1) {
+        ctx.error() << "constant_value must be one value known at import time";
         return failure();
       }
       value = v->getFloat(0);
@@ -386,7 +395,7 @@ LogicalResult expand(NodeContext &ctx) {
   for (size_t i = 0; i < rank; ++i) {
     int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
     int64_t b = i + shape->size() >= rank ? (*shape)[i + shape->size() - rank] : 1;
-    if (a != 1 && b != 1 && a != b) {
+    if (b < 0 || (a != 1 && b != 1 && a != b)) {
       ctx.error() << "cannot expand " << typeOf(x) << " to shape ["
                   << llvm::make_range(shape->begin(), shape->end()) << "]";
       return failure();
@@ -403,8 +412,9 @@ LogicalResult tile(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> repeats = ctx.constantInts(1, "repeats");
   if (failed(repeats))
     return failure();
-  if (static_cast<int64_t>(repeats->size()) != xt.getRank()) {
-    ctx.error() << "repeats must have one entry per dimension";
+  if (static_cast<int64_t>(repeats->size()) != xt.getRank() ||
+      llvm::any_of(*repeats, [](int64_t r) { return r < 0; })) {
+    ctx.error() << "repeats must have one non-negative entry per dimension";
     return failure();
   }
   // [d0, d1] -> [1, d0, 1, d1] -> [r0, d0, r1, d1] -> [r0*d0, r1*d1].
@@ -490,6 +500,10 @@ LogicalResult constantOfShape(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(0, "shape");
   if (failed(shape))
     return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
+    ctx.error() << "shape entries must be non-negative";
+    return failure();
+  }
   reference::Tensor value(ctx.b.getF32Type(), {1});
   if (const onnx::AttributeProto *a = ctx.attr("value")) {
     std::string error;
@@ -510,8 +524,10 @@ LogicalResult constantOfShape(NodeContext &ctx) {
 LogicalResult range(NodeContext &ctx) {
   std::optional<reference::Tensor> start = ctx.constant(0), limit = ctx.constant(1),
                                    delta = ctx.constant(2);
-  if (!start || !limit || !delta) {
-    ctx.error() << "start, limit and delta must be known at import time";
+  if (!start || !limit || !delta || start->getNumElements() != 1 ||
+      limit->getNumElements() != 1 || delta->getNumElements() != 1) {
+    ctx.error() << "start, limit and delta must be scalars known at import "
+                   "time";
     return failure();
   }
   double s = start->getFloat(0), l = limit->getFloat(0), d = delta->getFloat(0);
@@ -519,7 +535,13 @@ LogicalResult range(NodeContext &ctx) {
     ctx.error() << "delta must be non-zero";
     return failure();
   }
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  double count = std::ceil((l - s) / d);
+  constexpr double kMaxRange = 1 << 24;
+  if (!(count <= kMaxRange)) {
+    ctx.error() << "the range holds more than " << kMaxRange << " elements";
+    return failure();
+  }
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   reference::Tensor t(start->getElementType(), {n});
   for (int64_t i = 0; i < n; ++i) {
     if (t.isFloat())
@@ -554,11 +576,15 @@ LogicalResult gatherElements(NodeContext &ctx) {
 LogicalResult oneHot(NodeContext &ctx) {
   Value indices = ctx.input(0);
   std::optional<reference::Tensor> depthT = ctx.constant(1);
-  if (!depthT) {
-    ctx.error() << "depth must be known at import time";
+  if (!depthT || depthT->getNumElements() != 1 || !(depthT->getFloat(0) >= 1)) {
+    ctx.error() << "depth must be one positive value known at import time";
     return failure();
   }
   int64_t depth = static_cast<int64_t>(depthT->getFloat(0));
+  if (ctx.inputType(2).getRank() != 1 || ctx.inputType(2).getDimSize(0) != 2) {
+    ctx.error() << "values must be [off_value, on_value]";
+    return failure();
+  }
   int64_t rank = typeOf(indices).getRank() + 1;
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
   if (failed(axis))
@@ -596,12 +622,20 @@ Value diagonalMask(NodeContext &ctx, int64_t rows, int64_t cols, int64_t k,
 LogicalResult trilu(NodeContext &ctx) {
   Value x = ctx.input(0);
   RankedTensorType xt = typeOf(x);
+  if (xt.getRank() < 2) {
+    ctx.error() << "needs a tensor of rank >= 2, got " << xt;
+    return failure();
+  }
   int64_t k = 0;
   if (ctx.hasInput(1)) {
     FailureOr<SmallVector<int64_t>> kv = ctx.constantInts(1, "k");
     if (failed(kv))
       return failure();
-    k = (*kv)[0];
+    if (kv->size() != 1) {
+      ctx.error() << "k must be one value";
+      return failure();
+    }
+    k = kv->front();
   }
   int64_t rank = xt.getRank();
   Value keep = diagonalMask(ctx, xt.getDimSize(rank - 2), xt.getDimSize(rank - 1),
@@ -613,6 +647,10 @@ LogicalResult trilu(NodeContext &ctx) {
 
 LogicalResult eyeLike(NodeContext &ctx) {
   RankedTensorType xt = ctx.inputType(0);
+  if (xt.getRank() != 2 || !xt.hasStaticShape()) {
+    ctx.error() << "needs a static matrix, got " << xt;
+    return failure();
+  }
   Type element = xt.getElementType();
   if (ctx.hasAttr("dtype")) {
     element = elementTypeOf(ctx.b.getContext(), ctx.getInt("dtype", 1));
@@ -632,7 +670,11 @@ LogicalResult cumsum(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> axisV = ctx.constantInts(1, "axis");
   if (failed(axisV))
     return failure();
-  FailureOr<int64_t> axis = ctx.normalizeAxis((*axisV)[0], typeOf(x).getRank());
+  if (axisV->size() != 1) {
+    ctx.error() << "axis must be one value";
+    return failure();
+  }
+  FailureOr<int64_t> axis = ctx.normalizeAxis(axisV->front(), typeOf(x).getRank());
   if (failed(axis))
     return failure();
   ctx.setOutput(0, ctx.create<CumSumOp>(x, *axis, ctx.getInt("exclusive", 0) != 0,
@@ -640,8 +682,24 @@ LogicalResult cumsum(NodeContext &ctx) {
   return success();
 }
 
+/// Checks a DepthToSpace/SpaceToDepth input and block size.
+LogicalResult checkBlocks(NodeContext &ctx, Value x, bool toSpace) {
+  RankedTensorType xt = typeOf(x);
+  int64_t b = ctx.getInt("blocksize", 1);
+  if (xt.getRank() != 4 || !xt.hasStaticShape() || b < 1 ||
+      (toSpace ? xt.getDimSize(1) % (b * b) != 0
+               : xt.getDimSize(2) % b != 0 || xt.getDimSize(3) % b != 0)) {
+    ctx.error() << "needs a static [N, C, H, W] input that blocksize " << b
+                << " divides, got " << xt;
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult depthToSpace(NodeContext &ctx) {
   Value x = ctx.input(0);
+  if (failed(checkBlocks(ctx, x, /*toSpace=*/true)))
+    return failure();
   ArrayRef<int64_t> s = typeOf(x).getShape();
   int64_t b = ctx.getInt("blocksize", 1);
   int64_t n = s[0], c = s[1], h = s[2], w = s[3], cb = c / (b * b);
@@ -656,6 +714,8 @@ LogicalResult depthToSpace(NodeContext &ctx) {
 
 LogicalResult spaceToDepth(NodeContext &ctx) {
   Value x = ctx.input(0);
+  if (failed(checkBlocks(ctx, x, /*toSpace=*/false)))
+    return failure();
   ArrayRef<int64_t> s = typeOf(x).getShape();
   int64_t b = ctx.getInt("blocksize", 1);
   int64_t n = s[0], c = s[1], h = s[2], w = s[3];
@@ -678,7 +738,11 @@ FailureOr<int64_t> seqPosition(NodeContext &ctx, unsigned i, int64_t size,
   FailureOr<SmallVector<int64_t>> p = ctx.constantInts(i, "position");
   if (failed(p))
     return failure();
-  int64_t pos = (*p)[0], limit = insert ? size + 1 : size;
+  if (p->size() != 1) {
+    ctx.error() << "position must be one value";
+    return failure();
+  }
+  int64_t pos = p->front(), limit = insert ? size + 1 : size;
   if (pos < 0)
     pos += size;
   if (pos < 0 || pos >= limit) {
@@ -786,11 +850,19 @@ LogicalResult splitToSequence(NodeContext &ctx) {
     }
     if (split->getRank() == 0) {
       int64_t chunk = split->getInt(0);
+      if (chunk < 1) {
+        ctx.error() << "split must be positive, got " << chunk;
+        return failure();
+      }
       for (int64_t left = size; left > 0; left -= chunk)
         sizes.push_back(std::min(chunk, left));
     } else {
       for (int64_t i = 0; i < split->getNumElements(); ++i)
         sizes.push_back(split->getInt(i));
+      if (sizes.empty()) {
+        ctx.error() << "split must not be empty";
+        return failure();
+      }
     }
   }
   Sequence pieces = splitInto(ctx, x, *axis, sizes);
