@@ -115,10 +115,20 @@ LogicalResult checkSpatialRank(NodeContext &ctx, RankedTensorType input) {
   return success();
 }
 
+LogicalResult checkWeightRank(NodeContext &ctx, RankedTensorType input,
+                              Value weight) {
+  if (typeOf(weight).getRank() != input.getRank()) {
+    ctx.error() << "weight " << typeOf(weight) << " must have the rank of the "
+                << "input " << input;
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult conv(NodeContext &ctx) {
   Value x = ctx.input(0), w = ctx.input(1);
   RankedTensorType xt = typeOf(x);
-  if (failed(checkSpatialRank(ctx, xt)))
+  if (failed(checkSpatialRank(ctx, xt)) || failed(checkWeightRank(ctx, xt, w)))
     return failure();
   SmallVector<int64_t> kernel(typeOf(w).getShape().drop_front(2));
   FailureOr<Window> win = windowOf(ctx, xt, kernel);
@@ -137,7 +147,7 @@ LogicalResult conv(NodeContext &ctx) {
 LogicalResult convTranspose(NodeContext &ctx) {
   Value x = ctx.input(0), w = ctx.input(1);
   RankedTensorType xt = typeOf(x);
-  if (failed(checkSpatialRank(ctx, xt)))
+  if (failed(checkSpatialRank(ctx, xt)) || failed(checkWeightRank(ctx, xt, w)))
     return failure();
   SmallVector<int64_t> kernel(typeOf(w).getShape().drop_front(2));
   int64_t k = kernel.size();

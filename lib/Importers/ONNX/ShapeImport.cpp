@@ -885,6 +885,11 @@ LogicalResult concatFromSequence(NodeContext &ctx) {
     return failure();
   }
   bool newAxis = ctx.getInt("new_axis", 0);
+  for (Value v : *s)
+    if (typeOf(v).getRank() != typeOf(s->front()).getRank()) {
+      ctx.error() << "sequence elements differ in rank";
+      return failure();
+    }
   int64_t rank = typeOf(s->front()).getRank() + (newAxis ? 1 : 0);
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0), rank);
   if (failed(axis))
