@@ -24,6 +24,9 @@ packages=(
   python3                      # lit and test helpers (Debian's /usr/bin/python3)
   libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX importer
   python3-onnx python3-numpy libonnx-testdata    # ONNX conformance tests
+  python3-torch python3-torchvision              # PyTorch parity tests
+  libopenblas0-pthread         # fast BLAS for numpy and torch in the tests
+  libclang-rt-22-dev           # libFuzzer and sanitizers for the fuzz target
 )
 
 missing=()

@@ -477,6 +477,18 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     FailureOr<Type> type = valueInfoType(in);
     if (failed(type))
       return nullptr;
+    // A known value pins the input's dynamic sizes.
+    size_t index = argTypes.size();
+    if (index < options.knownInputs.size()) {
+      auto ranked = llvm::cast<RankedTensorType>(*type);
+      ArrayRef<int64_t> known = options.knownInputs[index].getShape();
+      if (known.size() == static_cast<size_t>(ranked.getRank()) &&
+          llvm::all_of(llvm::zip(ranked.getShape(), known), [](auto p) {
+            return ShapedType::isDynamic(std::get<0>(p)) ||
+                   std::get<0>(p) == std::get<1>(p);
+          }))
+        type = RankedTensorType::get(known, ranked.getElementType());
+    }
     argTypes.push_back(*type);
     argNames.push_back(in.name());
   }

@@ -28,6 +28,7 @@ struct ONNXImportOptions {
   /// Where an op needs a compile-time constant (a Reshape shape, Slice
   /// bounds, ...) and gets a graph input, its known value is used; the input
   /// stays an argument, so the compiled function is specialised to it.
+  /// Their shapes also pin the inputs' dynamic sizes.
   std::vector<reference::Tensor> knownInputs;
   /// Name of the function to create.
   std::string functionName = "main";
