@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Training/Passes.h"
 #include "ober/Transforms/Passes.h"
 
 void mlir::ober::registerAllDialects(DialectRegistry &registry) {
@@ -32,4 +33,5 @@ void mlir::ober::registerAllPasses() {
   mlir::registerTransformsPasses();
   // ober passes, area by area.
   registerTransformsPasses();
+  registerTrainingPasses();
 }

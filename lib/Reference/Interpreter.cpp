@@ -47,7 +47,8 @@ LogicalResult mlir::ober::reference::evaluate(Operation *op,
   for (Group group :
        {detail::evaluateElementwise, detail::evaluateContraction,
         detail::evaluateReduction, detail::evaluateNormalization,
-        detail::evaluateIndexing, detail::evaluateLoss, detail::evaluateShape})
+        detail::evaluateIndexing, detail::evaluateLoss, detail::evaluateShape,
+        detail::evaluateGradient})
     if (std::optional<LogicalResult> r = group(op, operands, results))
       return *r;
   return op->emitError("the reference interpreter does not support '")

@@ -11,7 +11,12 @@
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Weights.h"
 
+#include "ober/Reference/Random.h"
+
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cmath>
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -60,9 +65,31 @@ func::FuncOp mlir::ober::selectFunction(ModuleOp module, StringRef name) {
   return nullptr;
 }
 
+reference::Tensor mlir::ober::initialParameter(StringRef name,
+                                              RankedTensorType type,
+                                              uint64_t seed) {
+  reference::Tensor t(type.getElementType(), type.getShape());
+  if (type.getRank() == 1) {
+    bool scale = name.ends_with("weight") || name.ends_with("scale") ||
+                 name.ends_with("gamma");
+    for (int64_t i = 0; i < t.getNumElements(); ++i)
+      t.setFloat(i, scale ? 1.0 : 0.0);
+    return t;
+  }
+  uint64_t key = seed ^ llvm::xxh3_64bits(name);
+  for (int64_t i = 0; i < t.getNumElements(); ++i) {
+    // Box-Muller on two counter-based uniforms.
+    double u1 = reference::uniformAt(key, 2 * i);
+    double u2 = reference::uniformAt(key, 2 * i + 1);
+    double z = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2 * M_PI * u2);
+    t.setFloat(i, 0.02 * z);
+  }
+  return t;
+}
+
 FailureOr<std::map<unsigned, reference::Tensor>>
 mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
-                           StringRef weightsPath) {
+                           StringRef weightsPath, std::optional<uint64_t> seed) {
   std::map<unsigned, reference::Tensor> params;
   SmallVector<unsigned> indices;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -76,6 +103,14 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
     auto attr = module ? module->getAttrOfType<StringAttr>(
                              OberDialect::kWeightsAttrName)
                        : StringAttr();
+    if (!attr && seed) {
+      for (unsigned i : indices)
+        params[i] = initialParameter(
+            func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)
+                .getValue(),
+            cast<RankedTensorType>(func.getArgumentTypes()[i]), *seed);
+      return params;
+    }
     if (!attr)
       return func.emitError("the function has ")
              << indices.size()

@@ -84,7 +84,7 @@ struct DecomposeAttentionPass
     : mlir::ober::impl::DecomposeAttentionPassBase<DecomposeAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<DecomposeAttention>(&getContext());
+    populateDecomposeAttentionPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Anything left could not be decomposed: say which and why.
@@ -100,3 +100,7 @@ struct DecomposeAttentionPass
 };
 
 } // namespace
+
+void mlir::ober::populateDecomposeAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeAttention>(patterns.getContext());
+}

@@ -15,6 +15,7 @@
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/TensorIO.h"
 #include "ober/Tools/ModelLoader.h"
+#include "ober/Tools/TrainLoop.h"
 #include "ober/Transforms/RefineShapes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -47,6 +48,18 @@ static cl::opt<bool> printResults("print",
                                   cl::desc("Print the results as text"));
 static cl::opt<bool> printStats("run-stats",
                                 cl::desc("Print run statistics to stderr"));
+static cl::opt<int64_t> trainSteps(
+    "train-steps", cl::desc("Run the module's train step this many times"),
+    cl::init(0));
+static cl::opt<double> learningRate("lr", cl::desc("Learning rate"),
+                                    cl::init(1e-3));
+static cl::opt<std::string>
+    saveParams("save-params", cl::desc("Write final parameters as DIR/<name>.npy"),
+               cl::init(""));
+static cl::opt<uint64_t> initSeed(
+    "init-seed",
+    cl::desc("Seed of the initialization of parameters without weights"),
+    cl::init(0));
 
 /// Prints `t` NumPy-style: nested brackets, %.9g values.
 static void printTensor(llvm::raw_ostream &os, const reference::Tensor &t) {
@@ -71,6 +84,58 @@ static void printTensor(llvm::raw_ostream &os, const reference::Tensor &t) {
   rec(0);
 }
 
+/// Reads `--input` files as tensors of their own dtypes.
+static FailureOr<SmallVector<reference::Tensor>> readInputs(MLIRContext *ctx,
+                                                            Location loc) {
+  SmallVector<reference::Tensor> tensors;
+  for (const std::string &path : inputPaths) {
+    rt::NpyArray npy;
+    std::string error;
+    if (!rt::readNpy(path, npy, error))
+      return emitError(loc) << error;
+    Type element = reference::elementTypeOf(ctx, npy.type);
+    if (!element)
+      return emitError(loc) << path << ": " << rt::dtypeName(npy.type)
+                            << " inputs are not supported";
+    std::optional<reference::Tensor> t = reference::decodeTensor(
+        npy.type, npy.shape, npy.data, element, error);
+    if (!t)
+      return emitError(loc) << path << ": " << error;
+    tensors.push_back(std::move(*t));
+  }
+  return tensors;
+}
+
+static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
+                                std::map<unsigned, reference::Tensor> params) {
+  FailureOr<SmallVector<reference::Tensor>> batches =
+      readInputs(module.getContext(), step.getLoc());
+  if (failed(batches))
+    return failure();
+  TrainLoopOptions options;
+  options.steps = trainSteps;
+  options.learningRate = learningRate;
+  options.batches = std::move(*batches);
+  options.parameters = std::move(params);
+  FailureOr<std::map<std::string, reference::Tensor>> final =
+      runTrainLoop(module, step, options, llvm::outs());
+  if (failed(final))
+    return failure();
+  if (saveParams.empty())
+    return success();
+  if (std::error_code ec = llvm::sys::fs::create_directories(saveParams))
+    return step.emitError("cannot create ") << saveParams << ": "
+                                            << ec.message();
+  for (const auto &[name, tensor] : *final) {
+    SmallString<256> path(saveParams);
+    llvm::sys::path::append(path, name + ".npy");
+    std::string error;
+    if (!rt::writeNpy(path.str().str(), reference::toNpy(tensor), error))
+      return step.emitError(error);
+  }
+  return success();
+}
+
 static LogicalResult runModel(MLIRContext &context) {
   // Imported models may specialise on input values (shape arguments).
   SmallVector<reference::Tensor> known;
@@ -91,16 +156,19 @@ static LogicalResult runModel(MLIRContext &context) {
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context, known);
   if (!module)
     return failure();
-  func::FuncOp func = selectFunction(*module, functionName);
+  func::FuncOp func = trainSteps > 0 ? findTrainStep(*module, functionName)
+                                     : selectFunction(*module, functionName);
   if (!func)
     return failure();
 
   SmallString<256> modelDir(modelPath);
   llvm::sys::path::remove_filename(modelDir);
   FailureOr<std::map<unsigned, reference::Tensor>> params =
-      loadParameters(func, modelDir, weightsPath);
+      loadParameters(func, modelDir, weightsPath, initSeed.getValue());
   if (failed(params))
     return failure();
+  if (trainSteps > 0)
+    return trainModel(*module, func, std::move(*params));
 
   unsigned numInputs = func.getNumArguments() - params->size();
   if (inputPaths.size() != numInputs)

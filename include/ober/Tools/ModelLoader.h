@@ -15,6 +15,7 @@
 #include "ober/Reference/Tensor.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace mlir::ober {
@@ -36,9 +37,20 @@ func::FuncOp selectFunction(ModuleOp module, StringRef name);
 /// Loads the values of `func`'s parameters (arguments tagged `ober.param`)
 /// from `weightsPath`, or from the module's `ober.weights` file resolved
 /// against `modelDir` when empty. Every parameter must be present with its
-/// declared type. Returns argument index -> tensor.
+/// declared type. A module that names no weights file gets the seeded
+/// initialization of `initialParameter` when `seed` is given (and an error
+/// otherwise). Returns argument index -> tensor.
 FailureOr<std::map<unsigned, reference::Tensor>>
-loadParameters(func::FuncOp func, StringRef modelDir, StringRef weightsPath);
+loadParameters(func::FuncOp func, StringRef modelDir, StringRef weightsPath,
+               std::optional<uint64_t> seed = std::nullopt);
+
+/// The seeded initial value of a parameter that has no stored weights:
+/// 1-D parameters named like a scale (`*weight`, `*scale`, `*gamma`) are
+/// ones, other 1-D ones zeros, and higher-rank ones are drawn from
+/// N(0, 0.02^2) (GPT-2's initialization) by a counter-based generator keyed
+/// by `seed` and the name, so every run and every device agree.
+reference::Tensor initialParameter(StringRef name, RankedTensorType type,
+                                   uint64_t seed);
 
 } // namespace mlir::ober
 

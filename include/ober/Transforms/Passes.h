@@ -19,6 +19,9 @@ namespace mlir::ober {
 #define GEN_PASS_REGISTRATION
 #include "ober/Transforms/Passes.h.inc"
 
+/// Adds the pattern that rewrites ober.attention into primitive ops.
+void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::ober
 
 #endif // OBER_TRANSFORMS_PASSES_H

@@ -48,10 +48,27 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  StringRef attrName = attr.getName().getValue();
+  // Training-step arguments: optimizer state, batch inputs, learning rate.
+  if (attrName == kStateAttrName || attrName == kBatchAttrName) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitOpError() << "argument #" << argIndex << ": '"
+                               << attrName << "' must be a non-empty string";
+    return success();
+  }
+  if (attrName == kLearningRateAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "argument #" << argIndex << ": '"
+                               << attrName << "' is a unit attribute";
+    return success();
+  }
   if (attr.getName() != kParamAttrName)
     return op->emitOpError() << "unknown ober argument attribute '"
                            << attr.getName().getValue()
-                           << "' (supported: '" << kParamAttrName << "')";
+                           << "' (supported: '" << kParamAttrName << "', '"
+                           << kStateAttrName << "', '" << kBatchAttrName
+                           << "', '" << kLearningRateAttrName << "')";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
     return op->emitOpError() << "argument #" << argIndex << ": '"
@@ -78,6 +95,12 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
 /// path inside the module's folder.
 LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kTrainStepAttrName) {
+    if (!isa<func::FuncOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kTrainStepAttrName
+                               << "' must be a dictionary on a func.func";
+    return success();
+  }
   if (attr.getName() != kWeightsAttrName)
     return op->emitOpError() << "unknown ober attribute '"
                            << attr.getName().getValue() << "' (supported: '"

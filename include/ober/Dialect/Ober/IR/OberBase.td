@@ -41,6 +41,14 @@ def Ober_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParamAttrName = "ober.param";
     /// Module attribute naming the external weights file.
     static constexpr ::llvm::StringLiteral kWeightsAttrName = "ober.weights";
+    /// Training-step argument attributes: optimizer state ("<param>.<slot>"
+    /// or "step"), batch inputs (their name) and the learning rate (unit).
+    static constexpr ::llvm::StringLiteral kStateAttrName = "ober.state";
+    static constexpr ::llvm::StringLiteral kBatchAttrName = "ober.batch";
+    static constexpr ::llvm::StringLiteral kLearningRateAttrName = "ober.lr";
+    /// Function attribute: the options a train_step was built with.
+    static constexpr ::llvm::StringLiteral kTrainStepAttrName =
+        "ober.train_step";
   }];
 }
 

@@ -1,0 +1,39 @@
+//===- TrainLoop.h - run a train_step on the reference interpreter -*- C++ -*-===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TOOLS_TRAINLOOP_H
+#define OBER_TOOLS_TRAINLOOP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "ober/Reference/Tensor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace mlir::ober {
+
+struct TrainLoopOptions {
+  int64_t steps = 1;
+  double learningRate = 1e-3;
+  /// Batch inputs in order (arguments tagged `ober.batch`). An input with
+  /// one more leading dimension than its argument holds one batch per step.
+  SmallVector<reference::Tensor> batches;
+  /// Initial parameters by argument index.
+  std::map<unsigned, reference::Tensor> parameters;
+};
+
+/// Runs `step` (built by ober-build-train-step) `steps` times, printing
+/// `step <i> loss <value>` to `os`. Returns the final parameters by name.
+FailureOr<std::map<std::string, reference::Tensor>>
+runTrainLoop(ModuleOp module, func::FuncOp step, const TrainLoopOptions &options,
+             llvm::raw_ostream &os);
+
+/// The train_step function: `name`, or the one carrying `ober.train_step`.
+func::FuncOp findTrainStep(ModuleOp module, StringRef name);
+
+} // namespace mlir::ober
+
+#endif // OBER_TOOLS_TRAINLOOP_H

@@ -1,0 +1,29 @@
+//===- Autodiff.h - reverse-mode differentiation ----------------*- C++ -*-===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TRAINING_AUTODIFF_H
+#define OBER_TRAINING_AUTODIFF_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::ober {
+
+/// Builds `name`, a function with `forward`'s arguments that returns
+/// `forward`'s results followed by the gradient of its first result (a
+/// scalar float loss) with respect to each argument in `wrt`. The backward
+/// pass reads the forward values it needs directly (nothing is computed
+/// twice, except the normalisation statistics of layer_norm and rms_norm).
+/// Errors name the op that has no gradient rule.
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward,
+                                              StringRef name,
+                                              ArrayRef<unsigned> wrt);
+
+/// The arguments of `func` tagged `ober.param`.
+SmallVector<unsigned> parameterArguments(func::FuncOp func);
+
+} // namespace mlir::ober
+
+#endif // OBER_TRAINING_AUTODIFF_H

@@ -1,0 +1,80 @@
+//===- Passes.td - training-step construction -------------*- tablegen -*-===//
+
+#ifndef OBER_TRAINING_PASSES_TD
+#define OBER_TRAINING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AutodiffPass : Pass<"ober-autodiff", "ModuleOp"> {
+  let summary = "Build the gradient function of a loss function";
+  let description = [{
+    Differentiates `function` (by default the module's only public function)
+    in reverse mode with respect to its parameters (arguments tagged
+    `ober.param`). Adds `<function>_grad`, which takes the same arguments and
+    returns the function's results followed by one gradient per parameter.
+    The first result must be a scalar float loss. Every differentiable ober op
+    has a rule (docs/Training.md); an op on the path from a parameter to the
+    loss without one is an error naming it.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Function to differentiate (default: the only public one)">,
+  ];
+  let dependentDialects = ["::mlir::ober::OberDialect"];
+}
+
+def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
+  let summary = "Build train_step: loss, gradients and the optimizer update";
+  let description = [{
+    From a forward function (an imported model), builds
+
+    ```
+    train_step(params..., optimizer_state..., batch..., lr)
+        -> (params'..., optimizer_state'..., loss)
+    ```
+
+    - `loss`: `cross-entropy` over the last dimension of the first result
+      with integer targets (a new batch input) and `label-smoothing`; `mse`
+      against a target of the result's type; or `output` when the first
+      result already is the scalar loss.
+    - `optimizer`: `sgd` (`momentum`, `nesterov`), `adam`, `adamw` (bias
+      correction; `weight-decay` decoupled for AdamW, L2 otherwise). Defaults
+      equal PyTorch's: betas 0.9/0.999, eps 1e-8, AdamW weight decay 0.01.
+    - `clip-norm`: clips the global gradient norm (0 disables it).
+    - `micro-batches`: gradient accumulation; every batch input gains a
+      leading dimension of that size and gradients are averaged.
+    - The learning rate is an input, so schedules live outside the graph.
+
+    Arguments are tagged: `ober.param` (the model's weights),
+    `ober.state = "<param>.<slot>"` or `"step"` (optimizer state, initially
+    zero), `ober.batch = "<name>"` and `ober.lr`. The function carries
+    `ober.train_step` with the options used.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Forward function (default: the only public one)">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy, mse or output">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum (SGD)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay (default: 0.01 for adamw, 0 otherwise)">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "Label smoothing of the cross-entropy loss">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Clip the global gradient norm to this (0: off)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Micro-batches per step (gradient accumulation)">,
+  ];
+  let dependentDialects = ["::mlir::ober::OberDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+#endif // OBER_TRAINING_PASSES_TD

@@ -1,0 +1,124 @@
+//===- TrainLoop.cpp - run a train_step on the reference interpreter ------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Tools/TrainLoop.h"
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Reference/Interpreter.h"
+
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+
+func::FuncOp mlir::ober::findTrainStep(ModuleOp module, StringRef name) {
+  if (!name.empty())
+    return module.lookupSymbol<func::FuncOp>(name);
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr(OberDialect::kTrainStepAttrName))
+      return f;
+  emitError(module.getLoc())
+      << "no train step in the module: build one with "
+         "--ober-build-train-step, or name it with --function";
+  return nullptr;
+}
+
+/// Batch `t` for step `i`: itself, or its slice `i` when it carries a
+/// leading steps dimension.
+static FailureOr<reference::Tensor> batchForStep(func::FuncOp step,
+                                                 const reference::Tensor &t,
+                                                 RankedTensorType type,
+                                                 int64_t i, unsigned index) {
+  if (t.getShape() == type.getShape())
+    return t;
+  if (t.getRank() == type.getRank() + 1 &&
+      t.getShape().drop_front() == type.getShape()) {
+    int64_t steps = t.getShape().front();
+    int64_t size = t.getNumElements() / std::max<int64_t>(steps, 1);
+    reference::Tensor slice(type.getElementType(), type.getShape());
+    for (int64_t k = 0; k < size; ++k)
+      slice.copyElement(k, t, (i % steps) * size + k);
+    return slice;
+  }
+  return step.emitError("batch input #")
+         << index << " should be " << type << " (or have a leading steps "
+         << "dimension), got shape ["
+         << llvm::make_range(t.getShape().begin(), t.getShape().end()) << "]";
+}
+
+FailureOr<std::map<std::string, reference::Tensor>>
+mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
+                         const TrainLoopOptions &options,
+                         llvm::raw_ostream &os) {
+  unsigned numArgs = step.getNumArguments();
+  SmallVector<unsigned> paramArgs, stateArgs, batchArgs;
+  std::optional<unsigned> lrArg;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    if (step.getArgAttr(i, OberDialect::kParamAttrName))
+      paramArgs.push_back(i);
+    else if (step.getArgAttr(i, OberDialect::kStateAttrName))
+      stateArgs.push_back(i);
+    else if (step.getArgAttr(i, OberDialect::kBatchAttrName))
+      batchArgs.push_back(i);
+    else if (step.getArgAttr(i, OberDialect::kLearningRateAttrName))
+      lrArg = i;
+    else
+      return step.emitError("argument #")
+             << i << " is not a parameter, optimizer state, batch input or "
+             << "learning rate: not a train step";
+  }
+  if (!lrArg || step.getNumResults() != paramArgs.size() + stateArgs.size() + 1)
+    return step.emitError("not a train step: it needs an 'ober.lr' argument "
+                          "and returns parameters, state and the loss");
+  if (options.batches.size() != batchArgs.size())
+    return step.emitError("the train step takes ")
+           << batchArgs.size() << " batch input(s), got "
+           << options.batches.size();
+
+  SmallVector<reference::Tensor> args(numArgs);
+  for (unsigned i : paramArgs) {
+    auto it = options.parameters.find(i);
+    if (it == options.parameters.end())
+      return step.emitError("no value for parameter argument #") << i;
+    args[i] = it->second;
+  }
+  for (unsigned i : stateArgs) {
+    auto t = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    args[i] = reference::Tensor(t.getElementType(), t.getShape());
+  }
+  auto lrType = cast<RankedTensorType>(step.getArgumentTypes()[*lrArg]);
+  args[*lrArg] = reference::Tensor(lrType.getElementType(), {});
+  args[*lrArg].setFloat(0, options.learningRate);
+
+  reference::Interpreter interpreter(module);
+  for (int64_t s = 0; s < options.steps; ++s) {
+    for (auto [k, i] : llvm::enumerate(batchArgs)) {
+      FailureOr<reference::Tensor> b = batchForStep(
+          step, options.batches[k],
+          cast<RankedTensorType>(step.getArgumentTypes()[i]), s, k);
+      if (failed(b))
+        return failure();
+      args[i] = std::move(*b);
+    }
+    FailureOr<SmallVector<reference::Tensor>> results =
+        interpreter.run(step, args);
+    if (failed(results))
+      return failure();
+    size_t r = 0;
+    for (unsigned i : paramArgs)
+      args[i] = (*results)[r++];
+    for (unsigned i : stateArgs)
+      args[i] = (*results)[r++];
+    os << "step " << s << " loss "
+       << llvm::format("%.9g", results->back().getFloat(0)) << "\n";
+  }
+  std::map<std::string, reference::Tensor> finalParams;
+  for (unsigned i : paramArgs)
+    finalParams[step.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)
+                    .getValue()
+                    .str()] = args[i];
+  return finalParams;
+}

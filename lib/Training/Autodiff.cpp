@@ -1,0 +1,221 @@
+//===- Autodiff.cpp - reverse-mode differentiation ------------------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Training/Autodiff.h"
+
+#include "GradBuilder.h"
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::training;
+
+//===----------------------------------------------------------------------===//
+// GradBuilder
+//===----------------------------------------------------------------------===//
+
+Value GradBuilder::scalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(b.getFloatAttr(elementType, value))
+                          : Attribute(b.getIntegerAttr(
+                                elementType, static_cast<int64_t>(value)));
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element));
+}
+
+Value GradBuilder::zerosLike(Type type) {
+  auto t = llvm::cast<RankedTensorType>(type);
+  return broadcastTo(scalar(t.getElementType(), 0.0), t.getShape());
+}
+
+Value GradBuilder::broadcastTo(Value v, ArrayRef<int64_t> shape) {
+  if (typeOf(v).getShape() == shape)
+    return v;
+  return create<BroadcastToOp>(typeOf(v).clone(shape), v);
+}
+
+Value GradBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
+  if (typeOf(v).getShape() == shape)
+    return v;
+  return create<ReshapeOp>(typeOf(v).clone(shape), v);
+}
+
+Value GradBuilder::transpose(Value v, ArrayRef<int64_t> perm) {
+  return create<TransposeOp>(v, b.getDenseI64ArrayAttr(perm));
+}
+
+Value GradBuilder::sum(Value v, ArrayRef<int64_t> axes, bool keepdims) {
+  if (axes.empty())
+    return v;
+  SmallVector<int64_t> sorted(axes);
+  llvm::sort(sorted);
+  return create<ReduceSumOp>(v, b.getDenseI64ArrayAttr(sorted),
+                             b.getBoolAttr(keepdims));
+}
+
+Value GradBuilder::cast(Value v, Type elementType) {
+  if (typeOf(v).getElementType() == elementType)
+    return v;
+  return create<CastOp>(typeOf(v).clone(elementType), v);
+}
+
+Value GradBuilder::unbroadcast(Value grad, Type target) {
+  auto t = llvm::cast<RankedTensorType>(target);
+  ArrayRef<int64_t> shape = typeOf(grad).getShape();
+  if (shape == t.getShape())
+    return grad;
+  int64_t offset = shape.size() - t.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (d < offset || (t.getDimSize(d - offset) == 1 && shape[d] != 1))
+      axes.push_back(d);
+  return reshape(sum(grad, axes, /*keepdims=*/false), t.getShape());
+}
+
+Value GradBuilder::expandReduced(Value v, ArrayRef<int64_t> axes,
+                                 ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> kept(shape);
+  for (int64_t a : axes)
+    kept[a] = 1;
+  return broadcastTo(reshape(v, kept), shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::ober::training::vjp(GradBuilder &gb, Operation *op,
+                                        ArrayRef<Value> resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(op->getNumOperands(), Value());
+  for (auto rule : {elementwiseVJP, nnVJP, shapeVJP})
+    if (std::optional<LogicalResult> r = rule(gb, op, resultGrads, operandGrads))
+      return *r;
+  return op->emitError("ober-autodiff: no gradient rule for '")
+         << op->getName()
+         << "' (it is on the path from the parameters to the loss)";
+}
+
+//===----------------------------------------------------------------------===//
+// The gradient function
+//===----------------------------------------------------------------------===//
+
+SmallVector<unsigned> mlir::ober::parameterArguments(func::FuncOp func) {
+  SmallVector<unsigned> params;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, OberDialect::kParamAttrName))
+      params.push_back(i);
+  return params;
+}
+
+static bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+FailureOr<func::FuncOp>
+mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
+                                  ArrayRef<unsigned> wrt) {
+  if (forward.isExternal())
+    return forward.emitError("ober-autodiff: the function has no body");
+  FunctionType fwdType = forward.getFunctionType();
+  auto lossType = fwdType.getNumResults()
+                      ? dyn_cast<RankedTensorType>(fwdType.getResult(0))
+                      : RankedTensorType();
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
+    return forward.emitError("ober-autodiff: the first result must be a "
+                             "scalar float loss (tensor<f32> or alike), got ")
+           << (fwdType.getNumResults() ? fwdType.getResult(0) : Type());
+  for (unsigned i : wrt)
+    if (i >= forward.getNumArguments() ||
+        !isFloatTensor(forward.getArgument(i)))
+      return forward.emitError("ober-autodiff: argument #")
+             << i << " is not a float tensor";
+
+  // The new function: the forward body, then the backward pass.
+  SmallVector<Type> resultTypes(fwdType.getResults());
+  for (unsigned i : wrt)
+    resultTypes.push_back(fwdType.getInput(i));
+  OpBuilder builder(forward);
+  builder.setInsertionPointAfter(forward);
+  auto grad = func::FuncOp::create(
+      builder, forward.getLoc(), name,
+      builder.getFunctionType(fwdType.getInputs(), resultTypes));
+  if (ArrayAttr args = forward.getAllArgAttrs())
+    grad.setAllArgAttrs(args);
+  IRMapping mapping;
+  forward.getBody().cloneInto(&grad.getBody(), mapping);
+  SymbolTable(forward->getParentOfType<ModuleOp>()).insert(grad);
+
+  // Attention is differentiated through its decomposition.
+  {
+    RewritePatternSet patterns(grad.getContext());
+    populateDecomposeAttentionPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyPatternsGreedily(grad, std::move(patterns), config);
+  }
+
+  Block &body = grad.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Value> forwardResults(ret.getOperands());
+  builder.setInsertionPoint(ret);
+  GradBuilder gb(builder, grad.getLoc());
+
+  DenseMap<Value, Value> adjoint;
+  adjoint[forwardResults.front()] = gb.scalarLike(forwardResults.front(), 1.0);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      resultGrads.push_back(adjoint.lookup(r));
+      any |= bool(resultGrads.back());
+    }
+    if (!any)
+      continue;
+    gb.loc = op->getLoc();
+    SmallVector<Value> operandGrads;
+    if (failed(vjp(gb, op, resultGrads, operandGrads))) {
+      grad.erase();
+      return failure();
+    }
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!g || !isFloatTensor(operand))
+        continue;
+      if (g.getType() != operand.getType()) {
+        op->emitError("ober-autodiff: gradient rule produced ")
+            << g.getType() << " for an operand of type " << operand.getType();
+        grad.erase();
+        return failure();
+      }
+      Value &slot = adjoint[operand];
+      slot = slot ? gb.create<AddOp>(slot, g) : g;
+    }
+  }
+  gb.loc = grad.getLoc();
+  SmallVector<Value> results(forwardResults);
+  for (unsigned i : wrt) {
+    Value a = adjoint.lookup(body.getArgument(i));
+    results.push_back(a ? a : gb.zerosLike(body.getArgument(i).getType()));
+  }
+  func::ReturnOp::create(builder, ret.getLoc(), results);
+  ret.erase();
+  if (failed(verify(grad))) {
+    grad.erase();
+    return failure();
+  }
+  return grad;
+}

@@ -1,0 +1,381 @@
+//===- TrainStep.cpp - loss, gradients and the optimizer update -----------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradBuilder.h"
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Training/Autodiff.h"
+#include "ober/Training/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#define GEN_PASS_DEF_BUILDTRAINSTEPPASS
+#include "ober/Training/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::training;
+
+namespace {
+
+/// The function named `name`, or the module's only public one.
+func::FuncOp pickFunction(ModuleOp module, StringRef name) {
+  if (!name.empty()) {
+    auto f = module.lookupSymbol<func::FuncOp>(name);
+    if (!f)
+      emitError(module.getLoc()) << "no function @" << name;
+    return f;
+  }
+  SmallVector<func::FuncOp> candidates;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal())
+      candidates.push_back(f);
+  if (candidates.size() == 1)
+    return candidates.front();
+  emitError(module.getLoc()) << "expected one public function, found "
+                             << candidates.size()
+                             << ": name one with function=";
+  return nullptr;
+}
+
+struct AutodiffPass : mlir::ober::impl::AutodiffPassBase<AutodiffPass> {
+  using AutodiffPassBase::AutodiffPassBase;
+  void runOnOperation() override {
+    func::FuncOp f = pickFunction(getOperation(), function);
+    if (!f || failed(buildGradientFunction(f, (f.getSymName() + "_grad").str(),
+                                           parameterArguments(f))))
+      signalPassFailure();
+  }
+};
+
+/// The options of one train step.
+struct StepOptions {
+  std::string loss, optimizer;
+  double momentum, beta1, beta2, eps, weightDecay, labelSmoothing, clipNorm;
+  bool nesterov;
+  int64_t microBatches;
+};
+
+/// Adds a loss to `forward`: a new function returning the scalar loss, with
+/// the forward's arguments and (for supervised losses) a target argument.
+FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
+                                          const StepOptions &o) {
+  FunctionType type = forward.getFunctionType();
+  if (type.getNumResults() == 0)
+    return forward.emitError("ober-build-train-step: the function has no "
+                             "result to train");
+  auto out = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!out || !isa<FloatType>(out.getElementType()) || !out.hasStaticShape())
+    return forward.emitError("ober-build-train-step: the first result must "
+                             "be a static float tensor, got ")
+           << type.getResult(0);
+  Type target;
+  if (o.loss == "cross-entropy") {
+    if (out.getRank() < 1)
+      return forward.emitError("ober-build-train-step: cross-entropy needs "
+                               "logits [..., classes], got ")
+             << out;
+    target = RankedTensorType::get(out.getShape().drop_back(),
+                                   IntegerType::get(forward.getContext(), 64));
+  } else if (o.loss == "mse") {
+    target = out;
+  } else if (o.loss == "output") {
+    if (out.getRank() != 0)
+      return forward.emitError("ober-build-train-step: loss=output needs a "
+                               "scalar first result, got ")
+             << out;
+  } else {
+    return forward.emitError("ober-build-train-step: unknown loss '")
+           << o.loss << "' (cross-entropy, mse, output)";
+  }
+  SmallVector<Type> inputs(type.getInputs());
+  if (target)
+    inputs.push_back(target);
+  OpBuilder b(forward);
+  b.setInsertionPointAfter(forward);
+  auto fn = func::FuncOp::create(
+      b, forward.getLoc(), (forward.getSymName() + "_loss").str(),
+      b.getFunctionType(inputs, RankedTensorType::get({}, out.getElementType())));
+  fn.setPrivate();
+  if (ArrayAttr args = forward.getAllArgAttrs()) {
+    SmallVector<Attribute> attrs(args.begin(), args.end());
+    if (target)
+      attrs.push_back(b.getDictionaryAttr({}));
+    fn.setAllArgAttrs(attrs);
+  }
+  IRMapping mapping;
+  forward.getBody().cloneInto(&fn.getBody(), mapping);
+  Block &body = fn.getBody().front();
+  Value targetArg = target ? body.addArgument(target, forward.getLoc()) : Value();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  Value logits = ret.getOperand(0), loss = logits;
+  Location loc = forward.getLoc();
+  auto mean = LossReductionAttr::get(b.getContext(), LossReduction::mean);
+  if (o.loss == "cross-entropy")
+    loss = CrossEntropyOp::create(b, loc, logits, targetArg, mean,
+                                  b.getF64FloatAttr(o.labelSmoothing),
+                                  IntegerAttr());
+  else if (o.loss == "mse")
+    loss = MSELossOp::create(b, loc, logits, targetArg, mean);
+  func::ReturnOp::create(b, ret.getLoc(), ValueRange{loss});
+  ret.erase();
+  SymbolTable(forward->getParentOfType<ModuleOp>()).insert(fn);
+  return fn;
+}
+
+/// Builds train_step around `grad` (the loss function's gradient function).
+LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
+                        const StepOptions &o) {
+  MLIRContext *ctx = lossFn.getContext();
+  SmallVector<unsigned> params = parameterArguments(lossFn);
+  SmallVector<unsigned> data;
+  for (unsigned i = 0; i < lossFn.getNumArguments(); ++i)
+    if (!llvm::is_contained(params, i))
+      data.push_back(i);
+  if (params.empty())
+    return lossFn.emitError("ober-build-train-step: the model has no "
+                            "parameters (arguments tagged ober.param)");
+  bool adam = o.optimizer == "adam" || o.optimizer == "adamw";
+  if (!adam && o.optimizer != "sgd")
+    return lossFn.emitError("ober-build-train-step: unknown optimizer '")
+           << o.optimizer << "' (sgd, adam, adamw)";
+  if (o.microBatches < 1)
+    return lossFn.emitError("ober-build-train-step: micro-batches must be >= 1");
+  double wd = o.weightDecay >= 0 ? o.weightDecay
+                                 : (o.optimizer == "adamw" ? 0.01 : 0.0);
+  bool sgdMomentum = !adam && o.momentum != 0.0;
+
+  Builder b(ctx);
+  auto paramName = [&](unsigned i) {
+    return lossFn.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)
+        .getValue();
+  };
+  // Signature: params, state, batch, lr.
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+  auto tag = [&](Type t, StringRef key, Attribute value) {
+    types.push_back(t);
+    attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(key, value)));
+  };
+  for (unsigned i : params)
+    tag(lossFn.getArgumentTypes()[i], OberDialect::kParamAttrName,
+        b.getStringAttr(paramName(i)));
+  auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
+  SmallVector<std::string> slots;
+  if (adam)
+    slots = {"exp_avg", "exp_avg_sq"};
+  else if (sgdMomentum)
+    slots = {"momentum_buffer"};
+  for (const std::string &slot : slots)
+    for (unsigned i : params)
+      tag(lossFn.getArgumentTypes()[i], "ober.state",
+          b.getStringAttr((paramName(i) + "." + slot).str()));
+  if (adam)
+    tag(f32Scalar, "ober.state", b.getStringAttr("step"));
+  unsigned numBatch = 0;
+  for (unsigned i : data) {
+    auto t = cast<RankedTensorType>(lossFn.getArgumentTypes()[i]);
+    if (o.microBatches > 1) {
+      SmallVector<int64_t> shape = {o.microBatches};
+      llvm::append_range(shape, t.getShape());
+      t = t.clone(shape);
+    }
+    bool isTarget = i + 1 == lossFn.getNumArguments() && o.loss != "output";
+    tag(t, "ober.batch",
+        b.getStringAttr(isTarget ? std::string("target")
+                                 : "input" + std::to_string(numBatch)));
+    ++numBatch;
+  }
+  tag(f32Scalar, "ober.lr", b.getUnitAttr());
+
+  OpBuilder builder(grad);
+  builder.setInsertionPointAfter(grad);
+  Location loc = lossFn.getLoc();
+  SmallVector<Type> results;
+  for (unsigned i : params)
+    results.push_back(lossFn.getArgumentTypes()[i]);
+  for (size_t s = 0; s < slots.size(); ++s)
+    for (unsigned i : params)
+      results.push_back(lossFn.getArgumentTypes()[i]);
+  if (adam)
+    results.push_back(f32Scalar);
+  Type lossType = grad.getFunctionType().getResult(0);
+  results.push_back(lossType);
+  auto step = func::FuncOp::create(builder, loc, "train_step",
+                                   builder.getFunctionType(types, results));
+  step.setAllArgAttrs(ArrayRef<DictionaryAttr>(attrs));
+  step->setAttr("ober.train_step",
+                b.getDictionaryAttr({
+                    b.getNamedAttr("loss", b.getStringAttr(o.loss)),
+                    b.getNamedAttr("optimizer", b.getStringAttr(o.optimizer)),
+                    b.getNamedAttr("lr", b.getStringAttr("input")),
+                    b.getNamedAttr("momentum", b.getF64FloatAttr(o.momentum)),
+                    b.getNamedAttr("nesterov", b.getBoolAttr(o.nesterov)),
+                    b.getNamedAttr("beta1", b.getF64FloatAttr(o.beta1)),
+                    b.getNamedAttr("beta2", b.getF64FloatAttr(o.beta2)),
+                    b.getNamedAttr("eps", b.getF64FloatAttr(o.eps)),
+                    b.getNamedAttr("weight_decay", b.getF64FloatAttr(wd)),
+                    b.getNamedAttr("label_smoothing",
+                                   b.getF64FloatAttr(o.labelSmoothing)),
+                    b.getNamedAttr("clip_norm", b.getF64FloatAttr(o.clipNorm)),
+                    b.getNamedAttr("micro_batches",
+                                   b.getI64IntegerAttr(o.microBatches)),
+                }));
+  Block *body = step.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  GradBuilder gb(builder, loc);
+
+  size_t np = params.size();
+  auto paramArg = [&](size_t k) { return body->getArgument(k); };
+  auto stateArg = [&](size_t slot, size_t k) {
+    return body->getArgument(np * (1 + slot) + k);
+  };
+  size_t batchStart = np * (1 + slots.size()) + (adam ? 1 : 0);
+  Value lr = body->getArgument(body->getNumArguments() - 1);
+
+  // Forward and backward over each micro-batch; average loss and gradients.
+  Value loss;
+  SmallVector<Value> grads(np);
+  for (int64_t m = 0; m < o.microBatches; ++m) {
+    SmallVector<Value> callArgs(lossFn.getNumArguments());
+    for (auto [k, i] : llvm::enumerate(params))
+      callArgs[i] = paramArg(k);
+    for (auto [k, i] : llvm::enumerate(data)) {
+      Value v = body->getArgument(batchStart + k);
+      if (o.microBatches > 1) {
+        RankedTensorType t = typeOf(v);
+        SmallVector<int64_t> starts(t.getRank(), 0), limits(t.getShape());
+        starts[0] = m;
+        limits[0] = m + 1;
+        v = gb.create<SliceOp>(v, builder.getDenseI64ArrayAttr(starts),
+                               builder.getDenseI64ArrayAttr(limits),
+                               builder.getDenseI64ArrayAttr(
+                                   SmallVector<int64_t>(t.getRank(), 1)));
+        v = gb.reshape(v, t.getShape().drop_front());
+      }
+      callArgs[i] = v;
+    }
+    auto call = func::CallOp::create(builder, loc, grad, callArgs);
+    Value l = call.getResult(0);
+    loss = loss ? gb.create<AddOp>(loss, l) : l;
+    for (size_t k = 0; k < np; ++k) {
+      Value g = call.getResult(grad.getFunctionType().getNumResults() - np + k);
+      grads[k] = grads[k] ? gb.create<AddOp>(grads[k], g) : g;
+    }
+  }
+  if (o.microBatches > 1) {
+    loss = gb.create<DivOp>(loss, gb.scalarLike(loss, o.microBatches));
+    for (Value &g : grads)
+      g = gb.create<DivOp>(g, gb.scalarLike(g, o.microBatches));
+  }
+
+  // Global-norm clipping (PyTorch's clip_grad_norm_).
+  if (o.clipNorm > 0) {
+    Value total;
+    for (Value g : grads) {
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
+      Value sq = gb.cast(gb.sum(gb.create<MulOp>(g, g), all, false),
+                         builder.getF32Type());
+      total = total ? gb.create<AddOp>(total, sq) : sq;
+    }
+    Value norm = gb.create<SqrtOp>(total);
+    Value coef = gb.create<DivOp>(
+        gb.scalar(builder.getF32Type(), o.clipNorm),
+        gb.create<AddOp>(norm, gb.scalar(builder.getF32Type(), 1e-6)));
+    coef = gb.create<MinOp>(coef, gb.scalar(builder.getF32Type(), 1.0));
+    for (Value &g : grads)
+      g = gb.create<MulOp>(g, gb.cast(coef, typeOf(g).getElementType()));
+  }
+
+  // The update.
+  SmallVector<Value> newParams, newState[2];
+  Value t, bc1, bc2;
+  if (adam) {
+    Value stepArg = body->getArgument(np * 3);
+    t = gb.create<AddOp>(stepArg, gb.scalar(builder.getF32Type(), 1.0));
+    auto correction = [&](double beta) {
+      Value pow = gb.create<PowOp>(gb.scalar(builder.getF32Type(), beta), t);
+      return gb.create<SubOp>(gb.scalar(builder.getF32Type(), 1.0), pow);
+    };
+    bc1 = correction(o.beta1);
+    bc2 = correction(o.beta2);
+  }
+  for (size_t k = 0; k < np; ++k) {
+    Value p = paramArg(k), g = grads[k];
+    Type et = typeOf(p).getElementType();
+    Value lrT = gb.cast(lr, et);
+    auto c = [&](double v) { return gb.scalar(et, v); };
+    auto mul = [&](Value a, Value b2) { return gb.create<MulOp>(a, b2); };
+    auto add = [&](Value a, Value b2) { return gb.create<AddOp>(a, b2); };
+    if (wd != 0 && o.optimizer != "adamw")
+      g = add(g, mul(p, c(wd)));
+    if (adam) {
+      if (o.optimizer == "adamw" && wd != 0)
+        p = mul(p, gb.create<SubOp>(c(1.0), mul(lrT, c(wd))));
+      Value m = add(mul(stateArg(0, k), c(o.beta1)), mul(g, c(1 - o.beta1)));
+      Value v = add(mul(stateArg(1, k), c(o.beta2)),
+                    mul(mul(g, g), c(1 - o.beta2)));
+      Value denom = add(gb.create<DivOp>(gb.create<SqrtOp>(v),
+                                         gb.create<SqrtOp>(gb.cast(bc2, et))),
+                        c(o.eps));
+      Value stepSize = gb.create<DivOp>(lrT, gb.cast(bc1, et));
+      p = gb.create<SubOp>(p, mul(stepSize, gb.create<DivOp>(m, denom)));
+      newState[0].push_back(m);
+      newState[1].push_back(v);
+    } else {
+      Value d = g;
+      if (sgdMomentum) {
+        Value buf = add(mul(stateArg(0, k), c(o.momentum)), g);
+        newState[0].push_back(buf);
+        d = o.nesterov ? add(g, mul(buf, c(o.momentum))) : buf;
+      }
+      p = gb.create<SubOp>(p, mul(lrT, d));
+    }
+    newParams.push_back(p);
+  }
+  SmallVector<Value> rets(newParams);
+  for (size_t s = 0; s < slots.size(); ++s)
+    llvm::append_range(rets, newState[s]);
+  if (adam)
+    rets.push_back(t);
+  rets.push_back(loss);
+  func::ReturnOp::create(builder, loc, rets);
+  SymbolTable(lossFn->getParentOfType<ModuleOp>()).insert(step);
+  return verify(step);
+}
+
+struct BuildTrainStepPass
+    : mlir::ober::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
+  using BuildTrainStepPassBase::BuildTrainStepPassBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp forward = pickFunction(module, function);
+    if (!forward)
+      return signalPassFailure();
+    StepOptions o{loss,         optimizer, momentum, beta1,
+                  beta2,        eps,       weightDecay,
+                  labelSmoothing, clipNorm, nesterov, microBatches};
+    FailureOr<func::FuncOp> lossFn = buildLossFunction(forward, o);
+    if (failed(lossFn))
+      return signalPassFailure();
+    FailureOr<func::FuncOp> grad = buildGradientFunction(
+        *lossFn, (lossFn->getSymName() + "_grad").str(),
+        parameterArguments(*lossFn));
+    if (failed(grad))
+      return signalPassFailure();
+    grad->setPrivate();
+    if (failed(buildStep(*lossFn, *grad, o)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
