@@ -207,10 +207,19 @@ mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
   }
   gb.loc = grad.getLoc();
   SmallVector<Value> results(forwardResults);
-  for (unsigned i : wrt) {
+  SmallVector<int64_t> noGradient;
+  for (auto [k, i] : llvm::enumerate(wrt)) {
     Value a = adjoint.lookup(body.getArgument(i));
+    if (!a)
+      noGradient.push_back(k);
     results.push_back(a ? a : gb.zerosLike(body.getArgument(i).getType()));
   }
+  // Which gradients are structurally zero (no path to the loss), so that
+  // optimizers can leave those arguments alone, as PyTorch does for
+  // parameters whose .grad is None.
+  if (!noGradient.empty())
+    grad->setAttr("ober.no_gradient",
+                  builder.getDenseI64ArrayAttr(noGradient));
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();
   if (failed(verify(grad))) {

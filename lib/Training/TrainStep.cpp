@@ -309,9 +309,19 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
     bc1 = correction(o.beta1);
     bc2 = correction(o.beta2);
   }
+  SmallVector<int64_t> frozen;
+  if (auto attr = grad->getAttrOfType<DenseI64ArrayAttr>("ober.no_gradient"))
+    frozen.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
   for (size_t k = 0; k < np; ++k) {
     Value p = paramArg(k), g = grads[k];
     Type et = typeOf(p).getElementType();
+    if (llvm::is_contained(frozen, static_cast<int64_t>(k))) {
+      // No path to the loss (a buffer such as a running statistic).
+      newParams.push_back(p);
+      for (size_t slot = 0; slot < slots.size(); ++slot)
+        newState[slot].push_back(stateArg(slot, k));
+      continue;
+    }
     Value lrT = gb.cast(lr, et);
     auto c = [&](double v) { return gb.scalar(et, v); };
     auto mul = [&](Value a, Value b2) { return gb.create<MulOp>(a, b2); };

@@ -14,6 +14,7 @@
 #include "ober/InitAll.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/TensorIO.h"
+#include "ober/Tools/GradCheck.h"
 #include "ober/Tools/ModelLoader.h"
 #include "ober/Tools/TrainLoop.h"
 #include "ober/Transforms/RefineShapes.h"
@@ -56,6 +57,13 @@ static cl::opt<double> learningRate("lr", cl::desc("Learning rate"),
 static cl::opt<std::string>
     saveParams("save-params", cl::desc("Write final parameters as DIR/<name>.npy"),
                cl::init(""));
+static cl::opt<bool> gradCheck(
+    "grad-check",
+    cl::desc("Check the gradients of every public function (or --function) "
+             "against finite differences"));
+static cl::opt<double> gradTolerance("grad-tolerance",
+                                     cl::desc("Largest gradient error"),
+                                     cl::init(1e-6));
 static cl::opt<uint64_t> initSeed(
     "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
@@ -156,6 +164,17 @@ static LogicalResult runModel(MLIRContext &context) {
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context, known);
   if (!module)
     return failure();
+  if (gradCheck) {
+    SmallVector<func::FuncOp> funcs;
+    for (auto f : module->getOps<func::FuncOp>())
+      if (functionName.empty() ? f.isPublic() && !f.isExternal()
+                               : f.getSymName() == functionName)
+        funcs.push_back(f);
+    bool ok = !funcs.empty();
+    for (func::FuncOp f : funcs)
+      ok &= succeeded(checkGradients(f, initSeed, gradTolerance, llvm::outs()));
+    return success(ok);
+  }
   func::FuncOp func = trainSteps > 0 ? findTrainStep(*module, functionName)
                                      : selectFunction(*module, functionName);
   if (!func)

@@ -95,6 +95,12 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
 /// path inside the module's folder.
 LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == "ober.no_gradient") {
+    if (!isa<func::FuncOp>(op) || !isa<DenseI64ArrayAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'ober.no_gradient' must be an i64 array on a func.func";
+    return success();
+  }
   if (attr.getName() == kTrainStepAttrName) {
     if (!isa<func::FuncOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError() << "'" << kTrainStepAttrName
