@@ -122,6 +122,63 @@ static bool isFloatTensor(Value v) {
   return t && isa<FloatType>(t.getElementType());
 }
 
+/// Propagates `adjoint` backwards through `ops` (in program order), adding
+/// the adjoint of every float operand.
+static LogicalResult reverseSweep(GradBuilder &gb, ArrayRef<Operation *> ops,
+                                  DenseMap<Value, Value> &adjoint) {
+  for (Operation *op : llvm::reverse(ops)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      resultGrads.push_back(adjoint.lookup(r));
+      any |= bool(resultGrads.back());
+    }
+    if (!any)
+      continue;
+    gb.loc = op->getLoc();
+    SmallVector<Value> operandGrads;
+    if (failed(vjp(gb, op, resultGrads, operandGrads)))
+      return failure();
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!g || !isFloatTensor(operand))
+        continue;
+      if (g.getType() != operand.getType())
+        return op->emitError("ober-autodiff: gradient rule produced ")
+               << g.getType() << " for an operand of type "
+               << operand.getType();
+      Value &slot = adjoint[operand];
+      slot = slot ? gb.create<AddOp>(slot, g) : g;
+    }
+  }
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+mlir::ober::differentiateValues(OpBuilder &builder, Location loc, Value y,
+                                ArrayRef<Value> xs) {
+  if (!isFloatTensor(y))
+    return emitError(loc, "cannot differentiate a non-float value");
+  Block *block = builder.getInsertionBlock();
+  SmallVector<Operation *> ops;
+  for (Operation &op : *block) {
+    if (&op == &*builder.getInsertionPoint())
+      break;
+    ops.push_back(&op);
+  }
+  GradBuilder gb(builder, loc);
+  DenseMap<Value, Value> adjoint;
+  adjoint[y] = gb.broadcastTo(gb.scalarLike(y, 1.0), typeOf(y).getShape());
+  if (failed(reverseSweep(gb, ops, adjoint)))
+    return failure();
+  gb.loc = loc;
+  SmallVector<Value> grads;
+  for (Value x : xs) {
+    Value a = adjoint.lookup(x);
+    grads.push_back(a ? a : gb.zerosLike(x.getType()));
+  }
+  return grads;
+}
+
 FailureOr<func::FuncOp>
 mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
                                   ArrayRef<unsigned> wrt) {
@@ -177,33 +234,9 @@ mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops)) {
-    SmallVector<Value> resultGrads;
-    bool any = false;
-    for (Value r : op->getResults()) {
-      resultGrads.push_back(adjoint.lookup(r));
-      any |= bool(resultGrads.back());
-    }
-    if (!any)
-      continue;
-    gb.loc = op->getLoc();
-    SmallVector<Value> operandGrads;
-    if (failed(vjp(gb, op, resultGrads, operandGrads))) {
-      grad.erase();
-      return failure();
-    }
-    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
-      if (!g || !isFloatTensor(operand))
-        continue;
-      if (g.getType() != operand.getType()) {
-        op->emitError("ober-autodiff: gradient rule produced ")
-            << g.getType() << " for an operand of type " << operand.getType();
-        grad.erase();
-        return failure();
-      }
-      Value &slot = adjoint[operand];
-      slot = slot ? gb.create<AddOp>(slot, g) : g;
-    }
+  if (failed(reverseSweep(gb, ops, adjoint))) {
+    grad.erase();
+    return failure();
   }
   gb.loc = grad.getLoc();
   SmallVector<Value> results(forwardResults);

@@ -21,6 +21,13 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward,
                                               StringRef name,
                                               ArrayRef<unsigned> wrt);
 
+/// Emits, at `builder`'s insertion point, the gradient of sum(`y`) with
+/// respect to each of `xs`, through the ops that precede the insertion point
+/// in its block.
+FailureOr<SmallVector<Value>> differentiateValues(OpBuilder &builder,
+                                                  Location loc, Value y,
+                                                  ArrayRef<Value> xs);
+
 /// The arguments of `func` tagged `ober.param`.
 SmallVector<unsigned> parameterArguments(func::FuncOp func);
 

@@ -46,6 +46,8 @@ public:
     return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
   }
   Value input(unsigned i);
+  /// The value an earlier node or input named `name` (null if none).
+  Value valueNamed(StringRef name);
   RankedTensorType inputType(unsigned i);
   const Sequence *sequenceInput(unsigned i);
   /// The value of input `i` if it is known at import time.
@@ -153,6 +155,13 @@ void registerNNHandlers(HandlerMap &map);
 void registerReductionHandlers(HandlerMap &map);
 void registerShapeHandlers(HandlerMap &map);
 void registerResizeHandlers(HandlerMap &map);
+
+/// ai.onnx.preview.training's Gradient, built with ober's autodiff.
+inline bool isTrainingGradient(const onnx::NodeProto &node) {
+  return node.domain() == "ai.onnx.preview.training" &&
+         node.op_type() == "Gradient";
+}
+LogicalResult importGradient(NodeContext &ctx);
 
 /// All handlers, by ONNX op type (default domain).
 const HandlerMap &handlers();

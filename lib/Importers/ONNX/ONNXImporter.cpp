@@ -97,6 +97,10 @@ NodeContext::NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
     : node(node), opset(opset), b(graph.builder), loc(loc),
       label(std::move(label)), graph(graph) {}
 
+Value NodeContext::valueNamed(StringRef name) {
+  return graph.values.lookup(name);
+}
+
 Value NodeContext::input(unsigned i) {
   return hasInput(i) ? graph.values.lookup(node.input(i)) : Value();
 }
@@ -367,6 +371,8 @@ LogicalResult GraphImporter::checkSupported(int64_t opset) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (defaultDomain && map.count(node.op_type()))
       continue;
+    if (isTrainingGradient(node))
+      continue;
     std::string entry = "'" + nodeLabel(node, index) + "' (" +
                         (defaultDomain ? "" : node.domain() + ".") +
                         node.op_type() + ", opset " + std::to_string(opset) +
@@ -444,7 +450,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
       return failure();
     }
   }
-  if (failed(handlers().lookup(node.op_type())(ctx)) || ctx.hasFailed())
+  Handler handler = isTrainingGradient(node) ? importGradient
+                                             : handlers().lookup(node.op_type());
+  if (failed(handler(ctx)) || ctx.hasFailed())
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty() && !values.count(node.output(i)) &&
