@@ -4,7 +4,9 @@
 # Sets up and builds Ober-Train, then takes the bundled ONNX model
 # (examples/mlp/model.onnxtext, a two-layer MLP with its weights): imports
 # it into ober IR and runs it on the reference interpreter on a seeded batch,
-# printing the class probabilities. Later stages of the pipeline extend this
+# printing the class probabilities; then builds its training step
+# (cross-entropy, AdamW) and trains it for 8 steps on the reference
+# interpreter, printing the losses. Later stages of the pipeline extend this
 # command.
 #
 #===----------------------------------------------------------------------===#
@@ -19,10 +21,19 @@ mkdir -p "$work"
   "$root/examples/mlp/model.onnxtext" "$work/model.onnx"
 /usr/bin/python3 -c "
 import numpy as np
-np.save('$work/x.npy', np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32))"
+r = np.random.default_rng(0)
+np.save('$work/x.npy', r.standard_normal((4, 8)).astype(np.float32))
+np.save('$work/y.npy', r.integers(0, 4, 4).astype(np.int64))"
 
 echo "== ober-translate --import-onnx examples/mlp (ONNX -> ober IR)"
 "$build/bin/ober-translate" --import-onnx "$work/model.onnx"
 echo "== ober-run: class probabilities for a batch of 4"
 "$build/bin/ober-run" "$work/model.onnx" --input "$work/x.npy" \
   --output-dir "$work/out" --print --run-stats
+echo "== ober-opt --ober-build-train-step (cross-entropy, AdamW)"
+"$build/bin/ober-opt" "$work/model.onnx" --onnx-dim=N=4 \
+  --ober-build-train-step="loss=cross-entropy optimizer=adamw" -o "$work/step.mlir"
+grep -o 'func.func @train_step([^)]*)' "$work/step.mlir" | cut -c1-200
+echo "== ober-run --train-steps 8: AdamW on one batch (lr 0.05)"
+"$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
+  --input "$work/x.npy" --input "$work/y.npy" --save-params "$work/trained"
