@@ -162,30 +162,16 @@ Tensor maxPool(MaxPoolOp op, const Tensor &x) {
     bool any = false, nan = false;
     double best = -std::numeric_limits<double>::infinity();
     int64_t bestInt = std::numeric_limits<int64_t>::min();
-    for (int64_t i = 0; i < win.kernel[0]; ++i) {
-      int64_t iz = start[0] + i * win.dil[0];
-      if (iz < 0 || iz >= win.in[0])
-        continue;
-      for (int64_t j = 0; j < win.kernel[1]; ++j) {
-        int64_t iy = start[1] + j * win.dil[1];
-        if (iy < 0 || iy >= win.in[1])
-          continue;
-        for (int64_t l = 0; l < win.kernel[2]; ++l) {
-          int64_t ix = start[2] + l * win.dil[2];
-          if (ix < 0 || ix >= win.in[2])
-            continue;
-          int64_t idx = base + (iz * win.in[1] + iy) * win.in[2] + ix;
-          any = true;
-          if (x.isFloat()) {
-            double v = x.getFloat(idx);
-            nan |= std::isnan(v);
-            best = std::max(best, v);
-          } else {
-            bestInt = std::max(bestInt, x.getInt(idx));
-          }
-        }
+    forEachWindowInput(win, base, start, [&](int64_t idx) {
+      any = true;
+      if (x.isFloat()) {
+        double v = x.getFloat(idx);
+        nan |= std::isnan(v);
+        best = std::max(best, v);
+      } else {
+        bestInt = std::max(bestInt, x.getInt(idx));
       }
-    }
+    });
     if (x.isFloat())
       out.setFloat(oi, nan ? std::nan("") : best);
     else
@@ -198,23 +184,12 @@ Tensor avgPool(AvgPoolOp op, const Tensor &x) {
   Tensor out = resultTensor(op);
   Window3D win(x.getShape(), out.getShape(), op.getKernel(), op.getStrides(),
                op.getPadding(), {});
-  bool includePad = op.getCountIncludePad();
   int64_t planes = x.getShape()[0] * x.getShape()[1];
   forEachPoolWindow(win, planes, [&](int64_t oi, int64_t base, int64_t *start) {
-    int64_t lo[3], hi[3], padded = 1;
-    for (int d = 0; d < 3; ++d) {
-      int64_t end = std::min(start[d] + win.kernel[d], win.in[d] + win.padHigh[d]);
-      padded *= end - start[d];
-      lo[d] = std::max<int64_t>(start[d], 0);
-      hi[d] = std::min(end, win.in[d]);
-    }
     double sum = 0;
-    int64_t count = 0;
-    for (int64_t iz = lo[0]; iz < hi[0]; ++iz)
-      for (int64_t iy = lo[1]; iy < hi[1]; ++iy)
-        for (int64_t ix = lo[2]; ix < hi[2]; ++ix, ++count)
-          sum += x.getFloat(base + (iz * win.in[1] + iy) * win.in[2] + ix);
-    int64_t divisor = includePad ? padded : count;
+    forEachWindowInput(win, base, start,
+                       [&](int64_t idx) { sum += x.getFloat(idx); });
+    int64_t divisor = averageDivisor(win, start, op.getCountIncludePad());
     out.setFloat(oi, divisor ? sum / divisor : std::nan(""));
   });
   return out;

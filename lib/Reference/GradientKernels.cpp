@@ -68,29 +68,16 @@ Tensor maxPoolGrad(MaxPoolGradOp op, const Tensor &x, const Tensor &gy) {
   std::vector<double> acc(out.getNumElements(), 0.0);
   int64_t planes = x.getShape()[0] * x.getShape()[1];
   forEachPoolWindow(win, planes, [&](int64_t oi, int64_t base, int64_t *start) {
+    // The first maximum wins, as in PyTorch; NaN beats any number.
     int64_t best = -1;
-    double bestValue = -std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < win.kernel[0]; ++i) {
-      int64_t iz = start[0] + i * win.dil[0];
-      if (iz < 0 || iz >= win.in[0])
-        continue;
-      for (int64_t j = 0; j < win.kernel[1]; ++j) {
-        int64_t iy = start[1] + j * win.dil[1];
-        if (iy < 0 || iy >= win.in[1])
-          continue;
-        for (int64_t l = 0; l < win.kernel[2]; ++l) {
-          int64_t ix = start[2] + l * win.dil[2];
-          if (ix < 0 || ix >= win.in[2])
-            continue;
-          int64_t idx = base + (iz * win.in[1] + iy) * win.in[2] + ix;
-          double v = x.getFloat(idx);
-          if (best < 0 || v > bestValue || (std::isnan(v) && !std::isnan(bestValue))) {
-            best = idx;
-            bestValue = v;
-          }
-        }
+    double bestValue = 0;
+    forEachWindowInput(win, base, start, [&](int64_t idx) {
+      double v = x.getFloat(idx);
+      if (best < 0 || v > bestValue || (std::isnan(v) && !std::isnan(bestValue))) {
+        best = idx;
+        bestValue = v;
       }
-    }
+    });
     if (best >= 0)
       acc[best] += gy.getFloat(oi);
   });
@@ -103,26 +90,14 @@ Tensor avgPoolGrad(AvgPoolGradOp op, const Tensor &x, const Tensor &gy) {
   Tensor out = resultTensor(op);
   Window3D win(x.getShape(), gy.getShape(), op.getKernel(), op.getStrides(),
                op.getPadding(), {});
-  bool includePad = op.getCountIncludePad();
   std::vector<double> acc(out.getNumElements(), 0.0);
   int64_t planes = x.getShape()[0] * x.getShape()[1];
   forEachPoolWindow(win, planes, [&](int64_t oi, int64_t base, int64_t *start) {
-    int64_t lo[3], hi[3], padded = 1, count = 1;
-    for (int d = 0; d < 3; ++d) {
-      int64_t end = std::min(start[d] + win.kernel[d], win.in[d] + win.padHigh[d]);
-      padded *= end - start[d];
-      lo[d] = std::max<int64_t>(start[d], 0);
-      hi[d] = std::min(end, win.in[d]);
-      count *= std::max<int64_t>(hi[d] - lo[d], 0);
-    }
-    int64_t divisor = includePad ? padded : count;
+    int64_t divisor = averageDivisor(win, start, op.getCountIncludePad());
     if (!divisor)
       return;
     double share = gy.getFloat(oi) / divisor;
-    for (int64_t iz = lo[0]; iz < hi[0]; ++iz)
-      for (int64_t iy = lo[1]; iy < hi[1]; ++iy)
-        for (int64_t ix = lo[2]; ix < hi[2]; ++ix)
-          acc[base + (iz * win.in[1] + iy) * win.in[2] + ix] += share;
+    forEachWindowInput(win, base, start, [&](int64_t idx) { acc[idx] += share; });
   });
   for (int64_t i = 0, e = out.getNumElements(); i < e; ++i)
     out.setFloat(i, acc[i]);

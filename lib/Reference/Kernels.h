@@ -85,6 +85,43 @@ inline void forEachPoolWindow(const Window3D &win, int64_t planes, Fn fn) {
         }
 }
 
+/// Calls `fn(index)` for each input position inside the (dilated) window
+/// starting at `start` in the plane at `base`, in row-major order.
+template <typename Fn>
+inline void forEachWindowInput(const Window3D &win, int64_t base,
+                               const int64_t *start, Fn fn) {
+  for (int64_t i = 0; i < win.kernel[0]; ++i) {
+    int64_t iz = start[0] + i * win.dil[0];
+    if (iz < 0 || iz >= win.in[0])
+      continue;
+    for (int64_t j = 0; j < win.kernel[1]; ++j) {
+      int64_t iy = start[1] + j * win.dil[1];
+      if (iy < 0 || iy >= win.in[1])
+        continue;
+      for (int64_t l = 0; l < win.kernel[2]; ++l) {
+        int64_t ix = start[2] + l * win.dil[2];
+        if (ix < 0 || ix >= win.in[2])
+          continue;
+        fn(base + (iz * win.in[1] + iy) * win.in[2] + ix);
+      }
+    }
+  }
+}
+
+/// The divisor of an average-pooling window starting at `start`: the
+/// positions it covers inside the padded input, or only the real ones.
+inline int64_t averageDivisor(const Window3D &win, const int64_t *start,
+                              bool countIncludePad) {
+  int64_t padded = 1, real = 1;
+  for (int d = 0; d < 3; ++d) {
+    int64_t end = std::min(start[d] + win.kernel[d], win.in[d] + win.padHigh[d]);
+    padded *= end - start[d];
+    real *= std::max<int64_t>(
+        std::min(end, win.in[d]) - std::max<int64_t>(start[d], 0), 0);
+  }
+  return countIncludePad ? padded : real;
+}
+
 /// A zero tensor of the static type of `op`'s result `i`.
 Tensor resultTensor(Operation *op, unsigned i = 0);
 

@@ -7,6 +7,7 @@
 #include "ober/Training/Autodiff.h"
 
 #include "GradBuilder.h"
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Transforms/Passes.h"
 
@@ -24,12 +25,7 @@ using namespace mlir::ober::training;
 //===----------------------------------------------------------------------===//
 
 Value GradBuilder::scalar(Type elementType, double value) {
-  auto type = RankedTensorType::get({}, elementType);
-  Attribute element = isa<FloatType>(elementType)
-                          ? Attribute(b.getFloatAttr(elementType, value))
-                          : Attribute(b.getIntegerAttr(
-                                elementType, static_cast<int64_t>(value)));
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element));
+  return createScalarConstant(b, loc, elementType, value);
 }
 
 Value GradBuilder::zerosLike(Type type) {

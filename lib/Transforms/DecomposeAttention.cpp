@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -24,13 +25,9 @@ using namespace mlir::ober;
 
 namespace {
 
-/// A 0-D constant of `elementType` holding `value`.
 Value scalarConstant(PatternRewriter &rewriter, Location loc,
                      Type elementType, double value) {
-  auto type = RankedTensorType::get({}, elementType);
-  Attribute element = rewriter.getFloatAttr(elementType, value);
-  return ConstantOp::create(rewriter, loc,
-                            DenseElementsAttr::get(type, element));
+  return createScalarConstant(rewriter, loc, elementType, value);
 }
 
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {

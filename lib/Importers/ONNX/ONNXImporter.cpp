@@ -10,6 +10,7 @@
 #include "Schema.h"
 #include "TensorProto.h"
 
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Reference/Interpreter.h"
 
@@ -286,12 +287,7 @@ SmallVector<Value> NodeContext::foldResults(Operation *op) {
 }
 
 Value NodeContext::scalar(Type elementType, double value) {
-  auto type = RankedTensorType::get({}, elementType);
-  Attribute element = isa<FloatType>(elementType)
-                          ? Attribute(b.getFloatAttr(elementType, value))
-                          : Attribute(b.getIntegerAttr(
-                                elementType, static_cast<int64_t>(value)));
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element));
+  return createScalarConstant(b, loc, elementType, value);
 }
 
 Value NodeContext::constantTensor(const reference::Tensor &t) {

@@ -60,32 +60,36 @@ LogicalResult ConvWeightGradOp::inferReturnTypes(
   return success();
 }
 
+/// Pooling gradients have the type of the forward input.
+static LogicalResult inferPoolGrad(const OpDiag &diag, Value inputValue,
+                                   Value gradValue, ArrayRef<int64_t> kernel,
+                                   ArrayRef<int64_t> strides,
+                                   ArrayRef<int64_t> padding,
+                                   SmallVectorImpl<Type> &results) {
+  RankedTensorType input = tensorOf(inputValue);
+  if (failed(checkPair(diag, input, tensorOf(gradValue), kernel, strides,
+                       padding)))
+    return failure();
+  results.push_back(input);
+  return success();
+}
+
 LogicalResult MaxPoolGradOp::inferReturnTypes(MLIRContext *,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
-  RankedTensorType input = tensorOf(adaptor.getInput());
-  if (failed(checkPair(diag, input, tensorOf(adaptor.getOutputGrad()),
-                       adaptor.getKernel(), adaptor.getStrides(),
-                       adaptor.getPadding())))
-    return failure();
-  results.push_back(input);
-  return success();
+  return inferPoolGrad(OpDiag(loc, getOperationName()), adaptor.getInput(),
+                       adaptor.getOutputGrad(), adaptor.getKernel(),
+                       adaptor.getStrides(), adaptor.getPadding(), results);
 }
 
 LogicalResult AvgPoolGradOp::inferReturnTypes(MLIRContext *,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
-  RankedTensorType input = tensorOf(adaptor.getInput());
-  if (failed(checkPair(diag, input, tensorOf(adaptor.getOutputGrad()),
-                       adaptor.getKernel(), adaptor.getStrides(),
-                       adaptor.getPadding())))
-    return failure();
-  results.push_back(input);
-  return success();
+  return inferPoolGrad(OpDiag(loc, getOperationName()), adaptor.getInput(),
+                       adaptor.getOutputGrad(), adaptor.getKernel(),
+                       adaptor.getStrides(), adaptor.getPadding(), results);
 }
 
 LogicalResult ScatterElementsAddOp::inferReturnTypes(

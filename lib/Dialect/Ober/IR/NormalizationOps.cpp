@@ -37,35 +37,39 @@ static LogicalResult checkAffine(const OpDiag &diag, StringRef name,
   return success();
 }
 
+/// Normalisation over `[axis, rank)` with optional affine operands.
+static LogicalResult inferTrailingNorm(const OpDiag &diag, Value inputValue,
+                                       int64_t axis, double epsilon,
+                                       Value scale, Value bias,
+                                       SmallVectorImpl<Type> &results) {
+  RankedTensorType input = tensorOf(inputValue);
+  if (failed(checkAxis(diag, "axis", axis, input.getRank())) ||
+      failed(checkEpsilon(diag, epsilon)) ||
+      failed(checkAffine(diag, "scale", scale, input, axis)) ||
+      failed(checkAffine(diag, "bias", bias, input, axis)))
+    return failure();
+  results.push_back(input);
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
-  RankedTensorType input = tensorOf(adaptor.getInput());
-  int64_t axis = adaptor.getAxis();
-  if (failed(checkAxis(diag, "axis", axis, input.getRank())) ||
-      failed(checkEpsilon(diag, adaptor.getEpsilon().convertToDouble())) ||
-      failed(checkAffine(diag, "scale", adaptor.getScale(), input, axis)) ||
-      failed(checkAffine(diag, "bias", adaptor.getBias(), input, axis)))
-    return failure();
-  results.push_back(input);
-  return success();
+  return inferTrailingNorm(OpDiag(loc, getOperationName()), adaptor.getInput(),
+                           adaptor.getAxis(),
+                           adaptor.getEpsilon().convertToDouble(),
+                           adaptor.getScale(), adaptor.getBias(), results);
 }
 
 LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
-  RankedTensorType input = tensorOf(adaptor.getInput());
-  int64_t axis = adaptor.getAxis();
-  if (failed(checkAxis(diag, "axis", axis, input.getRank())) ||
-      failed(checkEpsilon(diag, adaptor.getEpsilon().convertToDouble())) ||
-      failed(checkAffine(diag, "scale", adaptor.getScale(), input, axis)))
-    return failure();
-  results.push_back(input);
-  return success();
+  return inferTrailingNorm(OpDiag(loc, getOperationName()), adaptor.getInput(),
+                           adaptor.getAxis(),
+                           adaptor.getEpsilon().convertToDouble(),
+                           adaptor.getScale(), Value(), results);
 }
 
 /// Batch norm operands: input [N, C, ...] and per-channel vectors [C].
