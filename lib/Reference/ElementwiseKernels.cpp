@@ -175,19 +175,8 @@ std::optional<int64_t> intBinary(Operation *op, int64_t a, int64_t b) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-bool compare(CompareDirection direction, double a, double b) {
-  switch (direction) {
-  case CompareDirection::eq: return a == b;
-  case CompareDirection::ne: return a != b;
-  case CompareDirection::lt: return a < b;
-  case CompareDirection::le: return a <= b;
-  case CompareDirection::gt: return a > b;
-  case CompareDirection::ge: return a >= b;
-  }
-  return false;
-}
-
-bool compare(CompareDirection direction, int64_t a, int64_t b) {
+/// Ordered comparison: any comparison with NaN is false except `ne`.
+template <typename T> bool compare(CompareDirection direction, T a, T b) {
   switch (direction) {
   case CompareDirection::eq: return a == b;
   case CompareDirection::ne: return a != b;
