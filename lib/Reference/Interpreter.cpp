@@ -48,7 +48,7 @@ LogicalResult mlir::ober::reference::evaluate(Operation *op,
        {detail::evaluateElementwise, detail::evaluateContraction,
         detail::evaluateReduction, detail::evaluateNormalization,
         detail::evaluateIndexing, detail::evaluateLoss, detail::evaluateShape,
-        detail::evaluateGradient})
+        detail::evaluateGradient, detail::evaluateString})
     if (std::optional<LogicalResult> r = group(op, operands, results))
       return *r;
   return op->emitError("the reference interpreter does not support '")

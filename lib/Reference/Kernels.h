@@ -39,6 +39,9 @@ std::optional<LogicalResult> evaluateLoss(Operation *op,
 std::optional<LogicalResult> evaluateGradient(Operation *op,
                                               ArrayRef<Tensor> operands,
                                               Results &results);
+std::optional<LogicalResult> evaluateString(Operation *op,
+                                            ArrayRef<Tensor> operands,
+                                            Results &results);
 std::optional<LogicalResult> evaluateShape(Operation *op,
                                            ArrayRef<Tensor> operands,
                                            Results &results);

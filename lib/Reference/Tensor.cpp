@@ -63,7 +63,9 @@ Tensor::Tensor(Type elementType, ArrayRef<int64_t> shape)
   numElements = 1;
   for (int64_t d : shape)
     numElements *= d;
-  if (isFloat())
+  if (isString())
+    strings.assign(numElements, "");
+  else if (isFloat())
     floats.assign(numElements, 0.0);
   else
     ints.assign(numElements, 0);
@@ -72,6 +74,12 @@ Tensor::Tensor(Type elementType, ArrayRef<int64_t> shape)
 Tensor Tensor::fromAttr(ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   Tensor t(type.getElementType(), type.getShape());
+  if (t.isString()) {
+    int64_t i = 0;
+    for (StringRef s : cast<DenseStringElementsAttr>(attr).getRawStringData())
+      t.strings[i++] = s.str();
+    return t;
+  }
   if (t.isFloat()) {
     int64_t i = 0;
     for (const llvm::APFloat &v : attr.getValues<llvm::APFloat>()) {
@@ -91,6 +99,10 @@ Tensor Tensor::fromAttr(ElementsAttr attr) {
 }
 
 DenseElementsAttr Tensor::toAttr(RankedTensorType type) const {
+  if (isString()) {
+    SmallVector<StringRef> values(strings.begin(), strings.end());
+    return DenseStringElementsAttr::get(type, values);
+  }
   if (isFloat()) {
     const llvm::fltSemantics &semantics =
         cast<FloatType>(elementType).getFloatSemantics();
@@ -114,6 +126,12 @@ DenseElementsAttr Tensor::toAttr(RankedTensorType type) const {
 }
 
 int64_t Tensor::getSizeInBytes() const {
+  if (isString()) {
+    int64_t bytes = 0;
+    for (const std::string &s : strings)
+      bytes += s.size() + 1;
+    return bytes;
+  }
   unsigned bits = elementType.getIntOrFloatBitWidth();
   return numElements * std::max<int64_t>(1, bits / 8);
 }

@@ -6,6 +6,8 @@
 
 #include "ober/Reference/TensorIO.h"
 
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,6 +18,8 @@ using namespace mlir::ober::reference;
 using ::ober::rt::DType;
 
 std::optional<DType> mlir::ober::reference::dtypeOf(Type t) {
+  if (isa<ober::StringType>(t))
+    return DType::Unicode;
   if (t.isF16())
     return DType::F16;
   if (t.isBF16())
@@ -49,6 +53,7 @@ Type mlir::ober::reference::elementTypeOf(MLIRContext *context, DType dtype) {
   case DType::I16: return b.getI16Type();
   case DType::I32: return b.getI32Type();
   case DType::I64: return b.getI64Type();
+  case DType::Unicode: return ober::StringType::get(context);
   case DType::U8: return Type();
   }
   return Type();
@@ -111,6 +116,36 @@ std::optional<Tensor> mlir::ober::reference::decodeTensor(
     return std::nullopt;
   }
   Tensor t(elementType, shape);
+  if (dtype == DType::Unicode) {
+    // Fixed-width UTF-32 to UTF-8, without the padding NULs.
+    int64_t n = std::max<int64_t>(t.getNumElements(), 1);
+    size_t width = bytes.size() / 4 / n;
+    for (int64_t i = 0; i < t.getNumElements(); ++i) {
+      std::string s;
+      for (size_t c = 0; c < width; ++c) {
+        uint32_t cp = load<uint32_t>(bytes.data() + (i * width + c) * 4);
+        if (!cp)
+          break;
+        if (cp < 0x80) {
+          s += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+          s += static_cast<char>(0xC0 | cp >> 6);
+          s += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+          s += static_cast<char>(0xE0 | cp >> 12);
+          s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+          s += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+          s += static_cast<char>(0xF0 | cp >> 18);
+          s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+          s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+          s += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+      }
+      t.setString(i, s);
+    }
+    return t;
+  }
   size_t size = rt::dtypeSize(dtype);
   if (bytes.size() != static_cast<size_t>(t.getNumElements()) * size) {
     error = "data size does not match the shape";
@@ -126,10 +161,50 @@ std::optional<Tensor> mlir::ober::reference::decodeTensor(
   return t;
 }
 
+/// UTF-8 to code points (invalid bytes map to U+FFFD).
+static std::vector<uint32_t> codePoints(const std::string &s) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    int extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2
+              : (c >> 3) == 30 ? 3 : -1;
+    if (extra < 0 || i + extra >= s.size() + (extra == 0 ? 1 : 0)) {
+      out.push_back(0xFFFD);
+      ++i;
+      continue;
+    }
+    uint32_t cp = extra == 0 ? c : c & (0x3F >> extra);
+    for (int k = 1; k <= extra; ++k)
+      cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    out.push_back(cp);
+    i += extra + 1;
+  }
+  return out;
+}
+
+/// Strings as fixed-width UTF-32; returns the width in characters.
+static int64_t encodeStrings(const Tensor &tensor, std::vector<char> &bytes) {
+  std::vector<std::vector<uint32_t>> all;
+  size_t width = 1;
+  for (int64_t i = 0; i < tensor.getNumElements(); ++i) {
+    all.push_back(codePoints(tensor.getString(i)));
+    width = std::max(width, all.back().size());
+  }
+  bytes.assign(all.size() * width * 4, 0);
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t c = 0; c < all[i].size(); ++c)
+      store(bytes.data() + (i * width + c) * 4, all[i][c]);
+  return width;
+}
+
 void mlir::ober::reference::encodeTensor(const Tensor &tensor, bool bf16AsF32,
                                          DType &dtype,
                                          std::vector<char> &bytes) {
   dtype = dtypeOf(tensor.getElementType()).value_or(DType::F32);
+  if (dtype == DType::Unicode) {
+    encodeStrings(tensor, bytes);
+    return;
+  }
   if (dtype == DType::BF16 && bf16AsF32)
     dtype = DType::F32;
   size_t size = rt::dtypeSize(dtype);
@@ -153,12 +228,19 @@ void mlir::ober::reference::encodeTensor(const Tensor &tensor, bool bf16AsF32,
     case DType::I16: store(p, static_cast<int16_t>(tensor.getInt(i))); break;
     case DType::I32: store(p, static_cast<int32_t>(tensor.getInt(i))); break;
     case DType::I64: store(p, tensor.getInt(i)); break;
+    case DType::Unicode: break; // handled above
     }
   }
 }
 
 ::ober::rt::NpyArray mlir::ober::reference::toNpy(const Tensor &tensor) {
   rt::NpyArray array;
+  if (tensor.isString()) {
+    array.type = DType::Unicode;
+    array.itemChars = encodeStrings(tensor, array.data);
+    array.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    return array;
+  }
   encodeTensor(tensor, /*bf16AsF32=*/true, array.type, array.data);
   array.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   return array;

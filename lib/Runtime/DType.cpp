@@ -21,6 +21,7 @@ constexpr Info kInfo[] = {
     {DType::Bool, 1, "bool", "BOOL"},    {DType::I8, 1, "int8", "I8"},
     {DType::U8, 1, "uint8", "U8"},       {DType::I16, 2, "int16", "I16"},
     {DType::I32, 4, "int32", "I32"},     {DType::I64, 8, "int64", "I64"},
+    {DType::Unicode, 4, "str", "STRING"},
 };
 const Info &info(DType type) { return kInfo[static_cast<int>(type)]; }
 } // namespace

@@ -124,11 +124,19 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
   for (const TypeInfo &t : kTypes)
     if (code == t.descr)
       found = &t;
+  static constexpr TypeInfo unicode = {DType::Unicode, "U"};
+  int64_t itemChars = 0;
+  if (!found && code.size() > 1 && code[0] == 'U' && order != '>') {
+    char *end = nullptr;
+    itemChars = std::strtoll(code.c_str() + 1, &end, 10);
+    if (*end == '\0' && itemChars > 0 && itemChars < (1 << 20))
+      found = &unicode;
+  }
   if (!found || (order == '>' && dtypeSize(found->type) > 1) ||
       (order != '<' && order != '|' && order != '=' && order != '>')) {
     error = "unsupported dtype '" + descr +
             "' (supported: little-endian float16/32/64, bool, int8, uint8, "
-            "int16, int32, int64)";
+            "int16, int32, int64, unicode strings)";
     return false;
   }
   if (fortran != "False") {
@@ -137,6 +145,7 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
     return false;
   }
   out.type = found->type;
+  out.itemChars = itemChars;
   out.shape.clear();
   std::string dims = shape;
   if (dims.size() < 2 || dims.front() != '(' || dims.back() != ')') {
@@ -158,8 +167,9 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
     }
     out.shape.push_back(d);
   }
-  size_t bytesNeeded =
-      static_cast<size_t>(out.numElements()) * dtypeSize(found->type);
+  size_t bytesNeeded = static_cast<size_t>(out.numElements()) *
+                       dtypeSize(found->type) *
+                       (found->type == DType::Unicode ? itemChars : 1);
   size_t dataOffset = offset + headerLen;
   if (size - dataOffset != bytesNeeded) {
     error = "data size " + std::to_string(size - dataOffset) +
@@ -190,12 +200,17 @@ bool ober::rt::readNpy(const std::string &path, NpyArray &out,
 
 bool ober::rt::writeNpy(const std::string &path, const NpyArray &array,
                         std::string &error) {
-  const TypeInfo *t = info(array.type);
+  static constexpr TypeInfo unicode = {DType::Unicode, "U"};
+  const TypeInfo *t = array.type == DType::Unicode ? &unicode : info(array.type);
+  std::string descr = t ? t->descr : "";
+  if (array.type == DType::Unicode)
+    descr += std::to_string(std::max<int64_t>(array.itemChars, 1));
   if (!t) {
     error = path + ": NumPy has no " + dtypeName(array.type) + " type";
     return false;
   }
-  size_t size = dtypeSize(array.type);
+  size_t size = dtypeSize(array.type) *
+                (array.type == DType::Unicode ? std::max<int64_t>(array.itemChars, 1) : 1);
   if (array.data.size() != static_cast<size_t>(array.numElements()) * size) {
     error = path + ": data does not match the shape";
     return false;
@@ -207,7 +222,7 @@ bool ober::rt::writeNpy(const std::string &path, const NpyArray &array,
     shape.resize(shape.size() - 2);
   shape += ")";
   std::string dict = std::string("{'descr': '") + (size == 1 ? "|" : "<") +
-                     t->descr + "', 'fortran_order': False, 'shape': " + shape +
+                     descr + "', 'fortran_order': False, 'shape': " + shape +
                      ", }";
   // Pad so that the data starts on a 64-byte boundary; end with a newline.
   bool v2 = dict.size() + 11 > 65535;

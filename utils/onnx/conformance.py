@@ -69,6 +69,10 @@ def close(expected, actual):
         expected = (expected.astype(np.uint32) << 16).view(np.float32)
     if expected.shape != actual.shape:
         return False, f"shape {actual.shape} != expected {expected.shape}"
+    if expected.dtype == object:
+        strs = lambda a: [v.decode() if isinstance(v, bytes) else str(v) for v in a.flat]
+        ok = strs(expected) == strs(actual)
+        return ok, "" if ok else f"strings {strs(actual)} != {strs(expected)}"
     if expected.dtype.kind in "fc":
         ok = np.allclose(actual.astype(np.float64), expected.astype(np.float64),
                          rtol=RTOL, atol=ATOL, equal_nan=True)
@@ -110,7 +114,11 @@ def run_case(ober_run, case_dir, timeout):
                         and value.dtype == np.uint16):
                     # bfloat16 travels as its raw bits; ober takes float32.
                     value = (value.astype(np.uint32) << 16).view(np.float32)
-                if value.dtype.kind not in "fiub" or value.dtype in (
+                if value.dtype == object and all(isinstance(v, (str, bytes)) for v in value.flat):
+                    # ONNX strings travel as unicode arrays.
+                    value = np.array([v.decode() if isinstance(v, bytes) else v
+                                      for v in value.flat]).reshape(value.shape)
+                elif value.dtype.kind not in "fiub" or value.dtype in (
                         np.uint16, np.uint32, np.uint64, np.uint8, np.int16):
                     return "unsupported", f"input dtype {value.dtype}"
                 npy = os.path.join(tmp, f"in{i}.npy")

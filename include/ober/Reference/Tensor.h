@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <string>
 #include <vector>
 
 namespace mlir::ober::reference {
@@ -38,6 +39,10 @@ public:
   int64_t getRank() const { return shape.size(); }
   int64_t getNumElements() const { return numElements; }
   bool isFloat() const { return isa<FloatType>(elementType); }
+  /// String tensors (element type !ober.string) hold UTF-8 strings.
+  bool isString() const { return !isFloat() && !elementType.isIntOrIndex(); }
+  const std::string &getString(int64_t i) const { return strings[i]; }
+  void setString(int64_t i, std::string s) { strings[i] = std::move(s); }
   /// Bytes at the element type's width (i1 counts one byte).
   int64_t getSizeInBytes() const;
 
@@ -61,7 +66,9 @@ public:
   }
   /// Copies element `from` of `src` (same element type) to element `i`.
   void copyElement(int64_t i, const Tensor &src, int64_t from) {
-    if (isFloat())
+    if (isString())
+      strings[i] = src.strings[from];
+    else if (isFloat())
       floats[i] = src.floats[from];
     else
       ints[i] = src.ints[from];
@@ -76,6 +83,7 @@ private:
   int64_t numElements = 0;
   std::vector<double> floats;
   std::vector<int64_t> ints;
+  std::vector<std::string> strings;
 };
 
 /// Row-major strides of `shape`.

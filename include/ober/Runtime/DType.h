@@ -14,7 +14,9 @@
 namespace ober::rt {
 
 /// Element types of tensors in files (.npy, weights) and buffers.
-enum class DType { F16, BF16, F32, F64, Bool, I8, U8, I16, I32, I64 };
+/// `Unicode` holds fixed-width UTF-32 strings (NumPy's `<U<n>`); its size is
+/// per character.
+enum class DType { F16, BF16, F32, F64, Bool, I8, U8, I16, I32, I64, Unicode };
 
 /// Bytes per element.
 size_t dtypeSize(DType type);

@@ -23,6 +23,8 @@ namespace ober::rt {
 struct NpyArray {
   DType type = DType::F32;
   std::vector<int64_t> shape;
+  /// Characters per element of a DType::Unicode array.
+  int64_t itemChars = 0;
   std::vector<char> data; // C order, little-endian
 
   int64_t numElements() const;

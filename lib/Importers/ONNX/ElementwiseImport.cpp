@@ -295,7 +295,8 @@ LogicalResult isInf(NodeContext &ctx) {
 LogicalResult castOp(NodeContext &ctx) {
   int64_t to = ctx.getInt("to", 0);
   Type element = elementTypeOf(ctx.b.getContext(), to);
-  if (!element) {
+  if (!element || isa<StringType>(element) ||
+      isa<StringType>(ctx.inputType(0).getElementType())) {
     ctx.error() << "cast to " << dataTypeName(to)
                 << " is not supported (supported: FLOAT, DOUBLE, FLOAT16, "
                    "BFLOAT16, BOOL, INT8, INT32, INT64)";

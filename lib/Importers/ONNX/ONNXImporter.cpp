@@ -398,7 +398,7 @@ FailureOr<Type> GraphImporter::valueInfoType(const onnx::ValueInfoProto &info) {
     emitError(fileLoc()) << "graph input '" << info.name() << "' has element "
                          << "type " << dataTypeName(t.elem_type())
                          << " (supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, "
-                            "BOOL, INT8, INT32, INT64)";
+                            "BOOL, INT8, INT32, INT64, STRING)";
     return failure();
   }
   if (!t.has_shape()) {

@@ -9,6 +9,8 @@
 #include "ImportContext.h"
 #include "TensorProto.h"
 
+#include "ober/Reference/Strings.h"
+
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::onnx_import;
@@ -907,9 +909,42 @@ LogicalResult concatFromSequence(NodeContext &ctx) {
   return success();
 }
 
+LogicalResult stringNormalizer(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  if (!isa<StringType>(xt.getElementType())) {
+    ctx.error() << "needs a string input, got " << xt;
+    return failure();
+  }
+  std::optional<reference::Tensor> words = ctx.constant(0);
+  if (!words) {
+    ctx.error() << "its output size depends on the input's values, which "
+                   "must be known at import time (ober-run provides them)";
+    return failure();
+  }
+  std::string change = ctx.getString("case_change_action", "NONE");
+  bool sensitive = ctx.getInt("is_case_sensitive", 0);
+  std::vector<std::string> stopwords, in;
+  if (const onnx::AttributeProto *a = ctx.attr("stopwords"))
+    stopwords.assign(a->strings().begin(), a->strings().end());
+  for (int64_t i = 0; i < words->getNumElements(); ++i)
+    in.push_back(words->getString(i));
+  int64_t n = reference::normalizeStrings(in, change, sensitive, stopwords).size();
+  SmallVector<int64_t> shape = xt.getRank() == 2 ? SmallVector<int64_t>{1, n}
+                                                 : SmallVector<int64_t>{n};
+  SmallVector<Attribute> stops;
+  for (const std::string &s : stopwords)
+    stops.push_back(ctx.b.getStringAttr(s));
+  ctx.setOutput(0, ctx.create<StringNormalizeOp>(
+                       xt.clone(shape), x, ctx.b.getStringAttr(change),
+                       ctx.b.getBoolAttr(sensitive), ctx.b.getArrayAttr(stops)));
+  return success();
+}
+
 } // namespace
 
 void mlir::ober::onnx_import::registerShapeHandlers(HandlerMap &m) {
+  m["StringNormalizer"] = stringNormalizer;
   m["Reshape"] = reshapeOp;
   m["Flatten"] = flatten;
   m["Squeeze"] = squeeze;

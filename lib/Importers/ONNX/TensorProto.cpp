@@ -6,6 +6,7 @@
 
 #include "TensorProto.h"
 
+#include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Reference/TensorIO.h"
 
 #include "mlir/IR/Builders.h"
@@ -78,6 +79,8 @@ std::optional<std::string> externalPath(StringRef baseDir, StringRef location,
 
 Type mlir::ober::onnx_import::elementTypeOf(MLIRContext *context,
                                             int32_t dataType) {
+  if (dataType == onnx::TensorProto::STRING)
+    return StringType::get(context);
   std::optional<DType> d = dtypeOfProto(dataType);
   return d ? reference::elementTypeOf(context, *d) : Type();
 }

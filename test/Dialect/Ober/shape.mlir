@@ -45,3 +45,10 @@ module attributes {ober.weights = "mlp.weights"} {
     return %0 : tensor<4xf32>
   }
 }
+
+// CHECK-LABEL: func @strings
+// CHECK: ober.string_normalize %{{.*}} {case_change = "UPPER", case_sensitive = false, stopwords = ["monday"]} : tensor<1x6x!ober.string> -> tensor<1x4x!ober.string>
+func.func @strings(%s: tensor<1x6x!ober.string>) -> tensor<1x4x!ober.string> {
+  %0 = ober.string_normalize %s {case_change = "UPPER", case_sensitive = false, stopwords = ["monday"]} : tensor<1x6x!ober.string> -> tensor<1x4x!ober.string>
+  return %0 : tensor<1x4x!ober.string>
+}

@@ -119,6 +119,22 @@ LogicalResult OneHotOp::verify() {
   return success();
 }
 
+LogicalResult StringNormalizeOp::verify() {
+  OpDiag diag(getLoc(), getOperationName());
+  RankedTensorType in = getInput().getType(), out = getType();
+  bool twoD = in.getRank() == 2 && in.getDimSize(0) == 1;
+  if (in.getRank() != 1 && !twoD)
+    return diag("input must be [C] or [1, C], got ", shapeString(in.getShape()));
+  if (out.getRank() != in.getRank() || (twoD && out.getDimSize(0) != 1))
+    return diag("result must have the input's layout, got ",
+                shapeString(out.getShape()));
+  StringRef change = getCaseChange();
+  if (change != "LOWER" && change != "UPPER" && change != "NONE")
+    return diag("'case_change' must be LOWER, UPPER or NONE, got '", change,
+                "'");
+  return success();
+}
+
 LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,

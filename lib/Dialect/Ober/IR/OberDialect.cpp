@@ -23,6 +23,9 @@ using namespace mlir::ober;
 #define GET_ATTRDEF_CLASSES
 #include "ober/Dialect/Ober/IR/OberAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "ober/Dialect/Ober/IR/OberTypes.cpp.inc"
+
 void OberDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -31,6 +34,10 @@ void OberDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "ober/Dialect/Ober/IR/OberAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "ober/Dialect/Ober/IR/OberTypes.cpp.inc"
       >();
 }
 

@@ -33,6 +33,7 @@ def Ober_Dialect : Dialect {
       as large inline constants.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let hasConstantMaterializer = 1;
@@ -53,6 +54,20 @@ def Ober_Dialect : Dialect {
 }
 
 //===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Ober_StringType : TypeDef<Ober_Dialect, "String"> {
+  let mnemonic = "string";
+  let summary = "a UTF-8 string";
+  let description = [{
+    Element type of string tensors, which ONNX models use for text
+    preprocessing (`StringNormalizer`). Only string ops and function
+    boundaries take them.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +83,7 @@ def Ober_NumericTensor : RankedTensorOf<[Ober_Numeric]>;
 def Ober_IndexTensor : RankedTensorOf<[Ober_Index]>;
 def Ober_BoolTensor : RankedTensorOf<[I1]>;
 def Ober_SeedTensor : 0DTensorOf<[I64]>;
+def Ober_StringTensor : RankedTensorOf<[Ober_StringType]>;
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -81,6 +81,24 @@ def Ober_OneHotOp : Ober_Op<"one_hot", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Ober_StringNormalizeOp : Ober_Op<"string_normalize", [Pure]> {
+  let summary = "normalise words: drop stopwords, change case";
+  let description = [{
+    ONNX's `StringNormalizer` on `[C]` or `[1, C]` strings: removes the
+    `stopwords` (compared case-insensitively unless `case_sensitive`), then
+    applies `case_change` (`LOWER`, `UPPER` or `NONE`; ASCII letters). When
+    every word is removed the result holds one empty string. The number of
+    remaining words depends on the values, so the result type is fixed when
+    the op is built from known inputs, and a run with other values is an
+    error.
+  }];
+  let arguments = (ins Ober_StringTensor:$input, StrAttr:$case_change,
+                       BoolAttr:$case_sensitive, StrArrayAttr:$stopwords);
+  let results = (outs Ober_StringTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   let summary = "seeded dropout";
   let description = [{

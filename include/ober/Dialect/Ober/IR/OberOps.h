@@ -21,6 +21,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "ober/Dialect/Ober/IR/OberAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "ober/Dialect/Ober/IR/OberTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "ober/Dialect/Ober/IR/OberOps.h.inc"
 
