@@ -82,15 +82,15 @@ public:
 
   //===--- building (results of constant operands fold) ------------------===//
   /// Creates a one-result op. Ops that infer their result type are built
-  /// with a placeholder type and inferred afterwards, so operands that do
+  /// with a provisional type and inferred afterwards, so operands that do
   /// not fit are reported (and fail the node) instead of aborting.
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
     if constexpr (OpTy::template hasTrait<InferTypeOpInterface::Trait>()) {
-      Type placeholder;
-      (notePlaceholder(placeholder, args), ...);
-      if (!placeholder)
-        placeholder = RankedTensorType::get({}, b.getF32Type());
-      auto op = OpTy::create(b, loc, placeholder, std::forward<Args>(args)...);
+      Type provisional;
+      (noteProvisional(provisional, args), ...);
+      if (!provisional)
+        provisional = RankedTensorType::get({}, b.getF32Type());
+      auto op = OpTy::create(b, loc, provisional, std::forward<Args>(args)...);
       if (failed(inferResultTypes(op.getOperation())))
         return op->getResult(0);
       return foldResults(op.getOperation()).front();
@@ -134,7 +134,7 @@ public:
                                    StringRef what = "axis");
 
 private:
-  template <typename T> static void notePlaceholder(Type &type, const T &arg) {
+  template <typename T> static void noteProvisional(Type &type, const T &arg) {
     if constexpr (std::is_convertible_v<T, Value>)
       if (!type && Value(arg))
         type = Value(arg).getType();
