@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Planning/Passes.h"
 #include "ober/Training/Passes.h"
 #include "ober/Transforms/Passes.h"
 
@@ -34,4 +35,5 @@ void mlir::ober::registerAllPasses() {
   // ober passes, area by area.
   registerTransformsPasses();
   registerTrainingPasses();
+  registerPlanningPasses();
 }

@@ -102,6 +102,13 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
 /// path inside the module's folder.
 LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == "ober.cluster") {
+    // Its fields are checked where the planner reads it.
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'ober.cluster' must be a dictionary on a builtin.module";
+    return success();
+  }
   if (attr.getName() == "ober.no_gradient") {
     if (!isa<func::FuncOp>(op) || !isa<DenseI64ArrayAttr>(attr.getValue()))
       return op->emitOpError()

@@ -1,0 +1,89 @@
+//===- Cluster.h - the machines a plan runs on ------------------*- C++ -*-===//
+//
+// Part of Ober-Train. A cluster is data (a JSON file, a preset, or the
+// module attribute `ober.cluster`), so every planner decision names its
+// machine and is reproducible.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_PLANNING_CLUSTER_H
+#define OBER_PLANNING_CLUSTER_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/JSON.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::ober::planning {
+
+/// One accelerator (or CPU socket).
+struct Device {
+  std::string name;
+  /// Dense peak FLOP/s by element type ("f32", "tf32", "bf16", "f16", "f8").
+  std::map<std::string, double> peakFlops;
+  double memoryBytes = 0;
+  /// Memory bandwidth in bytes/s.
+  double memoryBandwidth = 0;
+  /// Achievable fractions of peak: "matmul" (of peak FLOP/s) and "memory"
+  /// (of memory bandwidth). Defaults until the cost model is calibrated.
+  double matmulEfficiency = 0.75;
+  double memoryEfficiency = 0.8;
+};
+
+/// One level of the interconnect. Levels go from the innermost (devices in a
+/// node) to the outermost (nodes in the cluster).
+struct LinkLevel {
+  std::string name;
+  /// Devices in one group at this level (e.g. 8 per node); the outermost
+  /// level spans the whole cluster.
+  int64_t groupSize = 1;
+  /// Bandwidth per device and direction, bytes/s.
+  double bandwidth = 0;
+  /// Latency of one message, seconds.
+  double latency = 0;
+};
+
+struct Cluster {
+  std::string name;
+  Device device;
+  int64_t devicesPerNode = 1;
+  int64_t nodes = 1;
+  /// Innermost first: intra-node, then inter-node.
+  std::vector<LinkLevel> links;
+
+  int64_t numDevices() const { return devicesPerNode * nodes; }
+
+  /// Checks every field; the error names the field and the problem.
+  LogicalResult verify(std::string &error) const;
+
+  llvm::json::Value toJSON() const;
+  DictionaryAttr toAttr(MLIRContext *context) const;
+};
+
+/// The names of the presets (`a100-40gb`, `a100-80gb`, `h100-sxm`,
+/// `h200-sxm`, `max-1550`, `cpu`).
+std::vector<std::string> presetNames();
+
+/// A preset cluster of one node.
+std::optional<Cluster> preset(const std::string &name);
+
+/// Parses a cluster from JSON; `error` names the offending field.
+std::optional<Cluster> clusterFromJSON(const llvm::json::Value &json,
+                                       std::string &error);
+
+/// Reads a cluster: a preset name or a JSON file, then `gpus` devices in
+/// total (filling nodes of the preset's size; fewer than one node shrinks
+/// the node) and/or `nodes` nodes. Zero leaves a count as it is.
+std::optional<Cluster> loadCluster(const std::string &nameOrPath,
+                                   int64_t gpus, int64_t nodes,
+                                   std::string &error);
+
+/// Reads the module attribute form.
+std::optional<Cluster> clusterFromAttr(DictionaryAttr attr, std::string &error);
+
+} // namespace mlir::ober::planning
+
+#endif // OBER_PLANNING_CLUSTER_H

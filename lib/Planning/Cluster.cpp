@@ -1,0 +1,394 @@
+//===- Cluster.cpp - the machines a plan runs on --------------------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/Cluster.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::ober::planning;
+namespace json = llvm::json;
+
+//===----------------------------------------------------------------------===//
+// Presets (vendor datasheets; see docs/design/Planning.md)
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr double T = 1e12, G = 1e9;
+
+Cluster nvidia(const char *name, const char *device, double bf16, double tf32,
+               double f32, double f8, double memory, double bandwidth,
+               double nvlink, double network) {
+  Cluster c;
+  c.name = name;
+  c.device.name = device;
+  c.device.peakFlops = {{"bf16", bf16}, {"f16", bf16}, {"tf32", tf32},
+                        {"f32", f32}};
+  if (f8 > 0)
+    c.device.peakFlops["f8"] = f8;
+  c.device.memoryBytes = memory;
+  c.device.memoryBandwidth = bandwidth;
+  c.devicesPerNode = 8;
+  // Per device and direction; one HCA per GPU.
+  c.links = {{"nvlink", 8, nvlink, 5e-6}, {"infiniband", 8, network, 10e-6}};
+  return c;
+}
+
+/// This machine: each core counts as a device of one node, with peak FLOP/s
+/// from AVX-512 FMA at 2.5 GHz (2 units x 16 lanes x 2 FLOPs).
+Cluster thisCPU() {
+  Cluster c;
+  c.name = "cpu";
+  c.device.name = "cpu-core";
+  double perCore = 2 * 16 * 2 * 2.5 * G;
+  c.device.peakFlops = {{"f32", perCore}, {"bf16", perCore}, {"f64", perCore / 2}};
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  c.device.memoryBytes =
+      pages > 0 && pageSize > 0 ? double(pages) * pageSize / cores : 4 * G;
+  c.device.memoryBandwidth = 10 * G;
+  c.device.matmulEfficiency = 0.5;
+  c.devicesPerNode = cores;
+  c.links = {{"shared-memory", cores, 10 * G, 1e-6},
+             {"ethernet", cores, 1.25 * G, 20e-6}};
+  return c;
+}
+} // namespace
+
+std::vector<std::string> mlir::ober::planning::presetNames() {
+  return {"a100-40gb", "a100-80gb", "h100-sxm", "h200-sxm", "max-1550", "cpu"};
+}
+
+std::optional<Cluster> mlir::ober::planning::preset(const std::string &name) {
+  if (name == "a100-40gb")
+    return nvidia("a100-40gb", "NVIDIA A100 40GB SXM", 312 * T, 156 * T,
+                  19.5 * T, 0, 40 * G, 1.555 * T, 300 * G, 25 * G);
+  if (name == "a100-80gb")
+    return nvidia("a100-80gb", "NVIDIA A100 80GB SXM", 312 * T, 156 * T,
+                  19.5 * T, 0, 80 * G, 2.039 * T, 300 * G, 25 * G);
+  if (name == "h100-sxm")
+    return nvidia("h100-sxm", "NVIDIA H100 SXM", 989 * T, 495 * T, 67 * T,
+                  1979 * T, 80 * G, 3.35 * T, 450 * G, 50 * G);
+  if (name == "h200-sxm")
+    return nvidia("h200-sxm", "NVIDIA H200 SXM", 989 * T, 495 * T, 67 * T,
+                  1979 * T, 141 * G, 4.8 * T, 450 * G, 50 * G);
+  if (name == "max-1550") {
+    Cluster c;
+    c.name = "max-1550";
+    c.device.name = "Intel Data Center GPU Max 1550";
+    c.device.peakFlops = {{"bf16", 839 * T}, {"f16", 839 * T}, {"f32", 52 * T}};
+    c.device.memoryBytes = 128 * G;
+    c.device.memoryBandwidth = 3.28 * T;
+    c.devicesPerNode = 6;
+    c.links = {{"xe-link", 6, 15 * G, 10e-6}, {"slingshot", 6, 25 * G, 10e-6}};
+    return c;
+  }
+  if (name == "cpu")
+    return thisCPU();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Checks
+//===----------------------------------------------------------------------===//
+
+LogicalResult Cluster::verify(std::string &error) const {
+  auto fail = [&](const std::string &field, const std::string &what) {
+    error = "cluster." + field + ": " + what;
+    return failure();
+  };
+  if (device.peakFlops.empty())
+    return fail("device.peak_flops", "needs at least one element type");
+  for (const auto &[type, flops] : device.peakFlops)
+    if (!(flops > 0))
+      return fail("device.peak_flops." + type, "must be positive");
+  if (!(device.memoryBytes > 0))
+    return fail("device.memory_bytes", "must be positive");
+  if (!(device.memoryBandwidth > 0))
+    return fail("device.memory_bandwidth", "must be positive");
+  if (!(device.matmulEfficiency > 0 && device.matmulEfficiency <= 1))
+    return fail("device.matmul_efficiency", "must be in (0, 1]");
+  if (!(device.memoryEfficiency > 0 && device.memoryEfficiency <= 1))
+    return fail("device.memory_efficiency", "must be in (0, 1]");
+  if (devicesPerNode < 1)
+    return fail("devices_per_node", "must be at least 1");
+  if (nodes < 1)
+    return fail("nodes", "must be at least 1");
+  if (links.empty())
+    return fail("links", "needs at least the level that joins the devices "
+                         "of a node");
+  if (nodes > 1 && links.size() < 2)
+    return fail("links", "a cluster of " + std::to_string(nodes) +
+                             " nodes needs a level between nodes");
+  for (size_t i = 0; i < links.size(); ++i) {
+    std::string field = "links[" + std::to_string(i) + "]";
+    if (!(links[i].bandwidth > 0))
+      return fail(field + ".bandwidth", "must be positive");
+    if (!(links[i].latency >= 0))
+      return fail(field + ".latency", "must be non-negative");
+    if (links[i].groupSize < 1)
+      return fail(field + ".group_size", "must be at least 1");
+    if (i && links[i].groupSize < links[i - 1].groupSize)
+      return fail(field + ".group_size",
+                  "must not be smaller than the level inside it");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+json::Value Cluster::toJSON() const {
+  json::Object flops;
+  for (const auto &[type, value] : device.peakFlops)
+    flops[type] = value;
+  json::Array linkArray;
+  for (const LinkLevel &l : links)
+    linkArray.push_back(json::Object{{"name", l.name},
+                                     {"group_size", l.groupSize},
+                                     {"bandwidth", l.bandwidth},
+                                     {"latency", l.latency}});
+  return json::Object{
+      {"name", name},
+      {"device", json::Object{{"name", device.name},
+                              {"peak_flops", std::move(flops)},
+                              {"memory_bytes", device.memoryBytes},
+                              {"memory_bandwidth", device.memoryBandwidth},
+                              {"matmul_efficiency", device.matmulEfficiency},
+                              {"memory_efficiency", device.memoryEfficiency}}},
+      {"devices_per_node", devicesPerNode},
+      {"nodes", nodes},
+      {"links", std::move(linkArray)}};
+}
+
+namespace {
+/// Reads fields of one JSON object, remembering the first error.
+class FieldReader {
+public:
+  FieldReader(const json::Object *object, std::string path, std::string &error)
+      : object(object), path(std::move(path)), error(error) {}
+
+  bool number(const char *key, double &out, bool required = true) {
+    const json::Value *v = object ? object->get(key) : nullptr;
+    if (!v)
+      return !required || fail(key, "is missing");
+    std::optional<double> d = v->getAsNumber();
+    if (!d)
+      return fail(key, "must be a number");
+    out = *d;
+    return true;
+  }
+  bool integer(const char *key, int64_t &out, bool required = true) {
+    const json::Value *v = object ? object->get(key) : nullptr;
+    if (!v)
+      return !required || fail(key, "is missing");
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i)
+      return fail(key, "must be an integer");
+    out = *i;
+    return true;
+  }
+  bool string(const char *key, std::string &out, bool required = true) {
+    const json::Value *v = object ? object->get(key) : nullptr;
+    if (!v)
+      return !required || fail(key, "is missing");
+    std::optional<StringRef> s = v->getAsString();
+    if (!s)
+      return fail(key, "must be a string");
+    out = s->str();
+    return true;
+  }
+  bool fail(StringRef key, StringRef what) {
+    if (error.empty())
+      error = path + "." + key.str() + ": " + what.str();
+    return false;
+  }
+
+  const json::Object *object;
+  std::string path;
+  std::string &error;
+};
+} // namespace
+
+std::optional<Cluster>
+mlir::ober::planning::clusterFromJSON(const json::Value &value,
+                                      std::string &error) {
+  const json::Object *root = value.getAsObject();
+  if (!root) {
+    error = "cluster: must be a JSON object";
+    return std::nullopt;
+  }
+  Cluster c;
+  FieldReader top(root, "cluster", error);
+  const json::Object *device = root->getObject("device");
+  FieldReader dev(device, "cluster.device", error);
+  const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
+  bool ok = top.string("name", c.name, /*required=*/false) &&
+            (device || top.fail("device", "must be an object")) &&
+            dev.string("name", c.device.name, false) &&
+            (flops || dev.fail("peak_flops",
+                               "must be an object of FLOP/s by element type")) &&
+            dev.number("memory_bytes", c.device.memoryBytes) &&
+            dev.number("memory_bandwidth", c.device.memoryBandwidth) &&
+            dev.number("matmul_efficiency", c.device.matmulEfficiency, false) &&
+            dev.number("memory_efficiency", c.device.memoryEfficiency, false) &&
+            top.integer("devices_per_node", c.devicesPerNode) &&
+            top.integer("nodes", c.nodes, false);
+  if (!ok)
+    return std::nullopt;
+  for (const auto &[type, v] : *flops) {
+    std::optional<double> d = v.getAsNumber();
+    if (!d) {
+      error = "cluster.device.peak_flops." + type.str() + ": must be a number";
+      return std::nullopt;
+    }
+    c.device.peakFlops[type.str()] = *d;
+  }
+  const json::Array *links = root->getArray("links");
+  if (!links) {
+    top.fail("links", "must be an array of link levels, innermost first");
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < links->size(); ++i) {
+    LinkLevel l;
+    FieldReader r((*links)[i].getAsObject(),
+                  "cluster.links[" + std::to_string(i) + "]", error);
+    if (!r.object) {
+      error = "cluster.links[" + std::to_string(i) + "]: must be an object";
+      return std::nullopt;
+    }
+    if (!r.string("name", l.name, false) || !r.integer("group_size", l.groupSize) ||
+        !r.number("bandwidth", l.bandwidth) || !r.number("latency", l.latency))
+      return std::nullopt;
+    c.links.push_back(l);
+  }
+  if (failed(c.verify(error)))
+    return std::nullopt;
+  return c;
+}
+
+std::optional<Cluster> mlir::ober::planning::loadCluster(
+    const std::string &nameOrPath, int64_t gpus, int64_t nodes,
+    std::string &error) {
+  std::optional<Cluster> c = preset(nameOrPath);
+  if (!c) {
+    auto buffer = llvm::MemoryBuffer::getFile(nameOrPath);
+    if (!buffer) {
+      error = "cluster '" + nameOrPath + "' is neither a preset (";
+      for (auto [i, n] : llvm::enumerate(presetNames()))
+        error += (i ? ", " : "") + n;
+      error += ") nor a readable JSON file";
+      return std::nullopt;
+    }
+    llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+    if (!parsed) {
+      error = nameOrPath + ": " + llvm::toString(parsed.takeError());
+      return std::nullopt;
+    }
+    c = clusterFromJSON(*parsed, error);
+    if (!c) {
+      error = nameOrPath + ": " + error;
+      return std::nullopt;
+    }
+  }
+  if (gpus < 0 || nodes < 0) {
+    error = "gpus and nodes must be positive";
+    return std::nullopt;
+  }
+  if (gpus > 0) {
+    if (nodes > 0) {
+      if (gpus % nodes) {
+        error = "gpus=" + std::to_string(gpus) + " do not split evenly over "
+                "nodes=" + std::to_string(nodes);
+        return std::nullopt;
+      }
+      c->devicesPerNode = gpus / nodes;
+      c->nodes = nodes;
+    } else if (gpus <= c->devicesPerNode || c->name == "cpu") {
+      // Simulated CPU devices all live on this machine.
+      c->devicesPerNode = gpus;
+      c->nodes = 1;
+    } else if (gpus % c->devicesPerNode == 0) {
+      c->nodes = gpus / c->devicesPerNode;
+    } else {
+      error = "gpus=" + std::to_string(gpus) + " is not a whole number of " +
+              std::to_string(c->devicesPerNode) + "-device nodes of '" +
+              c->name + "' (pass nodes= to choose the node size)";
+      return std::nullopt;
+    }
+  } else if (nodes > 0) {
+    c->nodes = nodes;
+  }
+  // The innermost level joins a node; the outermost spans the cluster.
+  if (!c->links.empty()) {
+    c->links.front().groupSize = c->devicesPerNode;
+    c->links.back().groupSize =
+        c->links.size() > 1 ? c->numDevices() : c->devicesPerNode;
+  }
+  if (failed(c->verify(error)))
+    return std::nullopt;
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// The attribute form: the JSON object as a DictionaryAttr.
+//===----------------------------------------------------------------------===//
+
+static Attribute toAttribute(Builder &b, const json::Value &v) {
+  if (const json::Object *o = v.getAsObject()) {
+    SmallVector<NamedAttribute> entries;
+    for (const auto &[key, value] : *o)
+      entries.push_back(b.getNamedAttr(key, toAttribute(b, value)));
+    return b.getDictionaryAttr(entries);
+  }
+  if (const json::Array *a = v.getAsArray()) {
+    SmallVector<Attribute> items;
+    for (const json::Value &item : *a)
+      items.push_back(toAttribute(b, item));
+    return b.getArrayAttr(items);
+  }
+  if (std::optional<StringRef> s = v.getAsString())
+    return b.getStringAttr(*s);
+  // Numbers are f64 (integer fields read back through getAsInteger).
+  return b.getF64FloatAttr(v.getAsNumber().value_or(0));
+}
+
+static json::Value fromAttribute(Attribute a) {
+  if (auto d = dyn_cast<DictionaryAttr>(a)) {
+    json::Object o;
+    for (NamedAttribute n : d)
+      o[n.getName().getValue()] = fromAttribute(n.getValue());
+    return o;
+  }
+  if (auto arr = dyn_cast<ArrayAttr>(a)) {
+    json::Array out;
+    for (Attribute item : arr)
+      out.push_back(fromAttribute(item));
+    return out;
+  }
+  if (auto s = dyn_cast<StringAttr>(a))
+    return s.getValue().str();
+  if (auto i = dyn_cast<IntegerAttr>(a))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(a))
+    return f.getValueAsDouble();
+  return nullptr;
+}
+
+DictionaryAttr Cluster::toAttr(MLIRContext *context) const {
+  Builder b(context);
+  return cast<DictionaryAttr>(toAttribute(b, toJSON()));
+}
+
+std::optional<Cluster> mlir::ober::planning::clusterFromAttr(DictionaryAttr attr,
+                                                             std::string &error) {
+  return clusterFromJSON(fromAttribute(attr), error);
+}

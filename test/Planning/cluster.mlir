@@ -1,0 +1,46 @@
+// Presets, JSON files and the gpus=/nodes= options; the resolved cluster is
+// attached to the module as ober.cluster.
+// RUN: ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=64" -o %t.mlir | FileCheck %s --check-prefix=A100
+// RUN: FileCheck %s --input-file=%t.mlir --check-prefix=ATTR
+// RUN: ober-opt %s --test-ober-cluster="cluster=h200-sxm gpus=4" -o /dev/null | FileCheck %s --check-prefix=H200
+// RUN: ober-opt %s --test-ober-cluster="cluster=cpu gpus=4" -o /dev/null | FileCheck %s --check-prefix=CPU
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/two-node.json" -o /dev/null | FileCheck %s --check-prefix=JSON
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/two-node.json nodes=4" -o /dev/null | FileCheck %s --check-prefix=NODES
+
+// A100: "name": "NVIDIA A100 80GB SXM"
+// A100: "bf16": 312000000000000
+// A100: "devices_per_node": 8,
+// A100: "group_size": 8,
+// A100: "name": "nvlink"
+// A100: "group_size": 64,
+// A100: "name": "infiniband"
+// A100: "nodes": 8
+// ATTR: module attributes {ober.cluster = {device = {{.*}}name = "NVIDIA A100 80GB SXM"
+// H200: "memory_bytes": 141000000000
+// H200: "devices_per_node": 4,
+// H200: "nodes": 1
+// CPU: "name": "cpu-core"
+// CPU: "devices_per_node": 4,
+// JSON: "devices_per_node": 4,
+// JSON: "name": "roce"
+// JSON: "name": "lab",
+// JSON: "nodes": 2
+// NODES: "group_size": 16,
+// NODES: "nodes": 4
+
+// RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=12" 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT: error: gpus=12 is not a whole number of 8-device nodes of 'a100-80gb' (pass nodes= to choose the node size)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=tpu-v9" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: cluster 'tpu-v9' is neither a preset (a100-40gb, a100-80gb, h100-sxm, h200-sxm, max-1550, cpu) nor a readable JSON file
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-bandwidth.json" 2>&1 | FileCheck %s --check-prefix=BANDWIDTH
+// BANDWIDTH: error: {{.*}}bad-bandwidth.json: cluster.links[0].bandwidth: must be positive
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-type.json" 2>&1 | FileCheck %s --check-prefix=TYPE
+// TYPE: error: {{.*}}bad-type.json: cluster.device.peak_flops.bf16: must be a number
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/no-device.json" 2>&1 | FileCheck %s --check-prefix=DEVICE
+// DEVICE: error: {{.*}}no-device.json: cluster.device: must be an object
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/one-level.json" 2>&1 | FileCheck %s --check-prefix=LEVELS
+// LEVELS: error: {{.*}}one-level.json: cluster.links: a cluster of 2 nodes needs a level between nodes
+// RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=10 nodes=3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// UNEVEN: error: gpus=10 do not split evenly over nodes=3
+module {
+}
