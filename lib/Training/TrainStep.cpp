@@ -66,7 +66,7 @@ struct StepOptions {
 /// Adds a loss to `forward`: a new function returning the scalar loss, with
 /// the forward's arguments and (for supervised losses) a target argument.
 FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
-                                          const StepOptions &o) {
+                                          StepOptions &o) {
   FunctionType type = forward.getFunctionType();
   if (type.getNumResults() == 0)
     return forward.emitError("ober-build-train-step: the function has no "
@@ -76,6 +76,8 @@ FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
     return forward.emitError("ober-build-train-step: the first result must "
                              "be a static float tensor, got ")
            << type.getResult(0);
+  if (o.loss == "auto")
+    o.loss = out.getRank() == 0 ? "output" : "cross-entropy";
   Type target;
   if (o.loss == "cross-entropy") {
     if (out.getRank() < 1)
@@ -93,7 +95,7 @@ FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
              << out;
   } else {
     return forward.emitError("ober-build-train-step: unknown loss '")
-           << o.loss << "' (cross-entropy, mse, output)";
+           << o.loss << "' (cross-entropy, mse, output, auto)";
   }
   SmallVector<Type> inputs(type.getInputs());
   if (target)

@@ -14,13 +14,6 @@ func.func @int_result(%w: tensor<4xi64> {ober.param = "w"}) -> tensor<4xi64> {
 
 // -----
 
-// expected-error @+1 {{ober-build-train-step: cross-entropy needs logits [..., classes], got 'tensor<f32>'}}
-func.func @scalar_logits(%w: tensor<f32> {ober.param = "w"}) -> tensor<f32> {
-  return %w : tensor<f32>
-}
-
-// -----
-
 // expected-error @+1 {{ober-build-train-step: the function has no result to train}}
 func.func @no_result(%w: tensor<3xf32> {ober.param = "w"}) {
   return

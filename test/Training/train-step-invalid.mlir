@@ -2,7 +2,7 @@
 // RUN: not ober-opt %s -ober-build-train-step="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not ober-opt %s -ober-build-train-step="micro-batches=0" 2>&1 | FileCheck %s --check-prefix=MICRO
 // RUN: not ober-opt %s -ober-build-train-step="loss=output" 2>&1 | FileCheck %s --check-prefix=OUTPUT
-// LOSS: error: ober-build-train-step: unknown loss 'hinge' (cross-entropy, mse, output)
+// LOSS: error: ober-build-train-step: unknown loss 'hinge' (cross-entropy, mse, output, auto)
 // OPT: error: ober-build-train-step: unknown optimizer 'lamb' (sgd, adam, adamw)
 // MICRO: error: ober-build-train-step: micro-batches must be >= 1
 // OUTPUT: error: ober-build-train-step: loss=output needs a scalar first result, got 'tensor<4x5xf32>'

@@ -1,18 +1,49 @@
-//===- ober-translate.cpp - model import and export -----------------------===//
+//===- ober-translate.cpp - model import and generation -------------------===//
 //
-// Part of Ober-Train. `ober-translate --import-onnx model.onnx` prints ober
-// IR.
+// Part of Ober-Train.
+//
+//   ober-translate --import-onnx model.onnx          ONNX -> ober IR
+//   ober-translate --emit-gpt="layers=2 hidden=64 heads=4 seq=16 vocab=128"
 //
 //===----------------------------------------------------------------------===//
 
+#include "ober/Importers/Generators/GPT.h"
 #include "ober/Importers/ONNX/ONNXImporter.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
-#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+/// `--emit-gpt=SPEC` takes no input file, so it is handled before
+/// mlirTranslateMain (which would read one).
+static int emitGPT(llvm::StringRef spec) {
+  ober::GPTConfig config;
+  std::string error;
+  if (!ober::parseGPTConfig(spec, config, error)) {
+    llvm::errs() << "error: --emit-gpt: " << error << "\n";
+    return 1;
+  }
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = ober::buildGPT(context, config);
+  if (!module)
+    return 1;
+  module->print(llvm::outs());
+  llvm::outs() << "\n";
+  return 0;
+}
 
 int main(int argc, char **argv) {
-  mlir::ober::registerONNXTranslation();
-  return mlir::asMainReturnCode(
-      mlir::mlirTranslateMain(argc, argv, "Ober-Train translation driver"));
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg.consume_front("--emit-gpt=") || arg.consume_front("-emit-gpt="))
+      return emitGPT(arg);
+  }
+  ober::registerONNXTranslation();
+  return asMainReturnCode(
+      mlirTranslateMain(argc, argv, "Ober-Train translation driver"));
 }

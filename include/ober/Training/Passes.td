@@ -36,7 +36,8 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
     - `loss`: `cross-entropy` over the last dimension of the first result
       with integer targets (a new batch input) and `label-smoothing`; `mse`
       against a target of the result's type; or `output` when the first
-      result already is the scalar loss.
+      result already is the scalar loss. The default, `auto`, picks `output`
+      for a scalar first result and `cross-entropy` otherwise.
     - `optimizer`: `sgd` (`momentum`, `nesterov`), `adam`, `adamw` (bias
       correction; `weight-decay` decoupled for AdamW, L2 otherwise). Defaults
       equal PyTorch's: betas 0.9/0.999, eps 1e-8, AdamW weight decay 0.01.
@@ -53,8 +54,9 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Forward function (default: the only public one)">,
-    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
-           "cross-entropy, mse or output">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"auto\"",
+           "cross-entropy, mse, output, or auto (output for a scalar first "
+           "result, cross-entropy otherwise)">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
            "sgd, adam or adamw">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
