@@ -22,4 +22,17 @@ def TestClusterPass : Pass<"test-ober-cluster", "ModuleOp"> {
   ];
 }
 
+def TestCostPass : Pass<"test-ober-cost", "ModuleOp"> {
+  let summary = "Print the cost model's totals for each function (test pass)";
+  let description = [{
+    For every function with a body: FLOPs on matrix units and elsewhere,
+    bytes moved, and the roofline time of running its ops one after another
+    on one device of `cluster`.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"a100-80gb\"",
+           "Preset or JSON file">,
+  ];
+}
+
 #endif // OBER_PLANNING_PASSES_TD

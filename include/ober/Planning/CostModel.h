@@ -1,0 +1,60 @@
+//===- CostModel.h - time of ops, collectives and pipelines -----*- C++ -*-===//
+//
+// Part of Ober-Train. Analytical costs on a Cluster: a roofline per op, an
+// alpha-beta model per collective algorithm and link level, and the bubble
+// of each pipeline schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_PLANNING_COSTMODEL_H
+#define OBER_PLANNING_COSTMODEL_H
+
+#include "ober/Planning/Cluster.h"
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir::ober::planning {
+
+/// The work of one op.
+struct OpWork {
+  /// Floating-point operations (a multiply-add counts 2).
+  double flops = 0;
+  /// Bytes read and written at element-type width.
+  double bytes = 0;
+  /// True when the op runs on matrix units (matmul, conv, attention).
+  bool matmul = false;
+};
+
+/// Counts the work of `op` from its static operand and result types.
+OpWork workOf(Operation *op);
+
+/// Roofline time of `work` on one device of `cluster` with elements of
+/// `elementType` (its peak FLOP/s; f32 when the device lists none for it).
+double computeTime(const OpWork &work, Type elementType, const Cluster &cluster);
+
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
+enum class Algorithm { Ring, Tree, Hierarchical };
+
+/// Time of a collective over `groupSize` devices moving `bytes` (the full
+/// buffer per device), with the alpha-beta costs of the smallest link level
+/// that holds the group. `Hierarchical` reduces inside nodes first and runs
+/// the inter-node step on node leaders (one per node), then broadcasts.
+double collectiveTime(Collective kind, Algorithm algorithm, double bytes,
+                      int64_t groupSize, const Cluster &cluster);
+
+/// The cheapest algorithm's time (ring, tree or hierarchical).
+double bestCollectiveTime(Collective kind, double bytes, int64_t groupSize,
+                          const Cluster &cluster);
+
+enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
+
+/// Idle time over compute time for `stages` pipeline stages and
+/// `microBatches` micro-batches: (p - 1) / m for GPipe and 1F1B, divided by
+/// the number of model chunks per device for interleaved 1F1B, and the
+/// remaining warm-up of the zero-bubble schedule (ZB-H1: a third of 1F1B's).
+double bubbleFraction(Schedule schedule, int64_t stages, int64_t microBatches,
+                      int64_t chunks = 1);
+
+} // namespace mlir::ober::planning
+
+#endif // OBER_PLANNING_COSTMODEL_H

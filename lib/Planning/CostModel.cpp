@@ -1,0 +1,202 @@
+//===- CostModel.cpp - time of ops, collectives and pipelines -------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/CostModel.h"
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::planning;
+
+namespace {
+double elements(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  if (!r || !r.hasStaticShape())
+    return 0;
+  return static_cast<double>(r.getNumElements());
+}
+
+double bytesOf(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  if (!r || !r.hasStaticShape() || !r.getElementType().isIntOrFloat())
+    return 0;
+  unsigned bits = r.getElementType().getIntOrFloatBitWidth();
+  return elements(t) * std::max(1u, bits / 8);
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+} // namespace
+
+OpWork mlir::ober::planning::workOf(Operation *op) {
+  OpWork w;
+  for (Value v : op->getOperands())
+    w.bytes += bytesOf(v.getType());
+  for (Value v : op->getResults())
+    w.bytes += bytesOf(v.getType());
+  double out = op->getNumResults() ? elements(op->getResult(0).getType()) : 0;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](MatmulOp m) {
+        // Every output element is a K-long dot product.
+        ArrayRef<int64_t> a = shapeOf(m.getLhs());
+        w.flops = 2 * out * a.back();
+        w.matmul = true;
+      })
+      .Case([&](ConvOp c) {
+        ArrayRef<int64_t> k = shapeOf(c.getWeight());
+        double perOutput = 1;
+        for (int64_t d : k.drop_front())
+          perOutput *= d; // C/groups * K...
+        w.flops = 2 * out * perOutput;
+        w.matmul = true;
+      })
+      .Case([&](ConvTransposeOp c) {
+        ArrayRef<int64_t> k = shapeOf(c.getWeight());
+        double perInput = 1;
+        for (int64_t d : k.drop_front())
+          perInput *= d; // O/groups * K...
+        w.flops = 2 * elements(c.getInput().getType()) * perInput;
+        w.matmul = true;
+      })
+      .Case([&](ConvWeightGradOp c) {
+        ArrayRef<int64_t> g = shapeOf(c.getOutputGrad());
+        double perWeight = g[0];
+        for (int64_t d : g.drop_front(2))
+          perWeight *= d;
+        w.flops = 2 * out * perWeight;
+        w.matmul = true;
+      })
+      .Case([&](AttentionOp a) {
+        // QK^T and PV: 2 * Lq * Lk * (D + Dv) per batch-head (the softmax
+        // is small next to them and not counted).
+        ArrayRef<int64_t> q = shapeOf(a.getQuery()), k = shapeOf(a.getKey()),
+                          v = shapeOf(a.getValue());
+        double batch = elements(a.getQuery().getType()) / (q[q.size() - 2] * q.back());
+        double lq = q[q.size() - 2], lk = k[k.size() - 2];
+        w.flops = batch * 2 * lq * lk * (q.back() + v.back());
+        w.matmul = true;
+      })
+      .Default([&](Operation *) {
+        // Elementwise and data movement: about one operation per input
+        // element (reductions, norms and softmax a few).
+        double in = 0;
+        for (Value v : op->getOperands())
+          in = std::max(in, elements(v.getType()));
+        double perElement =
+            isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
+                BatchNormTrainingOp, CrossEntropyOp, GeluOp>(op)
+                ? 5
+                : 1;
+        w.flops = perElement * std::max(in, out);
+      });
+  return w;
+}
+
+double mlir::ober::planning::computeTime(const OpWork &work, Type elementType,
+                                         const Cluster &cluster) {
+  const Device &d = cluster.device;
+  std::string key = elementType.isBF16()  ? "bf16"
+                    : elementType.isF16() ? "f16"
+                    : elementType.isF64() ? "f64"
+                                          : "f32";
+  auto it = d.peakFlops.find(key);
+  if (it == d.peakFlops.end())
+    it = d.peakFlops.find("f32");
+  double peak = it != d.peakFlops.end() ? it->second : d.peakFlops.begin()->second;
+  // Elementwise work does not reach matrix-unit peaks.
+  double efficiency = work.matmul ? d.matmulEfficiency : d.memoryEfficiency;
+  double flopsTime = work.flops / (peak * efficiency);
+  double memoryTime = work.bytes / (d.memoryBandwidth * d.memoryEfficiency);
+  return std::max(flopsTime, memoryTime);
+}
+
+/// The innermost link level whose groups hold `groupSize` devices.
+static const LinkLevel &levelFor(int64_t groupSize, const Cluster &cluster) {
+  for (const LinkLevel &l : cluster.links)
+    if (l.groupSize >= groupSize)
+      return l;
+  return cluster.links.back();
+}
+
+double mlir::ober::planning::collectiveTime(Collective kind, Algorithm algorithm,
+                                            double bytes, int64_t groupSize,
+                                            const Cluster &cluster) {
+  if (groupSize <= 1 || bytes <= 0)
+    return 0;
+  double p = static_cast<double>(groupSize);
+  if (algorithm == Algorithm::Hierarchical && cluster.links.size() > 1 &&
+      groupSize > cluster.devicesPerNode &&
+      groupSize % cluster.devicesPerNode == 0) {
+    // Reduce-scatter inside nodes, the collective across node leaders on
+    // their share, then all-gather inside nodes.
+    int64_t local = cluster.devicesPerNode, remote = groupSize / local;
+    double inner = collectiveTime(Collective::ReduceScatter, Algorithm::Ring,
+                                  bytes, local, cluster) +
+                   collectiveTime(Collective::AllGather, Algorithm::Ring, bytes,
+                                  local, cluster);
+    const LinkLevel &outer = cluster.links.back();
+    double share = bytes / local;
+    double steps = kind == Collective::AllReduce ? 2 * (remote - 1) : remote - 1;
+    double across = steps * (outer.latency + share / remote / outer.bandwidth);
+    return (kind == Collective::AllReduce ? inner : inner / 2) + across;
+  }
+  const LinkLevel &l = levelFor(groupSize, cluster);
+  double alpha = l.latency, beta = 1.0 / l.bandwidth;
+  if (algorithm == Algorithm::Tree) {
+    // Pipelined binary trees: log2(p) latency steps, about n/B of transfer
+    // each way for an all-reduce.
+    double depth = std::ceil(std::log2(p));
+    double volume = kind == Collective::AllReduce ? 2 * bytes : bytes;
+    return depth * alpha + volume * beta;
+  }
+  switch (kind) { // ring
+  case Collective::AllReduce:
+    return 2 * (p - 1) * alpha + 2 * (p - 1) / p * bytes * beta;
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+    return (p - 1) * alpha + (p - 1) / p * bytes * beta;
+  case Collective::AllToAll:
+    return (p - 1) * alpha + (p - 1) / p * bytes * beta;
+  case Collective::Broadcast:
+    return (p - 1) * alpha + bytes * beta;
+  }
+  return 0;
+}
+
+double mlir::ober::planning::bestCollectiveTime(Collective kind, double bytes,
+                                                int64_t groupSize,
+                                                const Cluster &cluster) {
+  double best = collectiveTime(kind, Algorithm::Ring, bytes, groupSize, cluster);
+  if (kind == Collective::AllReduce || kind == Collective::Broadcast)
+    best = std::min(best, collectiveTime(kind, Algorithm::Tree, bytes,
+                                         groupSize, cluster));
+  return std::min(best, collectiveTime(kind, Algorithm::Hierarchical, bytes,
+                                       groupSize, cluster));
+}
+
+double mlir::ober::planning::bubbleFraction(Schedule schedule, int64_t stages,
+                                            int64_t microBatches,
+                                            int64_t chunks) {
+  if (stages <= 1 || microBatches < 1)
+    return 0;
+  double base = static_cast<double>(stages - 1) / microBatches;
+  switch (schedule) {
+  case Schedule::GPipe:
+  case Schedule::OneFOneB:
+    return base;
+  case Schedule::Interleaved:
+    return base / std::max<int64_t>(chunks, 1);
+  case Schedule::ZeroBubble:
+    return base / 3;
+  }
+  return base;
+}

@@ -1,0 +1,73 @@
+//===- CostModelTest.cpp - collectives and pipeline bubbles ---------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/CostModel.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir::ober::planning;
+
+namespace {
+int failures = 0;
+
+void expectNear(double got, double want, double rel, const char *what) {
+  if (std::fabs(got - want) > rel * std::fabs(want)) {
+    std::fprintf(stderr, "%s: got %.6g, want %.6g\n", what, got, want);
+    ++failures;
+  }
+}
+} // namespace
+
+int main() {
+  std::string error;
+  std::optional<Cluster> a100 = loadCluster("a100-80gb", 64, 0, error);
+  if (!a100) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  // Ring all-reduce of 1 GB over the 8 GPUs of a node on NVLink:
+  // 2 (p-1)/p n / B + 2 (p-1) alpha.
+  double n = 1e9;
+  expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 8, *a100),
+             2 * 7.0 / 8 * n / 300e9 + 14 * 5e-6, 1e-9, "ring all-reduce, 8");
+  // All-gather: (p-1)/p n / B + (p-1) alpha.
+  expectNear(collectiveTime(Collective::AllGather, Algorithm::Ring, n, 8, *a100),
+             7.0 / 8 * n / 300e9 + 7 * 5e-6, 1e-9, "ring all-gather, 8");
+  // 16 GPUs span two nodes: a flat ring runs at InfiniBand speed.
+  expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 16, *a100),
+             2 * 15.0 / 16 * n / 25e9 + 30 * 10e-6, 1e-9, "ring all-reduce, 16");
+  // Hierarchical: NVLink reduce-scatter + all-gather inside nodes, and a
+  // ring across node leaders on 1/8 of the data.
+  double inner = 2 * (7.0 / 8 * n / 300e9 + 7 * 5e-6);
+  double across = 2 * 1 * (10e-6 + n / 8 / 2 / 25e9);
+  expectNear(collectiveTime(Collective::AllReduce, Algorithm::Hierarchical, n,
+                            16, *a100),
+             inner + across, 1e-9, "hierarchical all-reduce, 16");
+  if (!(bestCollectiveTime(Collective::AllReduce, n, 16, *a100) <
+        collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 16, *a100))) {
+    std::fprintf(stderr, "hierarchical should beat a flat ring across nodes\n");
+    ++failures;
+  }
+  // Tiny messages: the tree's log(p) latency wins.
+  if (!(collectiveTime(Collective::AllReduce, Algorithm::Tree, 1024, 64, *a100) <
+        collectiveTime(Collective::AllReduce, Algorithm::Ring, 1024, 64, *a100))) {
+    std::fprintf(stderr, "tree should beat ring for small all-reduces\n");
+    ++failures;
+  }
+  expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 1, *a100),
+             0, 0, "one device");
+  // Pipeline bubbles.
+  expectNear(bubbleFraction(Schedule::GPipe, 8, 32), 7.0 / 32, 1e-12, "gpipe");
+  expectNear(bubbleFraction(Schedule::OneFOneB, 8, 32), 7.0 / 32, 1e-12, "1f1b");
+  expectNear(bubbleFraction(Schedule::Interleaved, 8, 32, 4), 7.0 / 128, 1e-12,
+             "interleaved");
+  expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 32), 7.0 / 96, 1e-12,
+             "zero bubble");
+  expectNear(bubbleFraction(Schedule::OneFOneB, 1, 32), 0, 0, "one stage");
+  std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
