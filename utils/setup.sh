@@ -17,6 +17,7 @@ build="${OBER_BUILD_DIR:-$root/build}"
 # The packages, one per line with what needs them.
 packages=(
   cmake ninja-build            # build system
+  g++ libc6-dev                # the C++ standard library headers clang uses
   clang-22 lld-22              # compiler and linker (faster and leaner than g++)
   llvm-22-dev libmlir-22-dev   # LLVM/MLIR 22 headers, libLLVM.so, libMLIR.so
   mlir-22-tools                # mlir-tblgen
