@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Planning/CostModel.h"
+#include "ober/Planning/MemoryModel.h"
 #include "ober/Planning/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,11 +44,15 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
         Type element = getElementTypeOrSelf(op->getResult(0).getType());
         seconds += computeTime(w, element, *c);
       });
+      FailureOr<int64_t> peak = peakLiveBytes(f);
+      if (failed(peak))
+        return signalPassFailure();
       llvm::outs() << "cost @" << f.getSymName() << " on " << c->name
                    << ": matmul_flops " << llvm::format("%.0f", matmulFlops)
                    << " other_flops " << llvm::format("%.0f", otherFlops)
                    << " bytes " << llvm::format("%.0f", bytes) << " seconds "
-                   << llvm::format("%.6g", seconds) << "\n";
+                   << llvm::format("%.6g", seconds) << " peak_live_bytes "
+                   << *peak << "\n";
     }
   }
 };

@@ -112,6 +112,10 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       results.append(operands.begin(), operands.end());
+      // Returned values change hands: the caller counts them as results.
+      for (auto [v, t] : llvm::zip(op.getOperands(), operands))
+        if (!isa<BlockArgument>(v))
+          live -= t.getSizeInBytes();
       return success();
     }
     if (op.getNumRegions())

@@ -1,0 +1,72 @@
+//===- MemoryModel.cpp - bytes a device holds -----------------------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/MemoryModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+
+static int64_t bytesOf(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  if (!r || !r.hasStaticShape() || !r.getElementType().isIntOrFloat())
+    return 0;
+  unsigned bits = r.getElementType().getIntOrFloatBitWidth();
+  return r.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+/// Walks `block` like the interpreter, updating `live` and `peak`.
+static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
+                               int64_t &peak, int depth) {
+  if (depth > 64)
+    return block.getParentOp()->emitError("calls nest too deeply");
+  DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : block)
+    for (Value v : op.getOperands())
+      lastUse[v] = &op;
+  for (Operation &op : block) {
+    if (isa<func::ReturnOp>(op)) {
+      for (Value v : op.getOperands())
+        if (!isa<BlockArgument>(v))
+          live -= bytesOf(v.getType());
+      return success();
+    }
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return op.emitError("no body for callee @") << call.getCallee();
+      if (failed(walkBlock(callee.getBody().front(), module, live, peak,
+                           depth + 1)))
+        return failure();
+    }
+    for (Value r : op.getResults())
+      live += bytesOf(r.getType());
+    peak = std::max(peak, live);
+    for (Value v : op.getOperands())
+      if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v)) {
+        live -= bytesOf(v.getType());
+        lastUse.erase(v); // an operand used twice is freed once
+      }
+    for (Value r : op.getResults())
+      if (r.use_empty())
+        live -= bytesOf(r.getType());
+  }
+  return success();
+}
+
+FailureOr<int64_t> mlir::ober::planning::peakLiveBytes(func::FuncOp func) {
+  if (func.isExternal())
+    return func.emitError("the function has no body");
+  int64_t live = 0;
+  for (Type t : func.getArgumentTypes())
+    live += bytesOf(t);
+  int64_t peak = live;
+  if (failed(walkBlock(func.getBody().front(),
+                       func->getParentOfType<ModuleOp>(), live, peak, 0)))
+    return failure();
+  return peak;
+}
