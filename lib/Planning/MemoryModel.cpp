@@ -58,6 +58,30 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
   return success();
 }
 
+int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
+  if (func.isExternal() || func.getNumResults() == 0)
+    return 0;
+  Block &body = func.getBody().front();
+  Operation *ret = body.getTerminator();
+  // The forward part: everything the loss depends on.
+  llvm::SmallPtrSet<Operation *, 32> forward;
+  SmallVector<Value> work = {ret->getOperand(0)};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !forward.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  int64_t bytes = 0;
+  for (Operation *op : forward)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+            return user != ret && !forward.contains(user);
+          }))
+        bytes += bytesOf(r.getType());
+  return bytes;
+}
+
 FailureOr<int64_t> mlir::ober::planning::peakLiveBytes(func::FuncOp func) {
   if (func.isExternal())
     return func.emitError("the function has no body");

@@ -52,7 +52,8 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
                    << " other_flops " << llvm::format("%.0f", otherFlops)
                    << " bytes " << llvm::format("%.0f", bytes) << " seconds "
                    << llvm::format("%.6g", seconds) << " peak_live_bytes "
-                   << *peak << "\n";
+                   << *peak << " saved_activation_bytes "
+                   << savedActivationBytes(f) << "\n";
     }
   }
 };

@@ -14,6 +14,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
@@ -251,6 +252,12 @@ mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
                   builder.getDenseI64ArrayAttr(noGradient));
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();
+  // Rules also produce gradients for operands nothing needs (constants,
+  // integer inputs); drop them so that they neither run nor keep forward
+  // values alive.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   if (failed(verify(grad))) {
     grad.erase();
     return failure();

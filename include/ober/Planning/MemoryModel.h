@@ -18,6 +18,11 @@ namespace mlir::ober::planning {
 /// `--run-stats`, computed from the IR alone.
 FailureOr<int64_t> peakLiveBytes(func::FuncOp func);
 
+/// The activations a gradient function saves: bytes of the values computed
+/// by the forward part (the ops its first result, the loss, depends on) that
+/// the backward part reads. Zero for a function without a backward part.
+int64_t savedActivationBytes(func::FuncOp func);
+
 } // namespace mlir::ober::planning
 
 #endif // OBER_PLANNING_MEMORYMODEL_H

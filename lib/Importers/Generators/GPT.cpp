@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::ober;
 
@@ -23,6 +25,13 @@ bool mlir::ober::parseGPTConfig(StringRef spec, GPTConfig &c,
   spec.split(items, ' ', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
     auto [key, value] = item.split('=');
+    if (key == "dropout") {
+      if (value.getAsDouble(c.dropout) || c.dropout < 0 || c.dropout >= 1) {
+        error = "dropout='" + value.str() + "' is not in [0, 1)";
+        return false;
+      }
+      continue;
+    }
     if (key == "dtype") {
       if (value != "f32" && value != "bf16" && value != "f16") {
         error = "dtype '" + value.str() + "' is not f32, bf16 or f16";
@@ -41,7 +50,7 @@ bool mlir::ober::parseGPTConfig(StringRef spec, GPTConfig &c,
                          .Default(nullptr);
     if (!field) {
       error = "unknown key '" + key.str() +
-              "' (layers, hidden, heads, seq, vocab, batch, dtype)";
+              "' (layers, hidden, heads, seq, vocab, batch, dtype, dropout)";
       return false;
     }
     if (value.getAsInteger(10, *field) || *field < 1) {
@@ -106,12 +115,43 @@ OwningOpRef<ModuleOp> mlir::ober::buildGPT(MLIRContext &context,
                  : c.dtype == "f16" ? Type(b.getF16Type())
                                     : Type(b.getF32Type());
   auto tokensType = RankedTensorType::get({c.batch, c.seq}, b.getI64Type());
-  auto fn = func::FuncOp::create(b, loc, "gpt",
-                                 b.getFunctionType({tokensType, tokensType}, {}));
+  SmallVector<Type> inputs = {tokensType, tokensType};
+  auto seedType = RankedTensorType::get({}, b.getI64Type());
+  if (c.dropout > 0)
+    inputs.push_back(seedType);
+  auto fn = func::FuncOp::create(b, loc, "gpt", b.getFunctionType(inputs, {}));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToEnd(body);
   GPTBuilder g(b, loc, element, fn);
   int64_t h = c.hidden, d = c.hidden / c.heads;
+  unsigned numInputs = inputs.size();
+  // Each dropout site draws from its own stream: the seed plus a site index.
+  int64_t site = 0;
+  auto dropout = [&](Value v) -> Value {
+    if (c.dropout <= 0)
+      return v;
+    Value offset = createScalarConstant(b, loc, b.getI64Type(), ++site * 7919);
+    Value seed = AddOp::create(b, loc, body->getArgument(2), offset);
+    return DropoutOp::create(b, loc, v, seed, b.getF64FloatAttr(c.dropout))
+        .getResult();
+  };
+  // Attention without the fused op, so that its probabilities can drop out.
+  auto unfusedAttention = [&](Value q, Value k, Value v) -> Value {
+    auto scores = g.type({c.batch, c.heads, c.seq, c.seq});
+    Value kt = TransposeOp::create(b, loc, k, b.getDenseI64ArrayAttr({0, 1, 3, 2}));
+    Value s = MatmulOp::create(b, loc, q, kt);
+    s = MulOp::create(b, loc, s,
+                      createScalarConstant(b, loc, element, 1.0 / std::sqrt(d)));
+    auto idx = RankedTensorType::get({c.seq, c.seq}, b.getI64Type());
+    Value keep = CompareOp::create(b, loc, CompareDirection::ge,
+                                   IotaOp::create(b, loc, idx, 0),
+                                   IotaOp::create(b, loc, idx, 1));
+    s = SelectOp::create(b, loc, keep, s,
+                         createScalarConstant(b, loc, element, -INFINITY));
+    (void)scores;
+    Value p = dropout(SoftmaxOp::create(b, loc, s, 3));
+    return MatmulOp::create(b, loc, p, v);
+  };
 
   Value wte = g.param("wte.weight", {c.vocab, h});
   Value wpe = g.param("wpe.weight", {c.seq, h});
@@ -128,17 +168,24 @@ OwningOpRef<ModuleOp> mlir::ober::buildGPT(MLIRContext &context,
     auto parts = SplitOp::create(
         b, loc, TypeRange(SmallVector<Type>(3, g.type({c.batch, c.seq, h}))),
         qkv, b.getI64IntegerAttr(2), b.getDenseI64ArrayAttr({h, h, h}));
-    Value att = AttentionOp::create(b, loc, heads(parts.getResult(0)),
-                                    heads(parts.getResult(1)),
-                                    heads(parts.getResult(2)), Value(),
-                                    FloatAttr(), b.getUnitAttr());
+    Value att = c.dropout > 0
+                    ? unfusedAttention(heads(parts.getResult(0)),
+                                       heads(parts.getResult(1)),
+                                       heads(parts.getResult(2)))
+                    : AttentionOp::create(b, loc, heads(parts.getResult(0)),
+                                          heads(parts.getResult(1)),
+                                          heads(parts.getResult(2)), Value(),
+                                          FloatAttr(), b.getUnitAttr())
+                          .getResult();
     att = TransposeOp::create(b, loc, att, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
     att = ReshapeOp::create(b, loc, g.type({c.batch, c.seq, h}), att);
-    x = AddOp::create(b, loc, x, g.linear(att, p + ".attn.c_proj", h, h));
+    x = AddOp::create(b, loc, x,
+                      dropout(g.linear(att, p + ".attn.c_proj", h, h)));
     Value m = g.layerNorm(x, p + ".ln_2", h);
     m = g.linear(m, p + ".mlp.c_fc", h, 4 * h);
     m = GeluOp::create(b, loc, m, GeluApproximation::tanh);
-    x = AddOp::create(b, loc, x, g.linear(m, p + ".mlp.c_proj", 4 * h, h));
+    x = AddOp::create(b, loc, x,
+                      dropout(g.linear(m, p + ".mlp.c_proj", 4 * h, h)));
   }
   x = g.layerNorm(x, "ln_f", h);
   Value head = TransposeOp::create(b, loc, wte, b.getDenseI64ArrayAttr({1, 0}));
@@ -151,7 +198,8 @@ OwningOpRef<ModuleOp> mlir::ober::buildGPT(MLIRContext &context,
   fn.setFunctionType(b.getFunctionType(body->getArgumentTypes(),
                                        {loss.getType()}));
   for (auto [i, name] : llvm::enumerate(g.names))
-    fn.setArgAttr(2 + i, OberDialect::kParamAttrName, b.getStringAttr(name));
+    fn.setArgAttr(numInputs + i, OberDialect::kParamAttrName,
+                  b.getStringAttr(name));
   if (failed(verify(*module)))
     return nullptr;
   return module;

@@ -23,10 +23,16 @@ struct GPTConfig {
   int64_t batch = 1;
   /// Element type of parameters and activations: f32, bf16 or f16.
   std::string dtype = "f32";
+  /// Dropout probability (Megatron's sites: attention probabilities, after
+  /// the attention projection and after the MLP). With dropout, attention is
+  /// emitted unfused and the function takes a 0-D i64 `seed` after the
+  /// targets.
+  double dropout = 0.0;
 };
 
 /// Parses `layers=96 hidden=12288 heads=96 seq=2048 vocab=51200 [batch=1]
-/// [dtype=bf16]`; on failure returns false and names the bad key in `error`.
+/// [dtype=bf16] [dropout=0.1]`; on failure returns false and names the bad
+/// key in `error`.
 bool parseGPTConfig(StringRef spec, GPTConfig &config, std::string &error);
 
 /// The model as `func.func @gpt(tokens, targets, params...) -> loss`.
