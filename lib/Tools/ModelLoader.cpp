@@ -43,28 +43,6 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
   return nullptr;
 }
 
-func::FuncOp mlir::ober::selectFunction(ModuleOp module, StringRef name) {
-  if (!name.empty()) {
-    if (auto f = module.lookupSymbol<func::FuncOp>(name))
-      return f;
-    emitError(module.getLoc()) << "no function @" << name << " in the module";
-    return nullptr;
-  }
-  SmallVector<func::FuncOp> candidates;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f.isPublic() && !f.isExternal())
-      candidates.push_back(f);
-  if (candidates.size() == 1)
-    return candidates.front();
-  InFlightDiagnostic diag = emitError(module.getLoc());
-  if (candidates.empty())
-    diag << "the module has no public function with a body";
-  else
-    diag << "the module has " << candidates.size()
-         << " public functions: pick one with --function";
-  return nullptr;
-}
-
 reference::Tensor mlir::ober::initialParameter(StringRef name,
                                               RankedTensorType type,
                                               uint64_t seed) {

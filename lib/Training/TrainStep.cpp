@@ -8,6 +8,7 @@
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Training/Autodiff.h"
 #include "ober/Training/Passes.h"
+#include "ober/Transforms/FunctionSelection.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -25,30 +26,10 @@ using namespace mlir::ober::training;
 
 namespace {
 
-/// The function named `name`, or the module's only public one.
-func::FuncOp pickFunction(ModuleOp module, StringRef name) {
-  if (!name.empty()) {
-    auto f = module.lookupSymbol<func::FuncOp>(name);
-    if (!f)
-      emitError(module.getLoc()) << "no function @" << name;
-    return f;
-  }
-  SmallVector<func::FuncOp> candidates;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f.isPublic() && !f.isExternal())
-      candidates.push_back(f);
-  if (candidates.size() == 1)
-    return candidates.front();
-  emitError(module.getLoc()) << "expected one public function, found "
-                             << candidates.size()
-                             << ": name one with function=";
-  return nullptr;
-}
-
 struct AutodiffPass : mlir::ober::impl::AutodiffPassBase<AutodiffPass> {
   using AutodiffPassBase::AutodiffPassBase;
   void runOnOperation() override {
-    func::FuncOp f = pickFunction(getOperation(), function);
+    func::FuncOp f = selectFunction(getOperation(), function, "function=");
     if (!f || failed(buildGradientFunction(f, (f.getSymName() + "_grad").str(),
                                            parameterArguments(f))))
       signalPassFailure();
@@ -370,7 +351,7 @@ struct BuildTrainStepPass
   using BuildTrainStepPassBase::BuildTrainStepPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    func::FuncOp forward = pickFunction(module, function);
+    func::FuncOp forward = selectFunction(module, function, "function=");
     if (!forward)
       return signalPassFailure();
     StepOptions o{loss,         optimizer, momentum, beta1,

@@ -6,18 +6,18 @@
 
 #include "ober/Planning/CostModel.h"
 
+#include "../TestSupport.h"
+
 #include <cmath>
 #include <cstdio>
 
 using namespace mlir::ober::planning;
 
 namespace {
-int failures = 0;
-
 void expectNear(double got, double want, double rel, const char *what) {
   if (std::fabs(got - want) > rel * std::fabs(want)) {
     std::fprintf(stderr, "%s: got %.6g, want %.6g\n", what, got, want);
-    ++failures;
+    ++testFailures();
   }
 }
 } // namespace
@@ -50,13 +50,13 @@ int main() {
   if (!(bestCollectiveTime(Collective::AllReduce, n, 16, *a100) <
         collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 16, *a100))) {
     std::fprintf(stderr, "hierarchical should beat a flat ring across nodes\n");
-    ++failures;
+    ++testFailures();
   }
   // Tiny messages: the tree's log(p) latency wins.
   if (!(collectiveTime(Collective::AllReduce, Algorithm::Tree, 1024, 64, *a100) <
         collectiveTime(Collective::AllReduce, Algorithm::Ring, 1024, 64, *a100))) {
     std::fprintf(stderr, "tree should beat ring for small all-reduces\n");
-    ++failures;
+    ++testFailures();
   }
   expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 1, *a100),
              0, 0, "one device");
@@ -68,6 +68,5 @@ int main() {
   expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 32), 7.0 / 96, 1e-12,
              "zero bubble");
   expectNear(bubbleFraction(Schedule::OneFOneB, 1, 32), 0, 0, "one stage");
-  std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-  return failures ? 1 : 0;
+  return testSummary();
 }

@@ -7,6 +7,8 @@
 #include "ober/Runtime/Npy.h"
 #include "ober/Runtime/Weights.h"
 
+#include "../TestSupport.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,15 +19,6 @@
 using namespace ober::rt;
 
 namespace {
-int failures = 0;
-
-#define EXPECT(cond)                                                           \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
 
 std::string tempDir() {
   char pattern[] = "/tmp/ober-files-XXXXXX";
@@ -134,7 +127,7 @@ void weightsErrors(const std::string &dir) {
     if (ok || error.find(expected) == std::string::npos) {
       std::fprintf(stderr, "header %s: got '%s', expected '%s'\n",
                    header.c_str(), error.c_str(), expected);
-      ++failures;
+      ++testFailures();
     }
   };
   bad("{", "", "malformed header");
@@ -163,6 +156,5 @@ int main() {
   std::string cleanup = "rm -rf '" + dir + "'";
   if (std::system(cleanup.c_str()) != 0)
     std::fprintf(stderr, "could not remove %s\n", dir.c_str());
-  std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-  return failures ? 1 : 0;
+  return testSummary();
 }

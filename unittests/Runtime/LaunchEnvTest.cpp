@@ -6,6 +6,8 @@
 
 #include "ober/Runtime/LaunchEnv.h"
 
+#include "../TestSupport.h"
+
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -20,15 +22,6 @@ const char *lookup(const char *name, void *context) {
   return it == env.end() ? nullptr : it->second.c_str();
 }
 
-int failures = 0;
-
-#define EXPECT(cond)                                                           \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
 
 struct Result {
   int rc;
@@ -95,6 +88,5 @@ int main() {
                      {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "3"}});
     EXPECT(r.rc != 0 && r.error.find("LOCAL_WORLD_SIZE=3") != std::string::npos);
   }
-  std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-  return failures ? 1 : 0;
+  return testSummary();
 }

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "ober/Reference/Tensor.h"
+#include "ober/Transforms/FunctionSelection.h"
 
 #include <map>
 #include <optional>
@@ -29,10 +30,6 @@ loadModel(StringRef path, MLIRContext &context,
 
 /// True if `path` names a format an importer reads.
 bool isImportedFormat(StringRef path);
-
-/// The function called `name`, or the module's only public function when
-/// `name` is empty. Emits an error listing the candidates otherwise.
-func::FuncOp selectFunction(ModuleOp module, StringRef name);
 
 /// Loads the values of `func`'s parameters (arguments tagged `ober.param`)
 /// from `weightsPath`, or from the module's `ober.weights` file resolved

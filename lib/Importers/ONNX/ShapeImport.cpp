@@ -555,23 +555,14 @@ LogicalResult range(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult gather(NodeContext &ctx) {
+/// Gather and GatherElements: one input, indices and an axis.
+template <typename OpTy> LogicalResult gatherAlong(NodeContext &ctx) {
   Value x = ctx.input(0);
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", 0), typeOf(x).getRank());
   if (failed(axis))
     return failure();
-  ctx.setOutput(0, ctx.create<GatherOp>(x, ctx.input(1), *axis));
-  return success();
-}
-
-LogicalResult gatherElements(NodeContext &ctx) {
-  Value x = ctx.input(0);
-  FailureOr<int64_t> axis =
-      ctx.normalizeAxis(ctx.getInt("axis", 0), typeOf(x).getRank());
-  if (failed(axis))
-    return failure();
-  ctx.setOutput(0, ctx.create<GatherElementsOp>(x, ctx.input(1), *axis));
+  ctx.setOutput(0, ctx.create<OpTy>(x, ctx.input(1), *axis));
   return success();
 }
 
@@ -961,8 +952,8 @@ void mlir::ober::onnx_import::registerShapeHandlers(HandlerMap &m) {
   m["Constant"] = constant;
   m["ConstantOfShape"] = constantOfShape;
   m["Range"] = range;
-  m["Gather"] = gather;
-  m["GatherElements"] = gatherElements;
+  m["Gather"] = gatherAlong<GatherOp>;
+  m["GatherElements"] = gatherAlong<GatherElementsOp>;
   m["OneHot"] = oneHot;
   m["Trilu"] = trilu;
   m["EyeLike"] = eyeLike;
