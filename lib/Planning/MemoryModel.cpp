@@ -58,6 +58,33 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
   return success();
 }
 
+mlir::ober::planning::ModelState
+mlir::ober::planning::modelStateBytes(double count, int paramBytes,
+                                                 bool mixedPrecision,
+                                                 StringRef optimizer,
+                                                 int zeroStage,
+                                                 int64_t dataParallel) {
+  // fp32 optimizer slots per parameter: Adam keeps two moments, SGD with
+  // momentum one buffer; mixed precision adds an fp32 master copy.
+  double slots = optimizer.starts_with("adam")     ? 2
+                 : optimizer == "sgd-momentum" ? 1
+                                                   : 0;
+  if (mixedPrecision)
+    slots += 1;
+  mlir::ober::planning::ModelState s;
+  s.parameters = count * paramBytes;
+  s.gradients = count * paramBytes;
+  s.optimizer = count * 4 * slots;
+  double d = static_cast<double>(std::max<int64_t>(dataParallel, 1));
+  if (zeroStage >= 1)
+    s.optimizer /= d;
+  if (zeroStage >= 2)
+    s.gradients /= d;
+  if (zeroStage >= 3)
+    s.parameters /= d;
+  return s;
+}
+
 int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
   if (func.isExternal() || func.getNumResults() == 0)
     return 0;

@@ -18,6 +18,21 @@ namespace mlir::ober::planning {
 /// `--run-stats`, computed from the IR alone.
 FailureOr<int64_t> peakLiveBytes(func::FuncOp func);
 
+/// Per-device bytes of the model state, the ZeRO paper's accounting.
+struct ModelState {
+  double parameters = 0, gradients = 0, optimizer = 0;
+  double total() const { return parameters + gradients + optimizer; }
+};
+
+/// `count` parameters trained with `optimizer` ("adamw", "adam", "sgd" or
+/// "sgd-momentum"), held at `paramBytes` per element (2 for bf16/fp16); with
+/// `mixedPrecision` the optimizer also keeps fp32 master weights. ZeRO stage
+/// 1 shards the optimizer state over `dataParallel` devices, stage 2 also
+/// the gradients, stage 3 also the parameters.
+ModelState modelStateBytes(double count, int paramBytes, bool mixedPrecision,
+                           StringRef optimizer, int zeroStage,
+                           int64_t dataParallel);
+
 /// The activations a gradient function saves: bytes of the values computed
 /// by the forward part (the ops its first result, the loss, depends on) that
 /// the backward part reads. Zero for a function without a backward part.
