@@ -108,8 +108,28 @@ FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
                                   IntegerAttr());
   else if (o.loss == "mse")
     loss = MSELossOp::create(b, loc, logits, targetArg, mean);
-  func::ReturnOp::create(b, ret.getLoc(), ValueRange{loss});
+  // Running statistics of training-mode batch norms over parameters
+  // (buffers): the loss function also returns their new values, and records
+  // which argument each one replaces.
+  SmallVector<Value> results = {loss};
+  SmallVector<int64_t> updated;
+  fn.walk([&](BatchNormTrainingOp bn) {
+    for (unsigned k : {3u, 4u}) {
+      auto arg = dyn_cast<BlockArgument>(bn->getOperand(k));
+      if (!arg || !fn.getArgAttr(arg.getArgNumber(),
+                                 OberDialect::kParamAttrName) ||
+          llvm::is_contained(updated, arg.getArgNumber()))
+        continue;
+      updated.push_back(arg.getArgNumber());
+      results.push_back(bn->getResult(k - 2));
+    }
+  });
+  func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
+  fn.setFunctionType(b.getFunctionType(fn.getArgumentTypes(),
+                                       ValueRange(results).getTypes()));
+  if (!updated.empty())
+    fn->setAttr("ober.buffer_updates", b.getDenseI64ArrayAttr(updated));
   SymbolTable(forward->getParentOfType<ModuleOp>()).insert(fn);
   return fn;
 }
@@ -225,12 +245,19 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
   Value lr = body->getArgument(body->getNumArguments() - 1);
 
   // Forward and backward over each micro-batch; average loss and gradients.
+  // Buffers (batch-norm running statistics) update after every micro-batch.
+  SmallVector<int64_t> updates;
+  if (auto attr = lossFn->getAttrOfType<DenseI64ArrayAttr>("ober.buffer_updates"))
+    updates.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+  SmallVector<Value> current;
+  for (size_t k = 0; k < np; ++k)
+    current.push_back(paramArg(k));
   Value loss;
   SmallVector<Value> grads(np);
   for (int64_t m = 0; m < o.microBatches; ++m) {
     SmallVector<Value> callArgs(lossFn.getNumArguments());
     for (auto [k, i] : llvm::enumerate(params))
-      callArgs[i] = paramArg(k);
+      callArgs[i] = current[k];
     for (auto [k, i] : llvm::enumerate(data)) {
       Value v = body->getArgument(batchStart + k);
       if (o.microBatches > 1) {
@@ -249,6 +276,10 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
     auto call = func::CallOp::create(builder, loc, grad, callArgs);
     Value l = call.getResult(0);
     loss = loss ? gb.create<AddOp>(loss, l) : l;
+    for (auto [j, arg] : llvm::enumerate(updates)) {
+      auto *it = llvm::find(params, static_cast<unsigned>(arg));
+      current[it - params.begin()] = call.getResult(1 + j);
+    }
     for (size_t k = 0; k < np; ++k) {
       Value g = call.getResult(grad.getFunctionType().getNumResults() - np + k);
       grads[k] = grads[k] ? gb.create<AddOp>(grads[k], g) : g;
@@ -299,8 +330,8 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
     Value p = paramArg(k), g = grads[k];
     Type et = typeOf(p).getElementType();
     if (llvm::is_contained(frozen, static_cast<int64_t>(k))) {
-      // No path to the loss (a buffer such as a running statistic).
-      newParams.push_back(p);
+      // No path to the loss: a buffer (updated by its op, if at all).
+      newParams.push_back(current[k]);
       for (size_t slot = 0; slot < slots.size(); ++slot)
         newState[slot].push_back(stateArg(slot, k));
       continue;

@@ -109,10 +109,11 @@ LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
              << "'ober.cluster' must be a dictionary on a builtin.module";
     return success();
   }
-  if (attr.getName() == "ober.no_gradient") {
+  if (attr.getName() == "ober.no_gradient" ||
+      attr.getName() == "ober.buffer_updates") {
     if (!isa<func::FuncOp>(op) || !isa<DenseI64ArrayAttr>(attr.getValue()))
-      return op->emitOpError()
-             << "'ober.no_gradient' must be an i64 array on a func.func";
+      return op->emitOpError() << "'" << attr.getName().getValue()
+                               << "' must be an i64 array on a func.func";
     return success();
   }
   if (attr.getName() == kTrainStepAttrName) {
