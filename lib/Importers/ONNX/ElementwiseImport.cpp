@@ -102,12 +102,17 @@ template <CompareDirection D> LogicalResult compare(NodeContext &ctx) {
 /// Sum, Mean, Max, Min over any number of inputs.
 template <typename OpTy, bool mean = false>
 LogicalResult variadic(NodeContext &ctx) {
-  Value acc = ctx.input(0);
-  for (unsigned i = 1; i < ctx.numInputs(); ++i)
-    acc = ctx.create<OpTy>(acc, ctx.input(i));
+  SmallVector<Value> inputs = ctx.presentInputs();
+  if (inputs.empty()) {
+    ctx.error() << "needs at least one input";
+    return failure();
+  }
+  Value acc = inputs.front();
+  for (Value v : ArrayRef(inputs).drop_front())
+    acc = ctx.create<OpTy>(acc, v);
   if (mean)
     acc = ctx.create<DivOp>(
-        acc, ctx.scalar(typeOf(acc).getElementType(), ctx.numInputs()));
+        acc, ctx.scalar(typeOf(acc).getElementType(), inputs.size()));
   ctx.setOutput(0, acc);
   return success();
 }

@@ -46,6 +46,14 @@ public:
     return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
   }
   Value input(unsigned i);
+  /// The inputs that are present (optional ones left out), in order.
+  SmallVector<Value> presentInputs() {
+    SmallVector<Value> out;
+    for (unsigned i = 0; i < numInputs(); ++i)
+      if (hasInput(i))
+        out.push_back(input(i));
+    return out;
+  }
   /// The value an earlier node or input named `name` (null if none).
   Value valueNamed(StringRef name);
   RankedTensorType inputType(unsigned i);

@@ -169,10 +169,17 @@ LogicalResult transposeOp(NodeContext &ctx) {
 }
 
 LogicalResult concat(NodeContext &ctx) {
-  SmallVector<Value> inputs;
-  for (unsigned i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      inputs.push_back(ctx.input(i));
+  SmallVector<Value> inputs = ctx.presentInputs();
+  if (inputs.empty()) {
+    ctx.error() << "needs at least one input";
+    return failure();
+  }
+  for (Value v : inputs)
+    if (typeOf(v).getRank() != typeOf(inputs[0]).getRank()) {
+      ctx.error() << "inputs differ in rank: " << typeOf(inputs[0]) << " and "
+                  << typeOf(v);
+      return failure();
+    }
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", 0), typeOf(inputs[0]).getRank());
   if (failed(axis))
@@ -759,10 +766,7 @@ LogicalResult sequenceEmpty(NodeContext &ctx) {
 }
 
 LogicalResult sequenceConstruct(NodeContext &ctx) {
-  Sequence s;
-  for (unsigned i = 0; i < ctx.numInputs(); ++i)
-    s.push_back(ctx.input(i));
-  ctx.setSequenceOutput(0, s);
+  ctx.setSequenceOutput(0, ctx.presentInputs());
   return success();
 }
 

@@ -49,3 +49,6 @@ shape = helper.make_tensor("shape", TensorProto.INT64, [2], [2, 2])
 save("bad-reshape", [helper.make_node("Reshape", ["x", "shape"], ["y"])], [x23],
      [y], [shape])
 save("undefined", [helper.make_node("Relu", ["nowhere"], ["y"])], [x], [y])
+# Variadic ops whose inputs are all omitted ("").
+save("empty-concat", [helper.make_node("Concat", ["", ""], ["y"], axis=0)], [x], [y])
+save("empty-sum", [helper.make_node("Sum", [""], ["y"])], [x], [y])
