@@ -140,6 +140,11 @@ public:
   /// `axis` in [-rank, rank) made non-negative, or an error.
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
                                    StringRef what = "axis");
+  /// Every entry of an `axes` list made non-negative in place; an error for
+  /// an entry out of range, or repeated unless `allowRepeats` (reductions
+  /// treat a repeated axis as one).
+  LogicalResult normalizeAxes(MutableArrayRef<int64_t> axes, int64_t rank,
+                              bool allowRepeats = false);
 
 private:
   template <typename T> static void noteProvisional(Type &type, const T &arg) {

@@ -362,12 +362,8 @@ LogicalResult meanVarianceNorm(NodeContext &ctx) {
   if (axes.empty())
     axes = {0, 2, 3};
   int64_t rank = typeOf(x).getRank();
-  for (int64_t &a : axes) {
-    FailureOr<int64_t> n = ctx.normalizeAxis(a, rank, "axes entry");
-    if (failed(n))
-      return failure();
-    a = *n;
-  }
+  if (failed(ctx.normalizeAxes(axes, rank, /*allowRepeats=*/true)))
+    return failure();
   Type t = typeOf(x).getElementType();
   Value mean = ctx.reduce<ReduceMeanOp>(x, axes, true);
   Value centered = ctx.create<SubOp>(x, mean);

@@ -334,6 +334,21 @@ FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
   return axis < 0 ? axis + rank : axis;
 }
 
+LogicalResult NodeContext::normalizeAxes(MutableArrayRef<int64_t> axes,
+                                         int64_t rank, bool allowRepeats) {
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    FailureOr<int64_t> n = normalizeAxis(a, rank, "axes entry");
+    if (failed(n))
+      return failure();
+    a = *n;
+    if (!allowRepeats && llvm::is_contained(axes.take_front(i), a)) {
+      error() << "axes entry " << a << " is repeated";
+      return failure();
+    }
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // GraphImporter
 //===----------------------------------------------------------------------===//

@@ -27,12 +27,8 @@ FailureOr<std::optional<SmallVector<int64_t>>> reduceAxes(NodeContext &ctx,
     return std::optional<SmallVector<int64_t>>(
         llvm::to_vector(llvm::seq<int64_t>(0, rank)));
   }
-  for (int64_t &a : axes) {
-    FailureOr<int64_t> n = ctx.normalizeAxis(a, rank, "axes entry");
-    if (failed(n))
-      return failure();
-    a = *n;
-  }
+  if (failed(ctx.normalizeAxes(axes, rank, /*allowRepeats=*/true)))
+    return failure();
   return std::optional<SmallVector<int64_t>>(axes);
 }
 

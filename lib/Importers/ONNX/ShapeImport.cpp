@@ -116,17 +116,14 @@ LogicalResult squeeze(NodeContext &ctx) {
     for (int64_t d = 0; d < xt.getRank(); ++d)
       if (xt.getDimSize(d) == 1)
         axes.push_back(d);
-  for (int64_t &a : axes) {
-    FailureOr<int64_t> n = ctx.normalizeAxis(a, xt.getRank(), "axes entry");
-    if (failed(n))
-      return failure();
-    a = *n;
+  if (failed(ctx.normalizeAxes(axes, xt.getRank())))
+    return failure();
+  for (int64_t a : axes)
     if (!xt.isDynamicDim(a) && xt.getDimSize(a) != 1) {
       ctx.error() << "cannot squeeze dimension " << a << " of size "
                   << xt.getDimSize(a);
       return failure();
     }
-  }
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < xt.getRank(); ++d)
     if (!llvm::is_contained(axes, d))
@@ -144,12 +141,8 @@ LogicalResult unsqueeze(NodeContext &ctx) {
     return failure();
   SmallVector<int64_t> axes = given->value_or(SmallVector<int64_t>());
   int64_t outRank = xt.getRank() + axes.size();
-  for (int64_t &a : axes) {
-    FailureOr<int64_t> n = ctx.normalizeAxis(a, outRank, "axes entry");
-    if (failed(n))
-      return failure();
-    a = *n;
-  }
+  if (failed(ctx.normalizeAxes(axes, outRank)))
+    return failure();
   SmallVector<int64_t> shape;
   for (int64_t d = 0, in = 0; d < outRank; ++d)
     shape.push_back(llvm::is_contained(axes, d) ? 1 : xt.getDimSize(in++));
