@@ -25,29 +25,9 @@ using namespace mlir::ober::training;
 // GradBuilder
 //===----------------------------------------------------------------------===//
 
-Value GradBuilder::scalar(Type elementType, double value) {
-  return createScalarConstant(b, loc, elementType, value);
-}
-
 Value GradBuilder::zerosLike(Type type) {
   auto t = llvm::cast<RankedTensorType>(type);
   return broadcastTo(scalar(t.getElementType(), 0.0), t.getShape());
-}
-
-Value GradBuilder::broadcastTo(Value v, ArrayRef<int64_t> shape) {
-  if (typeOf(v).getShape() == shape)
-    return v;
-  return create<BroadcastToOp>(typeOf(v).clone(shape), v);
-}
-
-Value GradBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
-  if (typeOf(v).getShape() == shape)
-    return v;
-  return create<ReshapeOp>(typeOf(v).clone(shape), v);
-}
-
-Value GradBuilder::transpose(Value v, ArrayRef<int64_t> perm) {
-  return create<TransposeOp>(v, b.getDenseI64ArrayAttr(perm));
 }
 
 Value GradBuilder::sum(Value v, ArrayRef<int64_t> axes, bool keepdims) {
@@ -57,12 +37,6 @@ Value GradBuilder::sum(Value v, ArrayRef<int64_t> axes, bool keepdims) {
   llvm::sort(sorted);
   return create<ReduceSumOp>(v, b.getDenseI64ArrayAttr(sorted),
                              b.getBoolAttr(keepdims));
-}
-
-Value GradBuilder::cast(Value v, Type elementType) {
-  if (typeOf(v).getElementType() == elementType)
-    return v;
-  return create<CastOp>(typeOf(v).clone(elementType), v);
 }
 
 Value GradBuilder::unbroadcast(Value grad, Type target) {

@@ -8,6 +8,7 @@
 #define OBER_LIB_TRAINING_GRADBUILDER_H
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/OberShapeBuilder.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -18,7 +19,7 @@ inline RankedTensorType typeOf(Value v) {
 }
 
 /// Builds ober ops at one location, with the shapes gradients need.
-class GradBuilder {
+class GradBuilder : public OberShapeBuilder<GradBuilder> {
 public:
   GradBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
@@ -31,18 +32,12 @@ public:
         OpTy::create(b, loc, std::forward<Args>(args)...)->getResults());
   }
 
-  /// A 0-D constant of `elementType`.
-  Value scalar(Type elementType, double value);
   /// A 0-D constant of `like`'s element type.
   Value scalarLike(Value like, double value) {
     return scalar(typeOf(like).getElementType(), value);
   }
   Value zerosLike(Type type);
-  Value broadcastTo(Value v, ArrayRef<int64_t> shape);
-  Value reshape(Value v, ArrayRef<int64_t> shape);
-  Value transpose(Value v, ArrayRef<int64_t> perm);
   Value sum(Value v, ArrayRef<int64_t> axes, bool keepdims);
-  Value cast(Value v, Type elementType);
   /// Sums `grad` (of a broadcast result) back to `target`'s shape.
   Value unbroadcast(Value grad, Type target);
   /// Re-expands a reduction result over `axes` to `shape`.

@@ -9,6 +9,7 @@
 #define OBER_LIB_IMPORTERS_ONNX_IMPORTCONTEXT_H
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/OberShapeBuilder.h"
 #include "ober/Reference/Tensor.h"
 
 #include "mlir/IR/Builders.h"
@@ -27,7 +28,7 @@ class GraphImporter;
 /// list of its tensors.
 using Sequence = SmallVector<Value>;
 
-class NodeContext {
+class NodeContext : public OberShapeBuilder<NodeContext> {
 public:
   NodeContext(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
               Location loc, std::string label);
@@ -121,13 +122,8 @@ public:
   /// Replaces `op` by constants when all its operands are constants.
   SmallVector<Value> foldResults(Operation *op);
 
-  Value scalar(Type elementType, double value);
   Value constantTensor(const reference::Tensor &t);
   Value constantInts(ArrayRef<int64_t> values, Type elementType);
-  Value cast(Value v, Type elementType);
-  Value reshape(Value v, ArrayRef<int64_t> shape);
-  Value transpose(Value v, ArrayRef<int64_t> perm);
-  Value broadcastTo(Value v, ArrayRef<int64_t> shape);
   /// A reduction over `axes` (any order) of the given ober reduce op.
   template <typename OpTy>
   Value reduce(Value v, ArrayRef<int64_t> axes, bool keepdims) {

@@ -286,10 +286,6 @@ SmallVector<Value> NodeContext::foldResults(Operation *op) {
   return folded;
 }
 
-Value NodeContext::scalar(Type elementType, double value) {
-  return createScalarConstant(b, loc, elementType, value);
-}
-
 Value NodeContext::constantTensor(const reference::Tensor &t) {
   return ConstantOp::create(
       b, loc,
@@ -301,28 +297,6 @@ Value NodeContext::constantInts(ArrayRef<int64_t> values, Type elementType) {
   for (auto [i, v] : llvm::enumerate(values))
     t.setInt(i, v);
   return constantTensor(t);
-}
-
-Value NodeContext::cast(Value v, Type elementType) {
-  if (typeOf(v).getElementType() == elementType)
-    return v;
-  return create<CastOp>(typeOf(v).clone(elementType), v);
-}
-
-Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
-  if (typeOf(v).getShape() == shape)
-    return v;
-  return create<ReshapeOp>(typeOf(v).clone(shape), v);
-}
-
-Value NodeContext::transpose(Value v, ArrayRef<int64_t> perm) {
-  return create<TransposeOp>(v, b.getDenseI64ArrayAttr(perm));
-}
-
-Value NodeContext::broadcastTo(Value v, ArrayRef<int64_t> shape) {
-  if (typeOf(v).getShape() == shape)
-    return v;
-  return create<BroadcastToOp>(typeOf(v).clone(shape), v);
 }
 
 FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,

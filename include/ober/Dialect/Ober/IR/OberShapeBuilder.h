@@ -1,0 +1,61 @@
+//===- OberShapeBuilder.h - shape helpers shared by op builders -*- C++ -*-===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+//
+// The small reshape/cast/broadcast helpers that both the ONNX importer's
+// NodeContext and the training library's GradBuilder need. `Derived` supplies
+// `create<OpTy>(args...)` (so the importer keeps its folding and type
+// inference) and the members `b` (OpBuilder &) and `loc`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_DIALECT_OBER_IR_OBERSHAPEBUILDER_H
+#define OBER_DIALECT_OBER_IR_OBERSHAPEBUILDER_H
+
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+namespace mlir::ober {
+
+template <typename Derived> class OberShapeBuilder {
+public:
+  /// A 0-D constant of `elementType`.
+  Value scalar(Type elementType, double value) {
+    return createScalarConstant(self().b, self().loc, elementType, value);
+  }
+  /// `v` converted to `elementType`; `v` itself when it already is.
+  Value cast(Value v, Type elementType) {
+    if (tensorType(v).getElementType() == elementType)
+      return v;
+    return self().template create<CastOp>(tensorType(v).clone(elementType), v);
+  }
+  /// `v` reshaped to `shape`; `v` itself when it already has it.
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    if (tensorType(v).getShape() == shape)
+      return v;
+    return self().template create<ReshapeOp>(tensorType(v).clone(shape), v);
+  }
+  /// `v` broadcast to `shape`; `v` itself when it already has it.
+  Value broadcastTo(Value v, ArrayRef<int64_t> shape) {
+    if (tensorType(v).getShape() == shape)
+      return v;
+    return self().template create<BroadcastToOp>(tensorType(v).clone(shape),
+                                                 v);
+  }
+  Value transpose(Value v, ArrayRef<int64_t> perm) {
+    return self().template create<TransposeOp>(
+        v, self().b.getDenseI64ArrayAttr(perm));
+  }
+
+private:
+  Derived &self() { return static_cast<Derived &>(*this); }
+  static RankedTensorType tensorType(Value v) {
+    return llvm::cast<RankedTensorType>(v.getType());
+  }
+};
+
+} // namespace mlir::ober
+
+#endif // OBER_DIALECT_OBER_IR_OBERSHAPEBUILDER_H
