@@ -8,8 +8,10 @@
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -24,25 +26,34 @@ double elements(Type t) {
   return static_cast<double>(r.getNumElements());
 }
 
-double bytesOf(Type t) {
+double bytesOf(Type t, unsigned floatBytes) {
   auto r = dyn_cast<RankedTensorType>(t);
   if (!r || !r.hasStaticShape() || !r.getElementType().isIntOrFloat())
     return 0;
+  if (floatBytes && isa<FloatType>(r.getElementType()))
+    return elements(t) * floatBytes;
   unsigned bits = r.getElementType().getIntOrFloatBitWidth();
   return elements(t) * std::max(1u, bits / 8);
 }
 
+} // namespace
+
+double mlir::ober::planning::valueBytes(Value v, unsigned floatBytes) {
+  return bytesOf(v.getType(), floatBytes);
+}
+
+namespace {
 ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 } // namespace
 
-OpWork mlir::ober::planning::workOf(Operation *op) {
+OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
   OpWork w;
   for (Value v : op->getOperands())
-    w.bytes += bytesOf(v.getType());
+    w.bytes += bytesOf(v.getType(), floatBytes);
   for (Value v : op->getResults())
-    w.bytes += bytesOf(v.getType());
+    w.bytes += bytesOf(v.getType(), floatBytes);
   double out = op->getNumResults() ? elements(op->getResult(0).getType()) : 0;
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatmulOp m) {
@@ -101,14 +112,25 @@ OpWork mlir::ober::planning::workOf(Operation *op) {
   return w;
 }
 
+std::string mlir::ober::planning::precisionOf(Type type) {
+  Type e = getElementTypeOrSelf(type);
+  return e.isBF16() ? "bf16" : e.isF16() ? "f16" : e.isF64() ? "f64" : "f32";
+}
+
+unsigned mlir::ober::planning::precisionBytes(StringRef precision) {
+  return precision == "f64" ? 8 : precision == "f32" ? 4 : 2;
+}
+
 double mlir::ober::planning::computeTime(const OpWork &work, Type elementType,
                                          const Cluster &cluster) {
+  return computeTime(work, precisionOf(elementType), cluster);
+}
+
+double mlir::ober::planning::computeTime(const OpWork &work,
+                                         StringRef precision,
+                                         const Cluster &cluster) {
   const Device &d = cluster.device;
-  std::string key = elementType.isBF16()  ? "bf16"
-                    : elementType.isF16() ? "f16"
-                    : elementType.isF64() ? "f64"
-                                          : "f32";
-  auto it = d.peakFlops.find(key);
+  auto it = d.peakFlops.find(precision.str());
   if (it == d.peakFlops.end())
     it = d.peakFlops.find("f32");
   double peak = it != d.peakFlops.end() ? it->second : d.peakFlops.begin()->second;
@@ -181,6 +203,57 @@ double mlir::ober::planning::bestCollectiveTime(Collective kind, double bytes,
                                          groupSize, cluster));
   return std::min(best, collectiveTime(kind, Algorithm::Hierarchical, bytes,
                                        groupSize, cluster));
+}
+
+double mlir::ober::planning::groupCollectiveTime(Collective kind, double bytes,
+                                                 int64_t groupSize,
+                                                 int64_t stride,
+                                                 const Cluster &cluster) {
+  if (groupSize <= 1 || bytes <= 0)
+    return 0;
+  int64_t perNode = cluster.devicesPerNode;
+  // Members of the group that share a node.
+  int64_t local = std::clamp<int64_t>(perNode / std::max<int64_t>(stride, 1),
+                                      1, groupSize);
+  if (local >= groupSize || cluster.links.size() < 2)
+    return bestCollectiveTime(kind, bytes, groupSize, cluster);
+  const LinkLevel &outer = cluster.links.back();
+  double p = static_cast<double>(groupSize);
+  auto ring = [&](double n, double size) {
+    double steps = kind == Collective::AllReduce ? 2 * (n - 1) : n - 1;
+    double volume = kind == Collective::AllReduce ? 2 * (n - 1) / n * size
+                    : kind == Collective::Broadcast ? size
+                                                    : (n - 1) / n * size;
+    return steps * outer.latency + volume / outer.bandwidth;
+  };
+  if (local == 1) {
+    double tree = std::ceil(std::log2(p)) * outer.latency +
+                  (kind == Collective::AllReduce ? 2 : 1) * bytes /
+                      outer.bandwidth;
+    bool treeable =
+        kind == Collective::AllReduce || kind == Collective::Broadcast;
+    return treeable ? std::min(ring(p, bytes), tree) : ring(p, bytes);
+  }
+  // Inside nodes over the inner link, then across nodes on each member's
+  // share (every device has its own network port).
+  double inner = bestCollectiveTime(kind == Collective::AllReduce
+                                        ? Collective::ReduceScatter
+                                        : kind,
+                                    bytes, local, cluster);
+  if (kind == Collective::AllReduce)
+    inner *= 2;
+  double remote = static_cast<double>(groupSize / local);
+  return inner + ring(remote, bytes / local);
+}
+
+double mlir::ober::planning::sendTime(double bytes, int64_t stride,
+                                      const Cluster &cluster) {
+  if (bytes <= 0)
+    return 0;
+  const LinkLevel &l = stride < cluster.devicesPerNode || cluster.links.size() < 2
+                           ? cluster.links.front()
+                           : cluster.links.back();
+  return l.latency + bytes / l.bandwidth;
 }
 
 double mlir::ober::planning::bubbleFraction(Schedule schedule, int64_t stages,

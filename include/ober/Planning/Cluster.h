@@ -31,6 +31,8 @@ struct Device {
   /// (of memory bandwidth). Defaults until the cost model is calibrated.
   double matmulEfficiency = 0.75;
   double memoryEfficiency = 0.8;
+  /// Fixed cost of one kernel (launch and tail), seconds.
+  double kernelOverhead = 3e-6;
 };
 
 /// One level of the interconnect. Levels go from the innermost (devices in a

@@ -25,12 +25,27 @@ struct OpWork {
   bool matmul = false;
 };
 
-/// Counts the work of `op` from its static operand and result types.
-OpWork workOf(Operation *op);
+/// Counts the work of `op` from its static operand and result types. With
+/// `floatBytes` non-zero, floating-point values count that many bytes per
+/// element (the plan's precision) instead of their IR width.
+OpWork workOf(Operation *op, unsigned floatBytes = 0);
+
+/// Bytes of a value: floating-point elements at `floatBytes` when non-zero,
+/// others at their own width; zero for dynamic shapes.
+double valueBytes(Value v, unsigned floatBytes = 0);
 
 /// Roofline time of `work` on one device of `cluster` with elements of
 /// `elementType` (its peak FLOP/s; f32 when the device lists none for it).
 double computeTime(const OpWork &work, Type elementType, const Cluster &cluster);
+
+/// The same with the element type named by its peak-FLOP/s key ("bf16",
+/// "f16", "f32", "f64").
+double computeTime(const OpWork &work, StringRef precision,
+                   const Cluster &cluster);
+
+/// The key of `type` in Device::peakFlops, and its width in bytes.
+std::string precisionOf(Type type);
+unsigned precisionBytes(StringRef precision);
 
 enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast };
 enum class Algorithm { Ring, Tree, Hierarchical };
@@ -45,6 +60,17 @@ double collectiveTime(Collective kind, Algorithm algorithm, double bytes,
 /// The cheapest algorithm's time (ring, tree or hierarchical).
 double bestCollectiveTime(Collective kind, double bytes, int64_t groupSize,
                           const Cluster &cluster);
+
+/// The cheapest time of a collective over `groupSize` devices that are
+/// `stride` ranks apart (ranks fill nodes in order): members in one node
+/// use the inner link, members in different nodes the outer one, and a group
+/// with some of each runs hierarchically.
+double groupCollectiveTime(Collective kind, double bytes, int64_t groupSize,
+                           int64_t stride, const Cluster &cluster);
+
+/// Time of a point-to-point transfer of `bytes` between ranks `stride`
+/// apart.
+double sendTime(double bytes, int64_t stride, const Cluster &cluster);
 
 enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
 

@@ -35,4 +35,51 @@ def TestCostPass : Pass<"test-ober-cost", "ModuleOp"> {
   ];
 }
 
+def PlanPass : Pass<"ober-plan", "ModuleOp"> {
+  let summary = "Choose how to run a training step on a cluster";
+  let description = [{
+    Reads the training step built by `--ober-build-train-step`, profiles the
+    forward chain of its gradient function (repeated layers once), and
+    searches data, tensor (with or without sequence) and pipeline
+    parallelism, micro-batching, the pipeline schedule, recomputation and
+    the ZeRO stage jointly under the devices' memory. Any choice can be
+    pinned. The result is annotations (the module's `ober.plan` and
+    `ober.cluster`; `ober.stage` and `ober.recompute` on the gradient
+    function's forward ops; `ober.sharding` and `ober.stage` on its
+    parameters), a table on stderr, a JSON report with
+    `--ober-plan-report=<file>`, and the list of collectives with
+    `--ober-plan-explain`. When no plan fits, the error says how much memory
+    the leanest plan needs and where.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu\"",
+           "Preset (a100-40gb, a100-80gb, h100-sxm, h200-sxm, max-1550, cpu) "
+           "or JSON file">,
+    Option<"gpus", "gpus", "int64_t", /*default=*/"0",
+           "Devices in total (any kind, CPU included)">,
+    Option<"nodes", "nodes", "int64_t", /*default=*/"0", "Nodes">,
+    Option<"globalBatch", "global-batch", "int64_t", /*default=*/"0",
+           "Samples per step (default: the step's batch)">,
+    Option<"tp", "tp", "int64_t", /*default=*/"0", "Pin the tensor-parallel degree">,
+    Option<"pp", "pp", "int64_t", /*default=*/"0", "Pin the pipeline stages">,
+    Option<"dp", "dp", "int64_t", /*default=*/"0", "Pin the data-parallel degree">,
+    Option<"microBatch", "micro-batch", "int64_t", /*default=*/"0",
+           "Pin the micro-batch size">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+           "Pin the model chunks per device of interleaved 1F1B">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "Pin the schedule: gpipe, 1f1b, interleaved-1f1b, zero-bubble">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"\"",
+           "Pin recomputation: none, selective, full">,
+    Option<"sequenceParallel", "sequence-parallel", "int64_t",
+           /*default=*/"-1", "Pin sequence parallelism (0 or 1)">,
+    Option<"zero", "zero", "int64_t", /*default=*/"-1", "Pin the ZeRO stage (0-3)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"auto\"",
+           "Compute precision: auto (bf16 where the device has it), bf16, "
+           "f16, f32">,
+    Option<"memoryFraction", "memory-fraction", "double", /*default=*/"1.0",
+           "Fraction of device memory a plan may use">,
+  ];
+}
+
 #endif // OBER_PLANNING_PASSES_TD

@@ -64,6 +64,25 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                << attrName << "' must be a non-empty string";
     return success();
   }
+  // Planner annotations (--ober-plan).
+  if (attrName == "ober.sharding") {
+    auto how = dyn_cast<StringAttr>(attr.getValue());
+    if (!how || !llvm::is_contained({"replicated", "column", "row", "vocab",
+                                     "split"},
+                                    how.getValue()))
+      return op->emitOpError()
+             << "argument #" << argIndex
+             << ": 'ober.sharding' must be one of \"replicated\", \"column\", "
+                "\"row\", \"vocab\", \"split\"";
+    return success();
+  }
+  if (attrName == "ober.stage") {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || stage.getInt() < 0)
+      return op->emitOpError() << "argument #" << argIndex
+                               << ": 'ober.stage' must be a non-negative integer";
+    return success();
+  }
   if (attrName == kLearningRateAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "argument #" << argIndex << ": '"
@@ -114,6 +133,24 @@ LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
     if (!isa<func::FuncOp>(op) || !isa<DenseI64ArrayAttr>(attr.getValue()))
       return op->emitOpError() << "'" << attr.getName().getValue()
                                << "' must be an i64 array on a func.func";
+    return success();
+  }
+  if (attr.getName() == "ober.plan") {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'ober.plan' must be a dictionary on a builtin.module";
+    return success();
+  }
+  if (attr.getName() == "ober.stage" || attr.getName() == "ober.chunk") {
+    auto n = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!n || n.getInt() < 0)
+      return op->emitOpError() << "'" << attr.getName().getValue()
+                               << "' must be a non-negative integer";
+    return success();
+  }
+  if (attr.getName() == "ober.recompute") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'ober.recompute' is a unit attribute";
     return success();
   }
   if (attr.getName() == kTrainStepAttrName) {

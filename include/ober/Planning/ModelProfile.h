@@ -1,0 +1,173 @@
+//===- ModelProfile.h - what the planner knows about a train step -*- C++ -*-===//
+//
+// Part of Ober-Train. The planner never walks the IR while it searches: it
+// first cuts the forward part of the gradient function into a chain of
+// segments (at values that alone carry the activations from one part to the
+// next: the residual stream between transformer half-layers, the output of
+// a residual block), profiles each distinct segment once (repeated layers
+// share a profile), and then evaluates plans from these numbers.
+//
+// All times are for one sample at the IR's batch divided out, on one device
+// of the cluster, at the plan's precision; sizes are elements (bytes follow
+// from the precision).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_PLANNING_MODELPROFILE_H
+#define OBER_PLANNING_MODELPROFILE_H
+
+#include "ober/Planning/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::ober::planning {
+
+/// How a quantity behaves under tensor parallelism of degree t.
+/// `split`: divided by t (a sharded op, activation or parameter);
+/// `seq`: replicated, but divided by t with sequence parallelism (per-token
+/// work outside the tensor-parallel regions); `full`: never divided.
+struct ByTP {
+  double split = 0, seq = 0, full = 0;
+  double at(int64_t t, bool sequenceParallel) const {
+    return split / t + (sequenceParallel ? seq / t : seq) + full;
+  }
+  double total() const { return split + seq + full; }
+  ByTP &operator+=(const ByTP &o) {
+    split += o.split;
+    seq += o.seq;
+    full += o.full;
+    return *this;
+  }
+};
+
+/// A collective the tensor-parallel split of one segment needs in its
+/// forward pass; the backward pass needs its mirror image (an all-reduce of
+/// a partial sum forward is an all-reduce of the input gradient backward).
+struct TPCollective {
+  Collective kind = Collective::AllReduce;
+  /// Elements per sample of the full (unsharded) buffer.
+  double elements = 0;
+  /// What it is for, e.g. "partial sums of ober.matmul (row-parallel)".
+  std::string reason;
+  /// The op it follows, printed for --ober-plan-explain.
+  std::string where;
+};
+
+/// A segment under tensor parallelism of one degree.
+struct TPProfile {
+  int64_t degree = 1;
+  /// Forward seconds per sample by class (matrix units / other).
+  ByTP forwardMatmul, forwardOther;
+  /// Activations the backward pass reads, bytes per sample (floating-point
+  /// values at the precision's width, others at their own).
+  ByTP saved;
+  /// The part of `saved` that selective recomputation drops, and the
+  /// forward seconds per sample that recomputing it costs.
+  ByTP selectiveSaved, selectiveTime;
+  /// Matrix-unit FLOPs per sample that selective recomputation repeats.
+  double selectiveFlops = 0;
+  /// Kernels per micro-batch (after fusion): forward, and those selective
+  /// recomputation repeats.
+  double forwardKernels = 0, selectiveKernels = 0;
+  /// Parameter elements.
+  ByTP parameters;
+  std::vector<TPCollective> collectives;
+  /// Per-parameter decisions ("column", "row", "vocab", "replicated").
+  std::vector<std::pair<std::string, std::string>> parameterSharding;
+};
+
+/// One segment of the forward chain.
+struct Segment {
+  /// Index of the distinct profile (equal for repeated layers).
+  unsigned kind = 0;
+  /// Forward ops (in the gradient function) of this segment.
+  std::vector<Operation *> ops;
+  /// Elements per sample of the value that leaves the segment (what a
+  /// pipeline stage boundary here sends forward, and its gradient back).
+  double boundaryElements = 0;
+  /// The ops selective recomputation repeats.
+  std::vector<Operation *> selective;
+};
+
+/// A parameter read by more than one segment (tied embeddings).
+struct SharedParameter {
+  std::string name;
+  unsigned first = 0, last = 0;
+  double elements = 0;
+};
+
+/// The profile of one distinct segment.
+struct SegmentKind {
+  std::string signature;
+  unsigned count = 0;
+  /// A readable name (the first parameter's name, else the first op).
+  std::string name;
+  /// Backward seconds per sample (ops of the backward pass attributed to
+  /// segments of this kind), split into matrix-unit and other work.
+  double backwardMatmul = 0, backwardOther = 0;
+  /// Kernels of the backward pass per micro-batch.
+  double backwardKernels = 0;
+  /// Matrix-unit FLOPs per sample: forward, and forward + backward.
+  double forwardFlops = 0, trainFlops = 0;
+  /// Bytes per sample of the largest floating-point value (a transient
+  /// while its gradient is formed).
+  double largestValue = 0;
+  std::vector<TPProfile> tp; // one per candidate degree
+  const TPProfile &at(int64_t degree) const;
+};
+
+struct ModelProfile {
+  std::string function;      // the gradient function
+  int64_t irBatch = 1;       // samples in one call of it
+  std::string optimizer;     // from ober.train_step
+  std::string irElementType; // "f32", "bf16", ...
+  std::vector<Segment> segments;
+  std::vector<SegmentKind> kinds;
+  /// Matrix-unit FLOPs per sample of the whole gradient function (forward
+  /// and backward once), and those outside every segment.
+  double trainFlops = 0;
+  /// Parameters in total (elements).
+  double parameters = 0;
+  std::vector<SharedParameter> shared;
+  /// The tensor-parallel degrees profiled.
+  std::vector<int64_t> degrees;
+  /// Width in bytes of floating-point values at the profiled precision.
+  unsigned floatBytes = 4;
+};
+
+/// Profiles the train step in `module` for `cluster` at `precision` ("bf16",
+/// "f16", "f32"), analysing tensor parallelism of each degree in `degrees`.
+FailureOr<ModelProfile> profileTrainStep(ModuleOp module, const Cluster &cluster,
+                                         StringRef precision,
+                                         ArrayRef<int64_t> degrees);
+
+/// The tensor-parallel analysis of one segment's forward ops (exposed for
+/// ModelProfile.cpp; see TensorParallel.cpp).
+TPProfile analyseTensorParallel(ArrayRef<Operation *> ops, int64_t degree,
+                                const Cluster &cluster, StringRef precision,
+                                double samples,
+                                const llvm::DenseSet<Value> &saved,
+                                const llvm::DenseSet<Operation *> &selective,
+                                const llvm::DenseSet<Operation *> &forward);
+
+/// Elementwise ops (with broadcasting): what a code generator fuses.
+bool isElementwiseLike(Operation *op);
+
+/// Seconds of one op on `cluster` at `precision`, assuming the code
+/// generator fuses chains of elementwise ops (into each other, into a
+/// following reduction or normalization, and as a matmul epilogue): a value
+/// produced and consumed only inside such a chain is never written to
+/// memory, unless it is in `materialized` (saved for the backward pass).
+double opSeconds(Operation *op, const Cluster &cluster, StringRef precision,
+                 const llvm::DenseSet<Value> &materialized);
+
+/// Whether `op` ends a kernel under the same fusion rules (it does work and
+/// writes a result to memory).
+bool endsKernel(Operation *op, const llvm::DenseSet<Value> &materialized);
+
+} // namespace mlir::ober::planning
+
+#endif // OBER_PLANNING_MODELPROFILE_H

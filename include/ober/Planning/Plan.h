@@ -1,0 +1,142 @@
+//===- Plan.h - a parallel plan, its estimate, and the search ----*- C++ -*-===//
+//
+// Part of Ober-Train. The problem model (what a plan is, what it costs, what
+// it needs in memory: `evaluate`) is apart from the solver (`search`), which
+// enumerates the discrete choices, partitions the segment chain into
+// pipeline stages by a bottleneck search, and keeps the fastest plan that
+// fits. Both are deterministic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_PLANNING_PLAN_H
+#define OBER_PLANNING_PLAN_H
+
+#include "ober/Planning/ModelProfile.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+
+namespace mlir::ober::planning {
+
+enum class Recompute { None, Selective, Full };
+
+StringRef scheduleName(Schedule s);
+StringRef recomputeName(Recompute r);
+std::optional<Schedule> parseSchedule(StringRef s);
+std::optional<Recompute> parseRecompute(StringRef s);
+
+struct PlanConfig {
+  int64_t tp = 1, pp = 1, dp = 1;
+  int64_t microBatch = 1, numMicroBatches = 1;
+  /// Model chunks per device (interleaved 1F1B); 1 otherwise.
+  int64_t chunks = 1;
+  Schedule schedule = Schedule::OneFOneB;
+  Recompute recompute = Recompute::None;
+  bool sequenceParallel = false;
+  int zeroStage = 0;
+};
+
+/// Bytes one device of a stage holds.
+struct StageMemory {
+  double parameters = 0, gradients = 0, optimizer = 0, activations = 0,
+         working = 0;
+  double total() const {
+    return parameters + gradients + optimizer + activations + working;
+  }
+};
+
+struct StageEstimate {
+  /// Segments [first, end) per model chunk of this device.
+  std::vector<std::pair<unsigned, unsigned>> chunks;
+  /// Seconds per micro-batch: forward, backward (with recomputation), and
+  /// the tensor-parallel communication inside them.
+  double forward = 0, backward = 0, tpComm = 0;
+  int64_t inFlight = 0;
+  /// Parameter elements this device holds before ZeRO sharding.
+  double parameterElements = 0;
+  StageMemory memory;
+};
+
+struct PlanEstimate {
+  PlanConfig config;
+  std::vector<StageEstimate> stages;
+  double stepTime = 0;
+  /// Breakdown of stepTime: compute (the slowest stage's forward and
+  /// backward over all micro-batches), exposed communication (tensor
+  /// parallel, pipeline sends, the part of the data-parallel reduction that
+  /// backward does not hide), bubble, optimizer update.
+  double compute = 0, exposedComm = 0, bubble = 0, optimizer = 0;
+  double tpComm = 0, dpComm = 0, dpCommExposed = 0, p2pComm = 0;
+  /// FLOPs of one step on all devices: model (forward and backward once)
+  /// and hardware (plus recomputed forward work).
+  double modelFlops = 0, hardwareFlops = 0;
+  double peakMemory = 0;
+  unsigned peakStage = 0;
+  bool fits = false;
+  /// Saved activation bytes per micro-batch of each segment kind.
+  std::vector<double> kindActivationBytes;
+};
+
+/// Everything that is fixed while the search runs.
+struct PlanProblem {
+  const ModelProfile *profile = nullptr;
+  Cluster cluster;
+  std::string precision = "bf16";
+  int64_t globalBatch = 1;
+  /// Usable bytes per device.
+  double memoryLimit = 0;
+};
+
+/// The estimate of `config` with pipeline stages (times chunks) starting at
+/// the segments in `starts` (ascending, starting at 0).
+PlanEstimate evaluate(const PlanProblem &problem, const PlanConfig &config,
+                      ArrayRef<unsigned> starts);
+
+/// Seconds of one micro-batch through segment `index` under `config`
+/// (forward, backward, recomputation, tensor-parallel collectives).
+double segmentSeconds(const PlanProblem &problem, const PlanConfig &config,
+                      unsigned index);
+
+/// Choices the user fixed; unset ones are searched.
+struct PlanPins {
+  std::optional<int64_t> tp, pp, dp, microBatch, chunks;
+  std::optional<Schedule> schedule;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sequenceParallel;
+  std::optional<int> zeroStage;
+};
+
+struct SearchResult {
+  PlanEstimate best;
+  /// The plan that needs the least memory, when none fits.
+  PlanEstimate leanest;
+  bool found = false;
+  int64_t evaluated = 0;
+};
+
+/// The tensor-parallel degrees the search considers for `gpus` devices
+/// (with `pins`), to be profiled before searching.
+std::vector<int64_t> candidateDegrees(const Cluster &cluster, int64_t gpus,
+                                      const PlanPins &pins);
+
+/// Finds the fastest plan that fits; `error` explains why none can exist
+/// (pins that contradict each other or the model).
+FailureOr<SearchResult> search(const PlanProblem &problem,
+                               const PlanPins &pins, std::string &error);
+
+/// The report (`--ober-plan-report`).
+llvm::json::Object reportJSON(const PlanProblem &problem,
+                              const PlanEstimate &plan, double planSeconds,
+                              int64_t evaluated);
+
+/// The table printed to stderr, and the collective list of
+/// `--ober-plan-explain`.
+void printPlanTable(const PlanProblem &problem, const PlanEstimate &plan,
+                    llvm::raw_ostream &os);
+void printPlanExplain(const PlanProblem &problem, const PlanEstimate &plan,
+                      llvm::raw_ostream &os);
+
+} // namespace mlir::ober::planning
+
+#endif // OBER_PLANNING_PLAN_H

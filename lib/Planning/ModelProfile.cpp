@@ -1,0 +1,394 @@
+//===- ModelProfile.cpp - segments of a train step and their profiles -----===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/ModelProfile.h"
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::planning;
+
+bool mlir::ober::planning::isElementwiseLike(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp,
+             OrOp, XorOp, CompareOp, SelectOp, DropoutOp>(op);
+}
+
+/// Whether `v` lives only inside a fused chain.
+static bool fusedAway(Value v, const DenseSet<Value> &materialized) {
+  Operation *def = v.getDefiningOp();
+  if (!def || v.use_empty() || materialized.contains(v))
+    return false;
+  bool epilogue = isa<MatmulOp>(def);
+  if (!epilogue && !isElementwiseLike(def))
+    return false;
+  return llvm::all_of(v.getUsers(), [&](Operation *u) {
+    if (isElementwiseLike(u))
+      return true;
+    return !epilogue &&
+           isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, SoftmaxOp,
+               LogSoftmaxOp, LayerNormOp, RMSNormOp, CrossEntropyOp>(u);
+  });
+}
+
+bool mlir::ober::planning::endsKernel(Operation *op,
+                                      const DenseSet<Value> &materialized) {
+  if (op->getNumResults() == 0 || op->hasTrait<OpTrait::ConstantLike>() ||
+      isa<ReshapeOp>(op))
+    return false;
+  if (isa<TransposeOp>(op) &&
+      llvm::all_of(op->getUsers(), [](Operation *u) { return isa<MatmulOp>(u); }))
+    return false;
+  return llvm::any_of(op->getResults(), [&](Value r) {
+    return !fusedAway(r, materialized);
+  });
+}
+
+double mlir::ober::planning::opSeconds(Operation *op, const Cluster &cluster,
+                                       StringRef precision,
+                                       const DenseSet<Value> &materialized) {
+  if (op->hasTrait<OpTrait::ConstantLike>() || isa<ReshapeOp>(op))
+    return 0;
+  // A transpose that only feeds matmuls becomes their operand layout.
+  if (isa<TransposeOp>(op) && llvm::all_of(op->getUsers(), [](Operation *u) {
+        return isa<MatmulOp>(u);
+      }))
+    return 0;
+  unsigned width = precisionBytes(precision);
+  OpWork w = workOf(op, width);
+  for (Value v : op->getOperands())
+    if (fusedAway(v, materialized))
+      w.bytes -= valueBytes(v, width);
+  for (Value v : op->getResults())
+    if (fusedAway(v, materialized))
+      w.bytes -= valueBytes(v, width);
+  w.bytes = std::max(w.bytes, 0.0);
+  return computeTime(w, precision, cluster);
+}
+
+const TPProfile &SegmentKind::at(int64_t degree) const {
+  for (const TPProfile &p : tp)
+    if (p.degree == degree)
+      return p;
+  return tp.front();
+}
+
+namespace {
+double elementsOf(Value v) {
+  auto r = dyn_cast<RankedTensorType>(v.getType());
+  return r && r.hasStaticShape() ? static_cast<double>(r.getNumElements()) : 0;
+}
+
+bool isHeavy(Operation *op) {
+  return isa<MatmulOp, ConvOp, ConvTransposeOp, AttentionOp, EmbeddingOp>(op);
+}
+
+/// A structural signature: op names, result types and where each operand
+/// comes from (an op earlier in the segment, or outside it with its type).
+std::string signatureOf(ArrayRef<Operation *> ops) {
+  DenseMap<Operation *, unsigned> index;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    index[op] = i;
+    os << op->getName() << "(";
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      auto it = def ? index.find(def) : index.end();
+      if (it != index.end())
+        os << "%" << it->second << "#" << cast<OpResult>(v).getResultNumber();
+      else
+        os << "ext:" << v.getType();
+      os << ",";
+    }
+    os << ")->";
+    for (Type t : op->getResultTypes())
+      os << t << ",";
+    os << op->getAttrDictionary() << ";";
+  }
+  return s;
+}
+
+/// Ops between two activation-by-activation matmuls (the core of attention:
+/// scores, mask, softmax, dropout): cheap to recompute, large to keep.
+DenseSet<Operation *> selectiveOps(ArrayRef<Operation *> ops,
+                                   const DenseSet<Value> &activation,
+                                   const DenseSet<Value> &params) {
+  DenseSet<Operation *> inSegment(ops.begin(), ops.end()), anchors;
+  for (Operation *op : ops)
+    if (auto m = dyn_cast<MatmulOp>(op))
+      if (activation.contains(m.getLhs()) && activation.contains(m.getRhs()) &&
+          !params.contains(m.getLhs()) && !params.contains(m.getRhs()))
+        anchors.insert(op);
+  DenseSet<Operation *> down, up, result;
+  SmallVector<Operation *> work(anchors.begin(), anchors.end());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Operation *u : op->getUsers())
+      if (inSegment.contains(u) && down.insert(u).second)
+        work.push_back(u);
+  }
+  work.assign(anchors.begin(), anchors.end());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value v : op->getOperands())
+      if (Operation *d = v.getDefiningOp();
+          d && inSegment.contains(d) && up.insert(d).second)
+        work.push_back(d);
+  }
+  for (Operation *op : ops)
+    if (up.contains(op) && (down.contains(op) || anchors.contains(op)))
+      result.insert(op);
+  return result;
+}
+} // namespace
+
+FailureOr<ModelProfile>
+mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
+                                       StringRef precision,
+                                       ArrayRef<int64_t> degrees) {
+  func::FuncOp step;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr("ober.train_step"))
+      step = f;
+  if (!step)
+    return mlir::emitError(module.getLoc(), "the planner needs a training step, but no "
+                            "function has `ober.train_step`: run "
+                            "--ober-build-train-step first");
+  func::CallOp call;
+  step.walk([&](func::CallOp c) {
+    if (!call)
+      call = c;
+  });
+  auto grad = call ? module.lookupSymbol<func::FuncOp>(call.getCallee())
+                   : func::FuncOp();
+  if (!grad || grad.isExternal())
+    return step.emitError("the training step calls no gradient function "
+                          "with a body");
+  ModelProfile p;
+  p.function = grad.getSymName().str();
+  auto train = step->getAttrOfType<DictionaryAttr>("ober.train_step");
+  if (auto opt = train.getAs<StringAttr>("optimizer"))
+    p.optimizer = opt.str();
+  // Static shapes and the batch.
+  WalkResult shapes = grad.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(r.getType());
+          t && !t.hasStaticShape()) {
+        op->emitError("the planner needs static shapes, but this result is ")
+            << t << " (give the dimensions with --onnx-dim or as inputs)";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (shapes.wasInterrupted())
+    return failure();
+  DenseSet<Value> params, activation;
+  for (BlockArgument arg : grad.getArguments()) {
+    if (grad.getArgAttr(arg.getArgNumber(), "ober.param")) {
+      params.insert(arg);
+      if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
+        p.irElementType = precisionOf(t);
+      continue;
+    }
+    auto t = dyn_cast<RankedTensorType>(arg.getType());
+    if (!t || !t.hasStaticShape())
+      return grad.emitError("the planner needs static shapes, but argument ")
+             << arg.getArgNumber() << " is " << arg.getType();
+    activation.insert(arg);
+    if (t.getRank() > 0 && p.irBatch == 1)
+      p.irBatch = t.getDimSize(0);
+  }
+  for (Value v : params)
+    p.parameters += elementsOf(v);
+  double samples = static_cast<double>(p.irBatch);
+
+  // The forward part, in block order.
+  Block &body = grad.getBody().front();
+  Operation *ret = body.getTerminator();
+  DenseSet<Operation *> forward;
+  SmallVector<Value> work = {ret->getOperand(0)};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !forward.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  std::vector<Operation *> order;
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : body)
+    if (forward.contains(&op)) {
+      position[&op] = order.size();
+      order.push_back(&op);
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return activation.contains(v); }))
+        for (Value r : op.getResults())
+          activation.insert(r);
+    }
+  DenseSet<Value> saved;
+  for (Operation *op : order)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return u != ret && !forward.contains(u);
+          }))
+        saved.insert(r);
+
+  // Cut wherever a single activation is live between forward ops; a piece
+  // without heavy work (a residual add, a norm, the loss) joins the piece
+  // before it.
+  DenseMap<Value, unsigned> lastUse;
+  for (Operation *op : order)
+    for (Value v : op->getOperands())
+      if (activation.contains(v) && v.getDefiningOp())
+        lastUse[v] = position[op];
+  std::vector<std::vector<Operation *>> groups;
+  std::vector<Value> boundaries;
+  std::vector<Operation *> piece;
+  DenseSet<Value> open;
+  for (auto [i, op] : llvm::enumerate(order)) {
+    piece.push_back(op);
+    for (Value r : op->getResults())
+      if (lastUse.count(r))
+        open.insert(r);
+    for (Value v : op->getOperands())
+      if (lastUse.count(v) && lastUse[v] == i)
+        open.erase(v);
+    bool cut = open.size() == 1 && i + 1 < order.size();
+    if (!cut && i + 1 < order.size())
+      continue;
+    bool heavy = llvm::any_of(piece, isHeavy);
+    if (groups.empty() || heavy) {
+      groups.push_back(std::move(piece));
+      boundaries.push_back(cut ? *open.begin() : Value());
+    } else {
+      llvm::append_range(groups.back(), piece);
+      boundaries.back() = cut ? *open.begin() : Value();
+    }
+    piece.clear();
+  }
+
+  // Distinct kinds, each profiled once.
+  std::map<std::string, unsigned> kindOf;
+  DenseMap<Operation *, unsigned> segmentOf;
+  for (auto [i, ops] : llvm::enumerate(groups)) {
+    Segment seg;
+    seg.ops = ops;
+    seg.boundaryElements =
+        boundaries[i] ? elementsOf(boundaries[i]) / samples : 0;
+    DenseSet<Operation *> selective = selectiveOps(ops, activation, params);
+    for (Operation *op : ops)
+      if (selective.contains(op))
+        seg.selective.push_back(op);
+    std::string sig = signatureOf(ops);
+    auto [it, inserted] = kindOf.emplace(sig, p.kinds.size());
+    if (inserted) {
+      SegmentKind k;
+      k.signature = sig;
+      k.name = ops.front()->getName().getStringRef().str();
+      for (Operation *op : ops)
+        for (Value v : op->getOperands())
+          if (params.contains(v)) {
+            auto name = grad.getArgAttrOfType<StringAttr>(
+                cast<BlockArgument>(v).getArgNumber(), "ober.param");
+            if (k.name == ops.front()->getName().getStringRef())
+              k.name = name.str();
+          }
+      for (Operation *op : ops)
+        for (Value r : op->getResults())
+          if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
+            k.largestValue = std::max(k.largestValue, elementsOf(r) / samples *
+                                                          precisionBytes(precision));
+      for (int64_t d : degrees)
+        k.tp.push_back(analyseTensorParallel(ops, d, cluster, precision,
+                                             samples, saved, selective,
+                                             forward));
+      for (Operation *op : ops)
+        if (OpWork w = workOf(op); w.matmul)
+          k.forwardFlops += w.flops / samples;
+      p.kinds.push_back(std::move(k));
+    }
+    seg.kind = it->second;
+    p.kinds[seg.kind].count++;
+    for (Operation *op : ops)
+      segmentOf[op] = p.segments.size();
+    p.segments.push_back(std::move(seg));
+  }
+
+  // Backward ops go to the earliest segment whose values they read.
+  std::vector<double> bwdMatmul(p.segments.size()), bwdOther(p.segments.size()),
+      bwdFlops(p.segments.size()), bwdKernels(p.segments.size());
+  DenseMap<Value, unsigned> valueSegment;
+  // Only batch-dependent forward values place a backward op (constants and
+  // masks are shared by every segment's backward); work on a parameter
+  // alone goes with the segment that first reads it.
+  for (Operation *op : order)
+    for (Value r : op->getResults())
+      if (activation.contains(r))
+        valueSegment[r] = segmentOf[op];
+  for (Value v : params)
+    for (Operation *u : v.getUsers())
+      if (auto it = segmentOf.find(u); it != segmentOf.end()) {
+        auto [slot, inserted] = valueSegment.try_emplace(v, it->second);
+        if (!inserted)
+          slot->second = std::min(slot->second, it->second);
+      }
+  for (Operation &op : body) {
+    OpWork w = workOf(&op);
+    if (w.matmul)
+      p.trainFlops += w.flops / samples;
+    if (forward.contains(&op) || &op == ret)
+      continue;
+    unsigned seg = p.segments.size() - 1;
+    bool any = false;
+    for (Value v : op.getOperands())
+      if (auto it = valueSegment.find(v); it != valueSegment.end()) {
+        seg = any ? std::min(seg, it->second) : it->second;
+        any = true;
+      }
+    if (any)
+      for (Value r : op.getResults())
+        valueSegment[r] = seg;
+    double seconds = opSeconds(&op, cluster, precision, saved) / samples;
+    (w.matmul ? bwdMatmul : bwdOther)[seg] += seconds;
+    bwdKernels[seg] += endsKernel(&op, saved);
+    if (w.matmul)
+      bwdFlops[seg] += w.flops / samples;
+  }
+  for (auto [i, seg] : llvm::enumerate(p.segments)) {
+    SegmentKind &k = p.kinds[seg.kind];
+    k.backwardMatmul += bwdMatmul[i] / k.count;
+    k.backwardOther += bwdOther[i] / k.count;
+    k.backwardKernels += bwdKernels[i] / k.count;
+    k.trainFlops += bwdFlops[i] / k.count;
+  }
+  for (SegmentKind &k : p.kinds)
+    k.trainFlops += k.forwardFlops;
+  // Parameters read by several segments (tied embeddings) are held once
+  // by a device that holds all of those segments.
+  for (Value v : params) {
+    unsigned first = p.segments.size(), last = 0;
+    for (Operation *u : v.getUsers())
+      if (auto it = segmentOf.find(u); it != segmentOf.end()) {
+        first = std::min(first, it->second);
+        last = std::max(last, it->second);
+      }
+    if (first < last)
+      p.shared.push_back(
+          {grad.getArgAttrOfType<StringAttr>(cast<BlockArgument>(v).getArgNumber(),
+                                             "ober.param")
+               .str(),
+           first, last, elementsOf(v)});
+  }
+  p.degrees.assign(degrees.begin(), degrees.end());
+  p.floatBytes = precisionBytes(precision);
+  return p;
+}

@@ -1,0 +1,311 @@
+//===- PlanModel.cpp - step time and memory of one plan -------------------===//
+//
+// Part of Ober-Train. The problem model: given a profile and a plan, the
+// time of one training step (pipeline of micro-batches, tensor-parallel
+// collectives inside each stage, the data-parallel reduction overlapped with
+// the last backward pass, the optimizer update) and the bytes each device
+// holds (model state by ZeRO stage, saved activations times the micro-batches
+// in flight under the schedule, and the working set of one segment).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/MemoryModel.h"
+#include "ober/Planning/Plan.h"
+
+#include <algorithm>
+#include <optional>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ober::planning;
+
+StringRef mlir::ober::planning::scheduleName(Schedule s) {
+  switch (s) {
+  case Schedule::GPipe:
+    return "gpipe";
+  case Schedule::OneFOneB:
+    return "1f1b";
+  case Schedule::Interleaved:
+    return "interleaved-1f1b";
+  case Schedule::ZeroBubble:
+    return "zero-bubble";
+  }
+  return "1f1b";
+}
+
+StringRef mlir::ober::planning::recomputeName(Recompute r) {
+  return r == Recompute::None ? "none"
+         : r == Recompute::Selective ? "selective"
+                                     : "full";
+}
+
+std::optional<Schedule> mlir::ober::planning::parseSchedule(StringRef s) {
+  for (Schedule k : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved,
+                     Schedule::ZeroBubble})
+    if (s == scheduleName(k))
+      return k;
+  if (s == "interleaved")
+    return Schedule::Interleaved;
+  if (s == "zb" || s == "zb-h1")
+    return Schedule::ZeroBubble;
+  return std::nullopt;
+}
+
+std::optional<Recompute> mlir::ober::planning::parseRecompute(StringRef s) {
+  for (Recompute k : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (s == recomputeName(k))
+      return k;
+  return std::nullopt;
+}
+
+namespace {
+/// Per-micro-batch figures of one segment under a plan.
+struct SegmentCost {
+  double forward = 0, backward = 0, recompute = 0, tpComm = 0;
+  double saved = 0, working = 0, parameters = 0;
+};
+
+SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
+                        unsigned index) {
+  const ModelProfile &m = *problem.profile;
+  const Segment &seg = m.segments[index];
+  const SegmentKind &k = m.kinds[seg.kind];
+  const TPProfile &tp = k.at(c.tp);
+  int64_t t = c.tp;
+  bool sp = c.sequenceParallel && t > 1;
+  double mb = static_cast<double>(c.microBatch);
+  SegmentCost s;
+  double fwdMM = tp.forwardMatmul.at(t, sp), fwdOther = tp.forwardOther.at(t, sp);
+  auto ratio = [](double part, double whole) {
+    return whole > 0 ? part / whole : 1.0;
+  };
+  double launch = problem.cluster.device.kernelOverhead;
+  s.forward = (fwdMM + fwdOther) * mb + tp.forwardKernels * launch;
+  s.backward = (k.backwardMatmul * ratio(fwdMM, tp.forwardMatmul.total()) +
+                k.backwardOther * ratio(fwdOther, tp.forwardOther.total())) *
+                   mb +
+               k.backwardKernels * launch;
+  for (const TPCollective &col : tp.collectives)
+    s.tpComm += groupCollectiveTime(col.kind,
+                                    col.elements * mb * m.floatBytes, t, 1,
+                                    problem.cluster);
+  // Forward collectives, and their mirror images backward.
+  double fwdComm = s.tpComm;
+  s.tpComm *= 2;
+  double none = tp.saved.at(t, sp);
+  bool last = index + 1 == m.segments.size();
+  switch (c.recompute) {
+  case Recompute::None:
+    s.saved = none;
+    break;
+  case Recompute::Selective:
+    s.saved = none - tp.selectiveSaved.at(t, sp);
+    s.recompute =
+        tp.selectiveTime.at(t, sp) * mb + tp.selectiveKernels * launch;
+    s.working = tp.selectiveSaved.at(t, sp);
+    break;
+  case Recompute::Full:
+    if (last) {
+      s.saved = none;
+      break;
+    }
+    // Keep the segment's input; rebuild the rest during backward.
+    s.saved = index == 0 ? 0
+                         : m.segments[index - 1].boundaryElements * m.floatBytes /
+                               (sp ? t : 1);
+    s.recompute = s.forward;
+    s.tpComm += fwdComm;
+    s.working = none;
+    break;
+  }
+  s.saved *= mb;
+  s.working = (s.working + 2 * k.largestValue) * mb;
+  s.parameters = tp.parameters.at(t, false);
+  return s;
+}
+} // namespace
+
+double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
+                                            const PlanConfig &config,
+                                            unsigned index) {
+  SegmentCost s = segmentCost(problem, config, index);
+  return s.forward + s.backward + s.recompute + s.tpComm;
+}
+
+PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
+                                            const PlanConfig &c,
+                                            ArrayRef<unsigned> starts) {
+  const ModelProfile &m = *problem.profile;
+  const Cluster &cluster = problem.cluster;
+  PlanEstimate e;
+  e.config = c;
+  unsigned n = m.segments.size();
+  // Segments of one kind cost the same, except where full recomputation
+  // depends on the position (the first keeps no input, the last is not
+  // recomputed, the others keep their predecessor's output).
+  std::vector<SegmentCost> costs;
+  costs.reserve(n);
+  std::vector<std::optional<SegmentCost>> byKind(m.kinds.size());
+  for (unsigned i = 0; i < n; ++i) {
+    bool positional = c.recompute == Recompute::Full && (i == 0 || i + 1 == n);
+    std::optional<SegmentCost> &cached = byKind[m.segments[i].kind];
+    if (positional) {
+      costs.push_back(segmentCost(problem, c, i));
+      continue;
+    }
+    if (!cached)
+      cached = segmentCost(problem, c, i);
+    costs.push_back(*cached);
+    if (c.recompute == Recompute::Full)
+      costs.back().saved = m.segments[i - 1].boundaryElements * m.floatBytes /
+                           (c.sequenceParallel && c.tp > 1 ? c.tp : 1) *
+                           c.microBatch;
+  }
+  double mb = static_cast<double>(c.microBatch);
+  double w = m.floatBytes;
+  bool mixed = problem.precision != "f32" && problem.precision != "f64";
+  int64_t groups = static_cast<int64_t>(starts.size());
+  int64_t p = c.pp, mbs = c.numMicroBatches;
+  // Pipeline sends go to ranks tp * dp apart; each tensor-parallel rank
+  // sends its 1/t share (Megatron's scatter/gather).
+  int64_t pipeStride = c.tp * c.dp;
+  e.stages.resize(p);
+  double slowest = 0, sum = 0;
+  for (int64_t j = 0; j < p; ++j) {
+    StageEstimate &st = e.stages[j];
+    double params = 0, maxWorking = 0, saved = 0, p2p = 0;
+    for (int64_t g = j; g < groups; g += p) {
+      unsigned first = starts[g];
+      unsigned end = g + 1 < groups ? starts[g + 1] : n;
+      st.chunks.push_back({first, end});
+      for (unsigned i = first; i < end; ++i) {
+        const SegmentCost &s = costs[i];
+        st.forward += s.forward;
+        st.backward += s.backward + s.recompute;
+        st.tpComm += s.tpComm;
+        params += s.parameters;
+        saved += s.saved;
+        maxWorking = std::max(maxWorking, s.working);
+      }
+      if (g + 1 < groups) {
+        double bytes = m.segments[end - 1].boundaryElements * mb * w / c.tp;
+        p2p += 2 * sendTime(bytes, pipeStride, cluster);
+      }
+    }
+    auto holds = [&](unsigned segment) {
+      return llvm::any_of(st.chunks, [&](auto range) {
+        return range.first <= segment && segment < range.second;
+      });
+    };
+    for (const SharedParameter &sh : m.shared)
+      if (holds(sh.first) && holds(sh.last))
+        params -= sh.elements /
+                  (m.kinds[m.segments[sh.first].kind].at(c.tp).parameters.split >
+                           0
+                       ? c.tp
+                       : 1);
+    st.forward += st.tpComm / 2 + p2p / 2;
+    st.backward += st.tpComm / 2 + p2p / 2;
+    e.p2pComm = std::max(e.p2pComm, p2p * mbs);
+    // Micro-batches whose activations are live at once on this device.
+    double inFlight;
+    switch (c.schedule) {
+    case Schedule::GPipe:
+      inFlight = mbs;
+      break;
+    case Schedule::Interleaved: {
+      double warmup = std::min<double>((p - j - 1) * 2 + (c.chunks - 1) * p,
+                                       mbs * c.chunks - 1);
+      inFlight = (warmup + 1) / c.chunks;
+      break;
+    }
+    default:
+      inFlight = std::min<int64_t>(p - j, mbs);
+    }
+    st.inFlight = static_cast<int64_t>(std::ceil(inFlight));
+    st.parameterElements = params;
+    ModelState state = modelStateBytes(params, w, mixed, m.optimizer,
+                                       c.zeroStage, c.dp);
+    st.memory.parameters = state.parameters;
+    st.memory.gradients = state.gradients;
+    st.memory.optimizer = state.optimizer;
+    st.memory.activations = saved * inFlight;
+    st.memory.working = maxWorking;
+    double perMB = st.forward + st.backward;
+    slowest = std::max(slowest, perMB);
+    sum += perMB;
+    if (st.memory.total() > e.peakMemory) {
+      e.peakMemory = st.memory.total();
+      e.peakStage = j;
+    }
+  }
+  double average = sum / p;
+  e.bubble = bubbleFraction(c.schedule, p, mbs, c.chunks) * mbs * average;
+  double pipeline = mbs * slowest;
+  // The data-parallel reduction of each stage's gradients overlaps that
+  // stage's last backward pass; stages other than the first finish their
+  // backward passes earlier by one backward pass per stage.
+  const Device &dev = cluster.device;
+  for (int64_t j = 0; j < p; ++j) {
+    StageEstimate &st = e.stages[j];
+    double gradBytes = st.parameterElements * w;
+    double reduce;
+    if (c.zeroStage == 0)
+      reduce = groupCollectiveTime(Collective::AllReduce, gradBytes, c.dp,
+                                   c.tp, cluster);
+    else
+      reduce = groupCollectiveTime(Collective::ReduceScatter, gradBytes, c.dp,
+                                   c.tp, cluster) +
+               groupCollectiveTime(Collective::AllGather, gradBytes, c.dp,
+                                   c.tp, cluster);
+    // Buckets of 25 MB: the last one cannot overlap.
+    double lastBucket = reduce * std::min(1.0, 25e6 / std::max(gradBytes, 1.0));
+    double exposed = std::max(reduce - st.backward, lastBucket);
+    if (c.zeroStage >= 3) {
+      // Parameters are gathered for every forward and backward pass.
+      double gather = groupCollectiveTime(Collective::AllGather, gradBytes,
+                                          c.dp, c.tp, cluster);
+      reduce += 2 * mbs * gather;
+      exposed += gather + std::max(0.0, 2 * mbs * gather -
+                                            mbs * (st.forward + st.backward));
+    }
+    exposed = std::max(0.0, exposed - j * st.backward);
+    e.dpComm = std::max(e.dpComm, reduce);
+    e.dpCommExposed = std::max(e.dpCommExposed, exposed);
+    // Optimizer: gradient and parameter at the precision, fp32 master and
+    // moments read and written.
+    double slots = StringRef(m.optimizer).starts_with("adam") ? 2
+                   : m.optimizer == "sgd-momentum"            ? 1
+                                                              : 0;
+    double elements = st.parameterElements / (c.zeroStage >= 1 ? c.dp : 1);
+    double bytesPerElement = 2 * w + (mixed ? 8 : 0) + 8 * slots;
+    e.optimizer = std::max(e.optimizer, elements * bytesPerElement /
+                                            (dev.memoryBandwidth *
+                                             dev.memoryEfficiency));
+  }
+  const StageEstimate &worst = *std::max_element(
+      e.stages.begin(), e.stages.end(), [](const auto &a, const auto &b) {
+        return a.forward + a.backward < b.forward + b.backward;
+      });
+  e.tpComm = mbs * worst.tpComm;
+  e.exposedComm = e.tpComm + e.p2pComm + e.dpCommExposed;
+  e.compute = pipeline - e.tpComm - e.p2pComm;
+  e.stepTime = pipeline + e.bubble + e.dpCommExposed + e.optimizer;
+  // FLOPs of the whole step.
+  double samples = static_cast<double>(problem.globalBatch);
+  e.modelFlops = m.trainFlops * samples;
+  double again = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const SegmentKind &k = m.kinds[m.segments[i].kind];
+    if (c.recompute == Recompute::Full && i + 1 < n)
+      again += k.forwardFlops;
+    else if (c.recompute == Recompute::Selective)
+      again += k.at(c.tp).selectiveFlops;
+  }
+  e.hardwareFlops = e.modelFlops + again * samples;
+  e.fits = e.peakMemory <= problem.memoryLimit;
+  e.kindActivationBytes.assign(m.kinds.size(), 0);
+  for (unsigned i = 0; i < n; ++i)
+    e.kindActivationBytes[m.segments[i].kind] = costs[i].saved;
+  return e;
+}

@@ -1,0 +1,284 @@
+//===- PlanPass.cpp - --ober-plan ------------------------------------------===//
+//
+// Part of Ober-Train. Options in, annotations and a report out; the work is
+// in ModelProfile (what the step is), PlanModel (what a plan costs) and
+// PlanSearch (which plan).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Planning/Passes.h"
+#include "ober/Planning/Plan.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_PLANPASS
+#include "ober/Planning/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+using namespace mlir::ober::planning;
+
+static llvm::cl::opt<std::string>
+    planReport("ober-plan-report",
+               llvm::cl::desc("Write the plan of --ober-plan as JSON here"),
+               llvm::cl::value_desc("file"), llvm::cl::init(""));
+static llvm::cl::opt<bool> planExplain(
+    "ober-plan-explain",
+    llvm::cl::desc("List each collective the plan of --ober-plan inserts, "
+                   "and why (stderr)"),
+    llvm::cl::init(false));
+
+namespace {
+struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
+  using PlanPassBase::PlanPassBase;
+
+  LogicalResult pins(PlanPins &out, std::string &error) {
+    auto positive = [&](int64_t v, const char *name,
+                        std::optional<int64_t> &slot) {
+      if (v < 0) {
+        error = std::string(name) + "=" + std::to_string(v) +
+                " must be a positive number";
+        return false;
+      }
+      if (v > 0)
+        slot = v;
+      return true;
+    };
+    if (!positive(tp, "tp", out.tp) || !positive(pp, "pp", out.pp) ||
+        !positive(dp, "dp", out.dp) ||
+        !positive(microBatch, "micro-batch", out.microBatch) ||
+        !positive(chunks, "chunks", out.chunks))
+      return failure();
+    if (!schedule.empty()) {
+      out.schedule = parseSchedule(schedule);
+      if (!out.schedule) {
+        error = "schedule='" + schedule +
+                "' is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble";
+        return failure();
+      }
+    }
+    if (out.chunks && out.schedule && *out.schedule != Schedule::Interleaved &&
+        *out.chunks != 1) {
+      error = "chunks=" + std::to_string(*out.chunks) +
+              " needs schedule=interleaved-1f1b";
+      return failure();
+    }
+    if (!recompute.empty()) {
+      out.recompute = parseRecompute(recompute);
+      if (!out.recompute) {
+        error = "recompute='" + recompute +
+                "' is not one of none, selective, full";
+        return failure();
+      }
+    }
+    if (sequenceParallel != -1) {
+      if (sequenceParallel != 0 && sequenceParallel != 1) {
+        error = "sequence-parallel=" + std::to_string(sequenceParallel) +
+                " must be 0 or 1";
+        return failure();
+      }
+      out.sequenceParallel = sequenceParallel == 1;
+    }
+    if (zero != -1) {
+      if (zero < 0 || zero > 3) {
+        error = "zero=" + std::to_string(zero) + " must be 0, 1, 2 or 3";
+        return failure();
+      }
+      out.zeroStage = static_cast<int>(zero);
+    }
+    return success();
+  }
+
+  void annotate(const PlanProblem &problem, const PlanEstimate &plan);
+
+  void runOnOperation() override {
+    auto start = std::chrono::steady_clock::now();
+    ModuleOp module = getOperation();
+    std::string error;
+    auto fail = [&](const std::string &msg) {
+      mlir::emitError(module.getLoc(), "--ober-plan: ") << msg;
+      signalPassFailure();
+    };
+    std::optional<Cluster> c = loadCluster(cluster, gpus, nodes, error);
+    if (!c)
+      return fail(error);
+    PlanPins pinned;
+    if (failed(pins(pinned, error)))
+      return fail(error);
+    std::string prec = precision;
+    if (prec == "auto") {
+      const auto &peaks = c->device.peakFlops;
+      auto bf16 = peaks.find("bf16"), f32 = peaks.find("f32");
+      prec = bf16 != peaks.end() &&
+                     (f32 == peaks.end() || bf16->second > f32->second)
+                 ? "bf16"
+                 : "f32";
+    }
+    if (prec != "bf16" && prec != "f16" && prec != "f32")
+      return fail("precision='" + prec + "' is not one of auto, bf16, f16, f32");
+    if (!(memoryFraction > 0 && memoryFraction <= 1))
+      return fail("memory-fraction=" + std::to_string(memoryFraction) +
+                  " is not in (0, 1]");
+    FailureOr<ModelProfile> profile = profileTrainStep(
+        module, *c, prec, candidateDegrees(*c, c->numDevices(), pinned));
+    if (failed(profile))
+      return signalPassFailure();
+    PlanProblem problem;
+    problem.profile = &*profile;
+    problem.cluster = *c;
+    problem.precision = prec;
+    problem.memoryLimit = c->device.memoryBytes * memoryFraction;
+    problem.globalBatch = globalBatch;
+    if (globalBatch < 0)
+      return fail("global-batch=" + std::to_string(globalBatch) +
+                  " must be positive");
+    if (globalBatch == 0) {
+      auto step = module.lookupSymbol<func::FuncOp>("train_step");
+      int64_t micro = 1;
+      if (step)
+        if (auto attr = step->getAttrOfType<DictionaryAttr>("ober.train_step"))
+          if (auto m = attr.getAs<IntegerAttr>("micro_batches"))
+            micro = m.getInt();
+      problem.globalBatch = profile->irBatch * micro;
+    }
+    FailureOr<SearchResult> found = search(problem, pinned, error);
+    if (failed(found))
+      return fail(error);
+    if (!found->found) {
+      const PlanEstimate &lean = found->leanest;
+      const StageMemory &m = lean.stages[lean.peakStage].memory;
+      std::string msg;
+      llvm::raw_string_ostream os(msg);
+      os << "no plan fits in "
+         << llvm::format("%.2f", problem.memoryLimit / (1 << 30))
+         << " GiB per device: the leanest of " << found->evaluated
+         << " plans (tp=" << lean.config.tp << " pp=" << lean.config.pp
+         << " dp=" << lean.config.dp << " micro-batch="
+         << lean.config.microBatch << " recompute="
+         << recomputeName(lean.config.recompute)
+         << " zero=" << lean.config.zeroStage << ") needs "
+         << llvm::format("%.2f", lean.peakMemory / (1 << 30))
+         << " GiB on pipeline stage " << lean.peakStage << " (parameters "
+         << llvm::format("%.2f", m.parameters / (1 << 30)) << ", gradients "
+         << llvm::format("%.2f", m.gradients / (1 << 30)) << ", optimizer "
+         << llvm::format("%.2f", m.optimizer / (1 << 30)) << ", activations "
+         << llvm::format("%.2f", m.activations / (1 << 30)) << ", working "
+         << llvm::format("%.2f", m.working / (1 << 30))
+         << " GiB); use more devices or pin fewer choices";
+      return fail(msg);
+    }
+    const PlanEstimate &plan = found->best;
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    annotate(problem, plan);
+    printPlanTable(problem, plan, llvm::errs());
+    llvm::errs() << llvm::format("  planned in %.3f s (%lld plans)\n", seconds,
+                                 (long long)found->evaluated);
+    if (planExplain)
+      printPlanExplain(problem, plan, llvm::errs());
+    if (!planReport.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(planReport, ec, llvm::sys::fs::OF_Text);
+      if (ec)
+        return fail("cannot write the plan report '" + planReport +
+                    "': " + ec.message());
+      out << llvm::formatv(
+          "{0:2}\n", llvm::json::Value(reportJSON(problem, plan, seconds,
+                                                  found->evaluated)));
+    }
+  }
+};
+
+void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  Builder b(ctx);
+  const PlanConfig &c = plan.config;
+  const ModelProfile &m = *problem.profile;
+  module->setAttr("ober.cluster", problem.cluster.toAttr(ctx));
+  module->setAttr(
+      "ober.plan",
+      b.getDictionaryAttr({
+          b.getNamedAttr("tp", b.getI64IntegerAttr(c.tp)),
+          b.getNamedAttr("pp", b.getI64IntegerAttr(c.pp)),
+          b.getNamedAttr("dp", b.getI64IntegerAttr(c.dp)),
+          b.getNamedAttr("micro_batch", b.getI64IntegerAttr(c.microBatch)),
+          b.getNamedAttr("num_micro_batches",
+                         b.getI64IntegerAttr(c.numMicroBatches)),
+          b.getNamedAttr("global_batch",
+                         b.getI64IntegerAttr(problem.globalBatch)),
+          b.getNamedAttr("schedule", b.getStringAttr(scheduleName(c.schedule))),
+          b.getNamedAttr("chunks", b.getI64IntegerAttr(c.chunks)),
+          b.getNamedAttr("recompute",
+                         b.getStringAttr(recomputeName(c.recompute))),
+          b.getNamedAttr("sequence_parallel", b.getBoolAttr(c.sequenceParallel)),
+          b.getNamedAttr("zero_stage", b.getI64IntegerAttr(c.zeroStage)),
+          b.getNamedAttr("precision", b.getStringAttr(problem.precision)),
+          b.getNamedAttr("function", b.getStringAttr(m.function)),
+          b.getNamedAttr("step_time_s", b.getF64FloatAttr(plan.stepTime)),
+      }));
+  auto grad = module.lookupSymbol<func::FuncOp>(m.function);
+  // Segment -> (stage, chunk).
+  std::vector<std::pair<int64_t, int64_t>> where(m.segments.size());
+  for (auto [j, st] : llvm::enumerate(plan.stages))
+    for (auto [chunk, range] : llvm::enumerate(st.chunks))
+      for (unsigned i = range.first; i < range.second; ++i)
+        where[i] = {static_cast<int64_t>(j), static_cast<int64_t>(chunk)};
+  std::vector<const Segment *> firstOfKind(m.kinds.size(), nullptr);
+  for (const Segment &seg : m.segments)
+    if (!firstOfKind[seg.kind])
+      firstOfKind[seg.kind] = &seg;
+  for (auto [i, seg] : llvm::enumerate(m.segments)) {
+    const TPProfile &tp = m.kinds[seg.kind].at(c.tp);
+    llvm::StringMap<std::string> decision;
+    for (auto &[name, how] : tp.parameterSharding)
+      decision[name] = how;
+    for (auto [op, model] : llvm::zip(seg.ops, firstOfKind[seg.kind]->ops)) {
+      op->setAttr("ober.stage", b.getI64IntegerAttr(where[i].first));
+      if (c.pp > 1 && c.chunks > 1)
+        op->setAttr("ober.chunk", b.getI64IntegerAttr(where[i].second));
+      bool again = (c.recompute == Recompute::Full && i + 1 < m.segments.size()) ||
+                   (c.recompute == Recompute::Selective &&
+                    llvm::is_contained(seg.selective, op));
+      if (again)
+        op->setAttr("ober.recompute", b.getUnitAttr());
+      // A parameter, possibly through reshapes, transposes and casts.
+      auto root = [](Value v) {
+        while (Operation *def = v.getDefiningOp()) {
+          if (def->getNumOperands() != 1 ||
+              !isa<ober::ReshapeOp, ober::TransposeOp, ober::CastOp>(def))
+            break;
+          v = def->getOperand(0);
+        }
+        return dyn_cast<BlockArgument>(v);
+      };
+      for (auto [v, mv] : llvm::zip(op->getOperands(), model->getOperands())) {
+        BlockArgument arg = root(v), marg = root(mv);
+        if (!arg || !marg || arg.getOwner() != &grad.getBody().front())
+          continue;
+        auto name = grad.getArgAttrOfType<StringAttr>(marg.getArgNumber(),
+                                                      "ober.param");
+        if (!name)
+          continue;
+        unsigned n = arg.getArgNumber();
+        if (!grad.getArgAttr(n, "ober.stage"))
+          grad.setArgAttr(n, "ober.stage", b.getI64IntegerAttr(where[i].first));
+        auto it = decision.find(name.getValue());
+        if (!grad.getArgAttr(n, "ober.sharding"))
+          grad.setArgAttr(n, "ober.sharding",
+                          b.getStringAttr(it != decision.end() ? it->second
+                                                               : "replicated"));
+      }
+    }
+  }
+}
+} // namespace

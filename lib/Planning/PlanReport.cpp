@@ -1,0 +1,237 @@
+//===- PlanReport.cpp - the plan as JSON, as a table, and explained -------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/Plan.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::ober::planning;
+namespace json = llvm::json;
+
+namespace {
+double peakOf(const PlanProblem &problem) {
+  const auto &peaks = problem.cluster.device.peakFlops;
+  auto it = peaks.find(problem.precision);
+  if (it == peaks.end())
+    it = peaks.find("f32");
+  return it != peaks.end() ? it->second : peaks.begin()->second;
+}
+
+double perGPU(const PlanProblem &problem, const PlanEstimate &plan,
+              double flops) {
+  return flops / plan.stepTime / problem.cluster.numDevices() / 1e12;
+}
+
+std::string collectiveName(Collective k) {
+  switch (k) {
+  case Collective::AllReduce:
+    return "all-reduce";
+  case Collective::AllGather:
+    return "all-gather";
+  case Collective::ReduceScatter:
+    return "reduce-scatter";
+  case Collective::AllToAll:
+    return "all-to-all";
+  case Collective::Broadcast:
+    return "broadcast";
+  }
+  return "collective";
+}
+
+std::string gib(double bytes) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f GiB", bytes / (1 << 30));
+  return s;
+}
+
+std::string mib(double bytes) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f MiB", bytes / (1 << 20));
+  return s;
+}
+} // namespace
+
+json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
+                                              const PlanEstimate &plan,
+                                              double planSeconds,
+                                              int64_t evaluated) {
+  const PlanConfig &c = plan.config;
+  const ModelProfile &m = *problem.profile;
+  double model = perGPU(problem, plan, plan.modelFlops);
+  json::Array stages;
+  for (const StageEstimate &st : plan.stages) {
+    json::Array chunks;
+    for (auto [first, end] : st.chunks)
+      chunks.push_back(json::Array{first, end});
+    stages.push_back(json::Object{
+        {"segments", std::move(chunks)},
+        {"forward_s", st.forward},
+        {"backward_s", st.backward},
+        {"micro_batches_in_flight", st.inFlight},
+        {"parameters", st.parameterElements},
+        {"memory_bytes",
+         json::Object{{"parameters", st.memory.parameters},
+                      {"gradients", st.memory.gradients},
+                      {"optimizer", st.memory.optimizer},
+                      {"activations", st.memory.activations},
+                      {"working", st.memory.working},
+                      {"total", st.memory.total()}}}});
+  }
+  json::Array kinds;
+  for (auto [i, k] : llvm::enumerate(m.kinds))
+    kinds.push_back(json::Object{
+        {"name", k.name},
+        {"count", k.count},
+        {"activation_bytes_per_micro_batch", plan.kindActivationBytes[i]}});
+  return json::Object{
+      {"cluster", problem.cluster.name},
+      {"gpus", problem.cluster.numDevices()},
+      {"global_batch", problem.globalBatch},
+      {"precision", problem.precision},
+      {"step_time_s", plan.stepTime},
+      {"model_tflops_per_gpu", model},
+      {"hardware_tflops_per_gpu", perGPU(problem, plan, plan.hardwareFlops)},
+      {"mfu", model * 1e12 / peakOf(problem)},
+      {"peak_memory_bytes", plan.peakMemory},
+      {"peak_memory_stage", plan.peakStage},
+      {"memory_limit_bytes", problem.memoryLimit},
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"dp", c.dp},
+      {"micro_batch", c.microBatch},
+      {"num_micro_batches", c.numMicroBatches},
+      {"schedule", scheduleName(c.schedule)},
+      {"chunks", c.chunks},
+      {"recompute", recomputeName(c.recompute)},
+      {"sequence_parallel", c.sequenceParallel},
+      {"zero_stage", c.zeroStage},
+      {"plan_time_s", planSeconds},
+      {"plans_evaluated", evaluated},
+      {"model_flops_per_step", plan.modelFlops},
+      {"hardware_flops_per_step", plan.hardwareFlops},
+      {"breakdown",
+       json::Object{{"compute_s", plan.compute},
+                    {"exposed_communication_s", plan.exposedComm},
+                    {"bubble_s", plan.bubble},
+                    {"optimizer_s", plan.optimizer},
+                    {"tensor_parallel_communication_s", plan.tpComm},
+                    {"pipeline_communication_s", plan.p2pComm},
+                    {"data_parallel_communication_s", plan.dpComm},
+                    {"data_parallel_exposed_s", plan.dpCommExposed}}},
+      {"segments", static_cast<int64_t>(m.segments.size())},
+      {"segment_kinds", std::move(kinds)},
+      {"stages", std::move(stages)}};
+}
+
+void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
+                                          const PlanEstimate &plan,
+                                          raw_ostream &os) {
+  const PlanConfig &c = plan.config;
+  double model = perGPU(problem, plan, plan.modelFlops);
+  os << "ober plan for " << problem.cluster.numDevices() << " x "
+     << problem.cluster.device.name << " (" << problem.cluster.name
+     << "), global batch " << problem.globalBatch << ", " << problem.precision
+     << "\n";
+  os << llvm::format("  tp %lld  pp %lld  dp %lld  micro-batch %lld x %lld  "
+                     "schedule %s",
+                     (long long)c.tp, (long long)c.pp, (long long)c.dp,
+                     (long long)c.microBatch, (long long)c.numMicroBatches,
+                     scheduleName(c.schedule).str().c_str());
+  if (c.schedule == Schedule::Interleaved)
+    os << " (" << c.chunks << " chunks)";
+  os << "\n  recompute " << recomputeName(c.recompute) << "  sequence-parallel "
+     << (c.sequenceParallel ? "on" : "off") << "  zero " << c.zeroStage << "\n";
+  os << llvm::format("  step %.4g s   model %.1f TFLOP/s/GPU   hardware %.1f "
+                     "TFLOP/s/GPU   MFU %.1f%%\n",
+                     plan.stepTime, model,
+                     perGPU(problem, plan, plan.hardwareFlops),
+                     100 * model * 1e12 / peakOf(problem));
+  os << llvm::format("  compute %.4g s  exposed comm %.4g s  bubble %.4g s  "
+                     "optimizer %.4g s\n",
+                     plan.compute, plan.exposedComm, plan.bubble,
+                     plan.optimizer);
+  os << "  stage  segments        fwd/mb      bwd/mb    in-flight  params    "
+        "grads     optim     activ     work      total\n";
+  for (auto [j, st] : llvm::enumerate(plan.stages)) {
+    std::string segs;
+    for (auto [first, end] : st.chunks)
+      segs += (segs.empty() ? "" : ",") + std::to_string(first) + "-" +
+              std::to_string(end - 1);
+    const StageMemory &mem = st.memory;
+    os << llvm::format("  %5zu  %-14s %9.3g s %9.3g s %9lld  ", j,
+                       segs.c_str(), st.forward, st.backward,
+                       (long long)st.inFlight);
+    for (double b : {mem.parameters, mem.gradients, mem.optimizer,
+                     mem.activations, mem.working, mem.total()})
+      os << llvm::format("%-10s", gib(b).c_str());
+    os << "\n";
+  }
+  os << "  peak " << gib(plan.peakMemory) << " of " << gib(problem.memoryLimit)
+     << " (stage " << plan.peakStage << ")\n";
+}
+
+void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
+                                            const PlanEstimate &plan,
+                                            raw_ostream &os) {
+  const PlanConfig &c = plan.config;
+  const ModelProfile &m = *problem.profile;
+  double mb = static_cast<double>(c.microBatch);
+  os << "segment kinds (per micro-batch, at tp=" << c.tp << "):\n";
+  for (auto [i, k] : llvm::enumerate(m.kinds)) {
+    PlanConfig one = c;
+    unsigned index = 0;
+    while (m.segments[index].kind != i)
+      ++index;
+    os << llvm::format("  %3zu x %-28s %9.3g s", (size_t)k.count,
+                       k.name.c_str(), segmentSeconds(problem, one, index))
+       << "  saved " << mib(plan.kindActivationBytes[i]) << "\n";
+  }
+  os << "collectives of the plan (per micro-batch unless noted):\n";
+  if (c.tp > 1) {
+    for (const SegmentKind &k : m.kinds) {
+      for (const TPCollective &col : k.at(c.tp).collectives) {
+        bool swap = c.sequenceParallel && col.kind == Collective::AllReduce &&
+                    col.reason.rfind("complete", 0) == 0;
+        os << "  tensor-parallel " << (swap ? "reduce-scatter + all-gather"
+                                            : collectiveName(col.kind))
+           << " over " << c.tp << " ranks, "
+           << mib(col.elements * mb * m.floatBytes) << ", in " << k.count
+           << " x " << k.name << ": " << col.reason << " (after "
+           << col.where << "); mirrored in backward";
+        if (c.recompute == Recompute::Full)
+          os << " and repeated by recomputation";
+        os << "\n";
+      }
+    }
+  }
+  for (auto [j, st] : llvm::enumerate(plan.stages)) {
+    if (c.dp > 1) {
+      double bytes = st.parameterElements * m.floatBytes;
+      os << "  data-parallel "
+         << (c.zeroStage == 0 ? "all-reduce" : "reduce-scatter + all-gather")
+         << " over " << c.dp << " ranks, " << mib(bytes) << " per step, stage "
+         << j << ": "
+         << (c.zeroStage == 0
+                 ? "sum the gradients of the replicas"
+                 : "each rank updates its 1/dp shard of the optimizer state, "
+                   "then shares the new parameters")
+         << "; bucketed to overlap the last backward pass\n";
+      if (c.zeroStage >= 3)
+        os << "  data-parallel all-gather over " << c.dp << " ranks, "
+           << mib(bytes) << " before each forward and backward pass, stage "
+           << j << ": ZeRO-3 keeps only a 1/dp shard of the parameters\n";
+    }
+    for (auto [first, end] : st.chunks)
+      if (end < m.segments.size())
+        os << "  pipeline send/recv, "
+           << mib(m.segments[end - 1].boundaryElements * mb * m.floatBytes /
+                  c.tp)
+           << " forward and its gradient back, after segment " << end - 1
+           << " (stage " << j << " to the next)\n";
+  }
+}

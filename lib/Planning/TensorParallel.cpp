@@ -1,0 +1,519 @@
+//===- TensorParallel.cpp - what tensor parallelism does to a segment -----===//
+//
+// Part of Ober-Train. A forward propagation of shardings over one segment's
+// ops for a tensor-parallel degree t, in the style of Megatron-LM: a matmul
+// with a parameter weight and a replicated input splits its weight by
+// columns, one whose input is split along the contraction splits its weight
+// by rows and leaves partial sums, which an all-reduce completes. Splits
+// follow elementwise ops, reshapes (heads), transposes, splits and batched
+// matmuls (attention); an op that cannot take a split gathers it first. The
+// result is what the planner needs: which work and activations divide by t,
+// which parameters shard, and which collectives the split costs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Planning/ModelProfile.h"
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::planning;
+
+namespace {
+enum class Kind { Rep, Shard, Partial };
+struct State {
+  Kind kind = Kind::Rep;
+  int64_t dim = -1;
+  static State shard(int64_t d) { return {Kind::Shard, d}; }
+  static State partial() { return {Kind::Partial, -1}; }
+};
+
+double elementsOf(Value v) {
+  auto r = dyn_cast<RankedTensorType>(v.getType());
+  return r && r.hasStaticShape() ? static_cast<double>(r.getNumElements()) : 0;
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  if (auto r = dyn_cast<RankedTensorType>(v.getType()))
+    return r.getShape();
+  return {};
+}
+
+int64_t rankOf(Value v) { return static_cast<int64_t>(shapeOf(v).size()); }
+
+std::string describe(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << " at " << loc.getFilename() << ":" << loc.getLine();
+  return s;
+}
+
+struct Analysis {
+  Analysis(int64_t t, const Cluster &cluster, StringRef precision,
+           double samples)
+      : t(t), cluster(cluster), precision(precision), samples(samples) {}
+  int64_t t;
+  const Cluster &cluster;
+  StringRef precision;
+  double samples;
+  TPProfile out;
+  DenseMap<Value, State> state;
+  /// Parameter values (and reshapes/transposes/casts of them) with the
+  /// parameter's name: their sharding is free to choose.
+  DenseMap<Value, std::string> paramOf;
+  std::map<std::string, std::string> decision;
+  /// Values that depend on the batch.
+  DenseSet<Value> activation;
+
+  State get(Value v) { return state.lookup(v); }
+
+  void collective(Collective kind, double elements, const std::string &reason,
+                  Operation *where) {
+    if (t > 1)
+      out.collectives.push_back({kind, elements / samples, reason,
+                                 describe(where)});
+  }
+
+  /// Makes `v` replicated before `user` reads it.
+  void gather(Value v, Operation *user) {
+    State s = get(v);
+    if (s.kind == Kind::Partial)
+      collective(Collective::AllReduce, elementsOf(v),
+                 "complete the partial sums before " +
+                     user->getName().getStringRef().str(),
+                 v.getDefiningOp() ? v.getDefiningOp() : user);
+    else if (s.kind == Kind::Shard)
+      collective(Collective::AllGather, elementsOf(v),
+                 "gather dimension " + std::to_string(s.dim) + " for " +
+                     user->getName().getStringRef().str(),
+                 user);
+    else
+      return;
+    state[v] = State();
+  }
+
+  /// Completes a partial sum; a split stays split.
+  void unpartial(Value v, Operation *user) {
+    if (get(v).kind == Kind::Partial)
+      gather(v, user);
+  }
+
+  void gatherAll(Operation *op) {
+    for (Value v : op->getOperands())
+      gather(v, op);
+  }
+
+  void splitParam(Value v, const std::string &how) {
+    auto it = paramOf.find(v);
+    if (it != paramOf.end())
+      decision.emplace(it->second, how);
+  }
+
+  bool divisible(Value v, int64_t dim) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    return dim >= 0 && dim < static_cast<int64_t>(s.size()) && s[dim] >= t &&
+           s[dim] % t == 0;
+  }
+
+  void setAll(Operation *op, State s) {
+    for (Value r : op->getResults())
+      state[r] = s;
+  }
+
+  void elementwise(Operation *op);
+  void matmul(MatmulOp op);
+  void reshape(ReshapeOp op);
+  void visit(Operation *op);
+};
+
+void Analysis::elementwise(Operation *op) {
+  int64_t r = op->getNumResults() ? rankOf(op->getResult(0)) : 0;
+  bool allPartial = isa<AddOp, SubOp>(op) &&
+                    llvm::all_of(op->getOperands(), [&](Value v) {
+                      return get(v).kind == Kind::Partial;
+                    });
+  if (allPartial) {
+    setAll(op, State::partial());
+    return;
+  }
+  int64_t dim = -1;
+  for (Value v : op->getOperands()) {
+    State s = get(v);
+    if (s.kind == Kind::Partial) {
+      gather(v, op);
+      continue;
+    }
+    if (s.kind != Kind::Shard)
+      continue;
+    int64_t d = s.dim + (r - rankOf(v));
+    if (dim < 0)
+      dim = d;
+    else if (d != dim)
+      gather(v, op);
+  }
+  if (dim < 0)
+    return;
+  // Replicated operands that cover the split dimension are sliced locally;
+  // a parameter among them is sharded the same way.
+  for (Value v : op->getOperands()) {
+    int64_t d = dim - (r - rankOf(v));
+    if (get(v).kind == Kind::Rep && d >= 0 && shapeOf(v)[d] != 1)
+      splitParam(v, "split");
+  }
+  for (Value res : op->getResults())
+    if (rankOf(res) == r)
+      state[res] = State::shard(dim);
+}
+
+void Analysis::matmul(MatmulOp op) {
+  Value a = op.getLhs(), b = op.getRhs();
+  unpartial(a, op);
+  unpartial(b, op);
+  int64_t ra = rankOf(a), rb = rankOf(b), r = rankOf(op.getResult());
+  if (ra < 2 || rb < 2) {
+    gatherAll(op);
+    return;
+  }
+  State sa = get(a), sb = get(b);
+  auto resultDimOfA = [&](int64_t d) { return d + (r - ra); };
+  auto resultDimOfB = [&](int64_t d) { return d == rb - 1 ? r - 1 : d + (r - rb); };
+  bool aK = sa.kind == Kind::Shard && sa.dim == ra - 1;
+  bool bK = sb.kind == Kind::Shard && sb.dim == rb - 2;
+  if (sa.kind == Kind::Rep && sb.kind == Kind::Rep) {
+    if (paramOf.count(b) && activation.contains(a) && divisible(b, rb - 1)) {
+      splitParam(b, "column");
+      state[op.getResult()] = State::shard(r - 1);
+    }
+    return;
+  }
+  if (aK && (bK || sb.kind == Kind::Rep)) {
+    if (sb.kind == Kind::Rep)
+      splitParam(b, "row");
+    state[op.getResult()] = State::partial();
+    return;
+  }
+  if (sa.kind == Kind::Shard && !aK &&
+      (sb.kind == Kind::Rep ||
+       (sb.kind == Kind::Shard && sb.dim < rb - 2 &&
+        resultDimOfB(sb.dim) == resultDimOfA(sa.dim)))) {
+    state[op.getResult()] = State::shard(resultDimOfA(sa.dim));
+    return;
+  }
+  if (sa.kind == Kind::Rep && sb.kind == Kind::Shard && !bK) {
+    state[op.getResult()] = State::shard(resultDimOfB(sb.dim));
+    return;
+  }
+  gatherAll(op);
+}
+
+void Analysis::reshape(ReshapeOp op) {
+  State s = get(op.getInput());
+  if (s.kind != Kind::Shard) {
+    if (s.kind == Kind::Partial)
+      setAll(op, s);
+    return;
+  }
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getResult());
+  int64_t before = 1;
+  for (int64_t i = 0; i < s.dim; ++i)
+    before *= in[i];
+  int64_t prefix = 1;
+  for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
+    if (prefix == before && out[j] % t == 0 && out[j] >= t &&
+        (in[s.dim] % out[j] == 0 || out[j] % in[s.dim] == 0)) {
+      state[op.getResult()] = State::shard(j);
+      return;
+    }
+    prefix *= out[j];
+    if (prefix > before)
+      break;
+  }
+  gather(op.getInput(), op);
+}
+
+/// Parameter views (reshape, transpose, cast) keep their parameter, whose
+/// sharding is decided where the view is used.
+static bool isParamView(Operation *op, const DenseMap<Value, std::string> &params) {
+  return isa<ReshapeOp, TransposeOp, CastOp>(op) && op->getNumOperands() == 1 &&
+         params.count(op->getOperand(0));
+}
+
+void Analysis::visit(Operation *op) {
+  if (isParamView(op, paramOf)) {
+    paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
+    return;
+  }
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](MatmulOp m) { matmul(m); })
+      .Case([&](ReshapeOp r) { reshape(r); })
+      .Case([&](TransposeOp tr) {
+        State s = get(tr.getInput());
+        if (s.kind == Kind::Partial) {
+          setAll(op, s);
+          return;
+        }
+        if (s.kind != Kind::Shard)
+          return;
+        ArrayRef<int64_t> perm = tr.getPermutation();
+        for (int64_t i = 0; i < static_cast<int64_t>(perm.size()); ++i)
+          if (perm[i] == s.dim)
+            state[tr.getResult()] = State::shard(i);
+      })
+      .Case([&](EmbeddingOp e) {
+        State ids = get(e.getIndices());
+        if (ids.kind == Kind::Shard) {
+          state[e.getResult()] = ids;
+        } else if (paramOf.count(e.getTable()) && divisible(e.getTable(), 0)) {
+          splitParam(e.getTable(), "vocab");
+          state[e.getResult()] = State::partial();
+        }
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
+        unpartial(s.getInput(), op);
+        State in = get(s.getInput());
+        if (in.kind != Kind::Shard)
+          return;
+        if (in.dim == static_cast<int64_t>(s.getAxis()))
+          collective(Collective::AllReduce,
+                     2 * elementsOf(s.getInput()) / shapeOf(s.getInput())[in.dim],
+                     "softmax statistics over the split axis", op);
+        setAll(op, in);
+      })
+      .Case<LayerNormOp, RMSNormOp>([&](auto n) {
+        Value x = n.getInput();
+        if (get(x).kind == Kind::Partial)
+          gather(x, op);
+        State in = get(x);
+        if (in.kind != Kind::Shard)
+          return;
+        if (in.dim >= static_cast<int64_t>(n.getAxis())) {
+          double norm = 1;
+          for (int64_t d = static_cast<int64_t>(n.getAxis()); d < rankOf(x); ++d)
+            norm *= shapeOf(x)[d];
+          collective(Collective::AllReduce, 2 * elementsOf(x) / norm,
+                     "normalization statistics over the split axis", op);
+          for (Value v : op->getOperands().drop_front())
+            splitParam(v, "split");
+        }
+        state[op->getResult(0)] = in;
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto red) {
+        Value x = red.getInput();
+        if (get(x).kind == Kind::Partial &&
+            !isa<ReduceSumOp, ReduceMeanOp>(op))
+          gather(x, op);
+        State in = get(x);
+        if (in.kind == Kind::Partial) {
+          setAll(op, in);
+          return;
+        }
+        if (in.kind != Kind::Shard)
+          return;
+        ArrayRef<int64_t> axes = red.getAxes();
+        if (llvm::is_contained(axes, in.dim)) {
+          if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
+            setAll(op, State::partial());
+          } else {
+            collective(Collective::AllReduce, elementsOf(red.getResult()),
+                       "reduction over the split axis", op);
+          }
+          return;
+        }
+        int64_t d = in.dim;
+        if (!red.getKeepdims())
+          d -= llvm::count_if(axes, [&](int64_t a) { return a < in.dim; });
+        setAll(op, State::shard(d));
+      })
+      .Case([&](CrossEntropyOp ce) {
+        Value x = ce.getLogits();
+        unpartial(x, op);
+        unpartial(ce.getTargets(), op);
+        State in = get(x);
+        if (in.kind != Kind::Shard)
+          return;
+        int64_t last = rankOf(x) - 1;
+        if (in.dim == last) {
+          // Vocabulary-parallel cross-entropy: max, sum and target logit.
+          collective(Collective::AllReduce,
+                     3 * elementsOf(x) / shapeOf(x)[last],
+                     "cross-entropy statistics over the split classes", op);
+          return;
+        }
+        if (rankOf(ce.getResult()) == 0)
+          setAll(op, State::partial());
+        else
+          setAll(op, State::shard(in.dim));
+      })
+      .Case([&](SplitOp s) {
+        unpartial(s.getInput(), op);
+        State in = get(s.getInput());
+        if (in.kind != Kind::Shard)
+          return;
+        bool ok = in.dim != static_cast<int64_t>(s.getAxis()) ||
+                  llvm::all_of(s.getSizes(), [&](int64_t n) {
+                    return n >= t && n % t == 0;
+                  });
+        if (!ok) {
+          gather(s.getInput(), op);
+          return;
+        }
+        setAll(op, in);
+      })
+      .Case([&](ConcatOp c) {
+        int64_t dim = -2;
+        for (Value v : c.getOperands()) {
+          State s = get(v);
+          int64_t d = s.kind == Kind::Shard ? s.dim : -1;
+          if (dim == -2)
+            dim = d;
+          else if (dim != d)
+            dim = -1;
+        }
+        if (dim >= 0 && dim != static_cast<int64_t>(c.getAxis())) {
+          setAll(op, State::shard(dim));
+          return;
+        }
+        gatherAll(op);
+      })
+      .Case([&](AttentionOp a) {
+        State q = get(a.getQuery()), k = get(a.getKey()), v = get(a.getValue());
+        int64_t r = rankOf(a.getQuery());
+        if (q.kind == Kind::Shard && q.dim < r - 2 && k.kind == q.kind &&
+            k.dim == q.dim && v.kind == q.kind && v.dim == q.dim) {
+          setAll(op, q);
+          return;
+        }
+        gatherAll(op);
+      })
+      .Default([&](Operation *) {
+        if (isElementwiseLike(op)) {
+          elementwise(op);
+          return;
+        }
+        gatherAll(op);
+      });
+}
+} // namespace
+
+TPProfile mlir::ober::planning::analyseTensorParallel(
+    ArrayRef<Operation *> ops, int64_t degree, const Cluster &cluster,
+    StringRef precision, double samples, const DenseSet<Value> &saved,
+    const DenseSet<Operation *> &selective,
+    const DenseSet<Operation *> &forward) {
+  Analysis a(degree, cluster, precision, samples);
+  a.out.degree = degree;
+  if (ops.empty())
+    return a.out;
+  DenseSet<Operation *> inSegment(ops.begin(), ops.end());
+  auto func = ops.front()->getParentOfType<func::FuncOp>();
+  for (BlockArgument arg : func.getArguments()) {
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "ober.param"))
+      a.paramOf[arg] = name.str();
+    else
+      a.activation.insert(arg);
+  }
+  // Values of earlier segments are parameter views or activations.
+  for (Operation *op : ops)
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || inSegment.contains(def) ||
+          def->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      Value root = v;
+      while (Operation *d = root.getDefiningOp()) {
+        if (!isa<ReshapeOp, TransposeOp, CastOp>(d) || d->getNumOperands() != 1)
+          break;
+        root = d->getOperand(0);
+      }
+      if (a.paramOf.count(root))
+        a.paramOf[v] = a.paramOf.lookup(root);
+      else
+        a.activation.insert(v);
+    }
+  for (Operation *op : ops) {
+    bool act = llvm::any_of(op->getOperands(), [&](Value v) {
+      return a.activation.contains(v);
+    });
+    bool view = isParamView(op, a.paramOf);
+    a.visit(op);
+    if (act)
+      for (Value r : op->getResults())
+        a.activation.insert(r);
+    // Parameters an op reads whole stay replicated.
+    if (!view)
+      for (Value v : op->getOperands())
+        if (a.paramOf.count(v))
+          a.decision.emplace(a.paramOf.lookup(v), "replicated");
+    // The class of this op's work and of the activations it saves.
+    bool split = llvm::any_of(op->getResults(), [&](Value r) {
+      return a.get(r).kind != Kind::Rep;
+    });
+    bool matrix = workOf(op).matmul;
+    double seconds = opSeconds(op, cluster, precision, saved) / samples;
+    bool kernel = endsKernel(op, saved);
+    a.out.forwardKernels += kernel;
+    if (selective.contains(op))
+      a.out.selectiveKernels += kernel;
+    ByTP &time = matrix ? a.out.forwardMatmul : a.out.forwardOther;
+    double &slot = split ? time.split : (act && !matrix) ? time.seq : time.full;
+    slot += seconds;
+    if (selective.contains(op)) {
+      (split ? a.out.selectiveTime.split
+             : (act && !matrix) ? a.out.selectiveTime.seq
+                                : a.out.selectiveTime.full) += seconds;
+      if (matrix)
+        a.out.selectiveFlops += workOf(op).flops / samples;
+    }
+    for (Value r : op->getResults()) {
+      if (!saved.contains(r))
+        continue;
+      double n = valueBytes(r, precisionBytes(precision)) / samples;
+      bool rSplit = a.get(r).kind != Kind::Rep;
+      double &s = rSplit ? a.out.saved.split
+                  : (act && !matrix) ? a.out.saved.seq
+                                     : a.out.saved.full;
+      s += n;
+      if (selective.contains(op))
+        (rSplit ? a.out.selectiveSaved.split
+                : (act && !matrix) ? a.out.selectiveSaved.seq
+                                   : a.out.selectiveSaved.full) += n;
+    }
+  }
+  // What leaves the segment must be whole again.
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return isa<func::ReturnOp>(u) ||
+                   (forward.contains(u) && !inSegment.contains(u));
+          }))
+        a.gather(r, op);
+  // Parameters: elements by decision (the first decision of a parameter
+  // used several times wins; "replicated" is recorded after any split of
+  // the same op, so a split decision made by that op comes first).
+  for (BlockArgument arg : func.getArguments()) {
+    auto it = a.paramOf.find(arg);
+    if (it == a.paramOf.end())
+      continue;
+    auto d = a.decision.find(it->second);
+    if (d == a.decision.end())
+      continue;
+    bool used = llvm::any_of(arg.getUsers(), [&](Operation *u) {
+      return inSegment.contains(u);
+    });
+    if (!used)
+      continue;
+    bool replicated = d->second == "replicated" || degree == 1;
+    (replicated ? a.out.parameters.full : a.out.parameters.split) +=
+        elementsOf(arg);
+    a.out.parameterSharding.push_back(
+        {d->first, replicated ? "replicated" : d->second});
+  }
+  return a.out;
+}
