@@ -21,7 +21,8 @@ static int64_t bytesOf(Type t) {
 
 /// Walks `block` like the interpreter, updating `live` and `peak`.
 static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
-                               int64_t &peak, int depth) {
+                               int64_t &peak, int depth,
+                               const DenseSet<Value> &excluded) {
   if (depth > 64)
     return block.getParentOp()->emitError("calls nest too deeply");
   DenseMap<Value, Operation *> lastUse;
@@ -31,7 +32,7 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
   for (Operation &op : block) {
     if (isa<func::ReturnOp>(op)) {
       for (Value v : op.getOperands())
-        if (!isa<BlockArgument>(v))
+        if (!isa<BlockArgument>(v) && !excluded.contains(v))
           live -= bytesOf(v.getType());
       return success();
     }
@@ -40,14 +41,16 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
       if (!callee || callee.isExternal())
         return op.emitError("no body for callee @") << call.getCallee();
       if (failed(walkBlock(callee.getBody().front(), module, live, peak,
-                           depth + 1)))
+                           depth + 1, {})))
         return failure();
     }
     for (Value r : op.getResults())
-      live += bytesOf(r.getType());
+      if (!excluded.contains(r))
+        live += bytesOf(r.getType());
     peak = std::max(peak, live);
     for (Value v : op.getOperands())
-      if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v)) {
+      if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v) &&
+          !excluded.contains(v)) {
         live -= bytesOf(v.getType());
         lastUse.erase(v); // an operand used twice is freed once
       }
@@ -109,15 +112,21 @@ int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
   return bytes;
 }
 
-FailureOr<int64_t> mlir::ober::planning::peakLiveBytes(func::FuncOp func) {
+FailureOr<int64_t> mlir::ober::planning::peakLiveBytes(func::FuncOp func,
+                                                      bool countResults) {
   if (func.isExternal())
     return func.emitError("the function has no body");
+  DenseSet<Value> excluded;
+  if (!countResults)
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      excluded.insert(v);
   int64_t live = 0;
   for (Type t : func.getArgumentTypes())
     live += bytesOf(t);
   int64_t peak = live;
   if (failed(walkBlock(func.getBody().front(),
-                       func->getParentOfType<ModuleOp>(), live, peak, 0)))
+                       func->getParentOfType<ModuleOp>(), live, peak, 0,
+                       excluded)))
     return failure();
   return peak;
 }

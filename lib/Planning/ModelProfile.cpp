@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Planning/ModelProfile.h"
+#include "ober/Planning/MemoryModel.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
@@ -390,5 +391,25 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   }
   p.degrees.assign(degrees.begin(), degrees.end());
   p.floatBytes = precisionBytes(precision);
+  // The working set at the peak, from liveness at IR widths, rescaled to
+  // the precision.
+  FailureOr<int64_t> peak = peakLiveBytes(grad, /*countResults=*/false);
+  FailureOr<int64_t> withGradients = peakLiveBytes(grad);
+  if (failed(peak) || failed(withGradients))
+    return failure();
+  double args = 0;
+  for (BlockArgument a : grad.getArguments()) {
+    args += valueBytes(a);
+    if (!params.contains(a))
+      p.inputBytes += valueBytes(a, p.floatBytes) / samples;
+  }
+  double irWidth = p.irElementType.empty() ? p.floatBytes
+                                           : precisionBytes(p.irElementType);
+  p.activationPeak =
+      std::max(0.0, (*peak - args) / samples * p.floatBytes / irWidth);
+  p.gradientsAtPeak =
+      std::max<double>(0, *withGradients - *peak) * p.floatBytes / irWidth;
+  for (const Segment &seg : p.segments)
+    p.savedTotal += p.kinds[seg.kind].at(degrees.front()).saved.total();
   return p;
 }

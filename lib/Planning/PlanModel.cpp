@@ -62,7 +62,7 @@ namespace {
 /// Per-micro-batch figures of one segment under a plan.
 struct SegmentCost {
   double forward = 0, backward = 0, recompute = 0, tpComm = 0;
-  double saved = 0, working = 0, parameters = 0;
+  double saved = 0, working = 0, largest = 0, parameters = 0;
 };
 
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
@@ -119,7 +119,10 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     break;
   }
   s.saved *= mb;
-  s.working = (s.working + 2 * k.largestValue) * mb;
+  // The segment's activations rebuilt for its backward pass, and its
+  // largest value (a transient while its gradient is formed).
+  s.working *= mb;
+  s.largest = k.largestValue * mb / (t > 1 && tp.forwardMatmul.split > 0 ? t : 1);
   s.parameters = tp.parameters.at(t, false);
   return s;
 }
@@ -173,7 +176,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   double slowest = 0, sum = 0;
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
-    double params = 0, maxWorking = 0, saved = 0, p2p = 0;
+    double params = 0, maxWorking = 0, largest = 0, saved = 0, p2p = 0;
+    bool last = false, ends = false;
     for (int64_t g = j; g < groups; g += p) {
       unsigned first = starts[g];
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
@@ -186,6 +190,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         params += s.parameters;
         saved += s.saved;
         maxWorking = std::max(maxWorking, s.working);
+        largest = std::max(largest, s.largest);
+        last |= i + 1 == n;
+        ends |= i == 0 || i + 1 == n;
       }
       if (g + 1 < groups) {
         double bytes = m.segments[end - 1].boundaryElements * mb * w / c.tp;
@@ -226,11 +233,26 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     st.parameterElements = params;
     ModelState state = modelStateBytes(params, w, mixed, m.optimizer,
                                        c.zeroStage, c.dp);
+    // Without accumulation over micro-batches, gradients only exist from
+    // their backward op to the update: at the peak, the gradient function
+    // holds the share its liveness says.
+    if (mbs == 1 && c.zeroStage < 2 && m.parameters > 0)
+      state.gradients = std::min(state.gradients,
+                                 m.gradientsAtPeak * params / m.parameters);
     st.memory.parameters = state.parameters;
     st.memory.gradients = state.gradients;
     st.memory.optimizer = state.optimizer;
     st.memory.activations = saved * inFlight;
-    st.memory.working = maxWorking;
+    // Beyond the saved activations, the backward pass needs gradients of
+    // activations: at the peak (the start of the backward pass, on the
+    // last stage) the gradient function's liveness says how much; other
+    // stages hold about two of their largest values.
+    double extra = std::max(0.0, m.activationPeak - m.savedTotal) * mb /
+                   (c.tp > 1 ? c.tp : 1);
+    st.memory.working = maxWorking + (last ? extra : std::min(extra, 2 * largest));
+    // The first and last stages read the batch inputs.
+    if (ends)
+      st.memory.working += m.inputBytes * mb;
     double perMB = st.forward + st.backward;
     slowest = std::max(slowest, perMB);
     sum += perMB;

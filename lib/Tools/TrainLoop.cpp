@@ -115,6 +115,8 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
     os << "step " << s << " loss "
        << llvm::format("%.9g", results->back().getFloat(0)) << "\n";
   }
+  if (options.stats)
+    *options.stats = interpreter.getStats();
   std::map<std::string, reference::Tensor> finalParams;
   for (unsigned i : paramArgs)
     finalParams[step.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)

@@ -125,10 +125,16 @@ static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
   options.learningRate = learningRate;
   options.batches = std::move(*batches);
   options.parameters = std::move(params);
+  reference::RunStats stats;
+  if (printStats)
+    options.stats = &stats;
   FailureOr<std::map<std::string, reference::Tensor>> final =
       runTrainLoop(module, step, options, llvm::outs());
   if (failed(final))
     return failure();
+  if (printStats)
+    llvm::errs() << "ops executed: " << stats.opsExecuted
+                 << "\npeak live bytes: " << stats.peakLiveBytes << "\n";
   if (saveParams.empty())
     return success();
   if (std::error_code ec = llvm::sys::fs::create_directories(saveParams))

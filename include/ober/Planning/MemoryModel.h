@@ -15,8 +15,10 @@ namespace mlir::ober::planning {
 /// intermediate value from its definition to its last use (results nobody
 /// reads are freed at once; calls run their callee's body in place), at
 /// element-type width. The same rule as the reference interpreter's
-/// `--run-stats`, computed from the IR alone.
-FailureOr<int64_t> peakLiveBytes(func::FuncOp func);
+/// `--run-stats`, computed from the IR alone. Without `countResults`, the
+/// function's results are not counted (they go to buffers held elsewhere,
+/// like the gradient accumulators of a training step).
+FailureOr<int64_t> peakLiveBytes(func::FuncOp func, bool countResults = true);
 
 /// Per-device bytes of the model state, the ZeRO paper's accounting.
 struct ModelState {

@@ -132,6 +132,16 @@ struct ModelProfile {
   /// Parameters in total (elements).
   double parameters = 0;
   std::vector<SharedParameter> shared;
+  /// Bytes per sample of the activation working set at the gradient
+  /// function's peak (its liveness peak without arguments and results), and
+  /// of the saved activations (no parallelism, no recomputation).
+  double activationPeak = 0, savedTotal = 0;
+  /// Bytes of parameter gradients live at that peak (they are produced
+  /// during the backward pass; a step without gradient accumulation needs
+  /// no more).
+  double gradientsAtPeak = 0;
+  /// Bytes per sample of the batch inputs (tokens, labels).
+  double inputBytes = 0;
   /// The tensor-parallel degrees profiled.
   std::vector<int64_t> degrees;
   /// Width in bytes of floating-point values at the profiled precision.

@@ -8,6 +8,7 @@
 #define OBER_TOOLS_TRAINLOOP_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "ober/Reference/Interpreter.h"
 #include "ober/Reference/Tensor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,6 +24,8 @@ struct TrainLoopOptions {
   SmallVector<reference::Tensor> batches;
   /// Initial parameters by argument index.
   std::map<unsigned, reference::Tensor> parameters;
+  /// When set, receives the interpreter's statistics over all steps.
+  reference::RunStats *stats = nullptr;
 };
 
 /// Runs `step` (built by ober-build-train-step) `steps` times, printing
