@@ -249,17 +249,24 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   DenseMap<Value, unsigned> lastUse;
   for (Operation *op : order)
     for (Value v : op->getOperands())
-      if (activation.contains(v) && v.getDefiningOp())
+      if (activation.contains(v))
         lastUse[v] = position[op];
   std::vector<std::vector<Operation *>> groups;
   std::vector<Value> boundaries;
   std::vector<Operation *> piece;
+  // A batch input is live from its first use to its last (an input read
+  // by one op, like tokens or labels, never holds a cut open; nor does a
+  // scalar, like a dropout seed every layer reads).
   DenseSet<Value> open;
   for (auto [i, op] : llvm::enumerate(order)) {
     piece.push_back(op);
     for (Value r : op->getResults())
       if (lastUse.count(r))
         open.insert(r);
+    for (Value v : op->getOperands())
+      if (isa<BlockArgument>(v) && lastUse.count(v) && lastUse[v] > i &&
+          cast<RankedTensorType>(v.getType()).getRank() > 0)
+        open.insert(v);
     for (Value v : op->getOperands())
       if (lastUse.count(v) && lastUse[v] == i)
         open.erase(v);

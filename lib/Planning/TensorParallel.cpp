@@ -25,11 +25,19 @@ using namespace mlir::ober::planning;
 
 namespace {
 enum class Kind { Rep, Shard, Partial };
+/// A split: index i of dimension `dim` lives on rank (i / stride) mod t.
+/// A plain block split has stride = size / t; a dimension that merged the
+/// split one with outer dimensions (batch x heads) has a smaller stride.
 struct State {
   Kind kind = Kind::Rep;
-  int64_t dim = -1;
-  static State shard(int64_t d) { return {Kind::Shard, d}; }
-  static State partial() { return {Kind::Partial, -1}; }
+  int64_t dim = -1, stride = 0;
+  static State shard(int64_t d, int64_t stride) {
+    return {Kind::Shard, d, stride};
+  }
+  static State partial() { return {Kind::Partial, -1, 0}; }
+  bool sameSplit(const State &o) const {
+    return kind == o.kind && dim == o.dim && stride == o.stride;
+  }
 };
 
 double elementsOf(Value v) {
@@ -115,6 +123,11 @@ struct Analysis {
       decision.emplace(it->second, how);
   }
 
+  /// A plain block split of `dim` of `v`.
+  State block(Value v, int64_t dim) {
+    return State::shard(dim, shapeOf(v)[dim] / t);
+  }
+
   bool divisible(Value v, int64_t dim) {
     ArrayRef<int64_t> s = shapeOf(v);
     return dim >= 0 && dim < static_cast<int64_t>(s.size()) && s[dim] >= t &&
@@ -142,7 +155,7 @@ void Analysis::elementwise(Operation *op) {
     setAll(op, State::partial());
     return;
   }
-  int64_t dim = -1;
+  int64_t dim = -1, stride = 0;
   for (Value v : op->getOperands()) {
     State s = get(v);
     if (s.kind == Kind::Partial) {
@@ -152,10 +165,12 @@ void Analysis::elementwise(Operation *op) {
     if (s.kind != Kind::Shard)
       continue;
     int64_t d = s.dim + (r - rankOf(v));
-    if (dim < 0)
+    if (dim < 0) {
       dim = d;
-    else if (d != dim)
+      stride = s.stride;
+    } else if (d != dim || s.stride != stride) {
       gather(v, op);
+    }
   }
   if (dim < 0)
     return;
@@ -168,7 +183,7 @@ void Analysis::elementwise(Operation *op) {
   }
   for (Value res : op->getResults())
     if (rankOf(res) == r)
-      state[res] = State::shard(dim);
+      state[res] = State::shard(dim, stride);
 }
 
 void Analysis::matmul(MatmulOp op) {
@@ -188,7 +203,7 @@ void Analysis::matmul(MatmulOp op) {
   if (sa.kind == Kind::Rep && sb.kind == Kind::Rep) {
     if (paramOf.count(b) && activation.contains(a) && divisible(b, rb - 1)) {
       splitParam(b, "column");
-      state[op.getResult()] = State::shard(r - 1);
+      state[op.getResult()] = block(op.getResult(), r - 1);
     }
     return;
   }
@@ -200,13 +215,13 @@ void Analysis::matmul(MatmulOp op) {
   }
   if (sa.kind == Kind::Shard && !aK &&
       (sb.kind == Kind::Rep ||
-       (sb.kind == Kind::Shard && sb.dim < rb - 2 &&
+       (sb.kind == Kind::Shard && sb.dim < rb - 2 && sb.stride == sa.stride &&
         resultDimOfB(sb.dim) == resultDimOfA(sa.dim)))) {
-    state[op.getResult()] = State::shard(resultDimOfA(sa.dim));
+    state[op.getResult()] = State::shard(resultDimOfA(sa.dim), sa.stride);
     return;
   }
   if (sa.kind == Kind::Rep && sb.kind == Kind::Shard && !bK) {
-    state[op.getResult()] = State::shard(resultDimOfB(sb.dim));
+    state[op.getResult()] = State::shard(resultDimOfB(sb.dim), sb.stride);
     return;
   }
   gatherAll(op);
@@ -219,20 +234,21 @@ void Analysis::reshape(ReshapeOp op) {
       setAll(op, s);
     return;
   }
+  // The rank digit sits at linear stride `digit` (in elements of the
+  // row-major layout) with extent t; find the output dimension that holds
+  // it whole.
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getResult());
-  int64_t before = 1;
-  for (int64_t i = 0; i < s.dim; ++i)
-    before *= in[i];
-  int64_t prefix = 1;
-  for (int64_t j = 0; j < static_cast<int64_t>(out.size()); ++j) {
-    if (prefix == before && out[j] % t == 0 && out[j] >= t &&
-        (in[s.dim] % out[j] == 0 || out[j] % in[s.dim] == 0)) {
-      state[op.getResult()] = State::shard(j);
+  int64_t digit = s.stride;
+  for (int64_t i = s.dim + 1; i < static_cast<int64_t>(in.size()); ++i)
+    digit *= in[i];
+  int64_t inner = 1;
+  for (int64_t j = static_cast<int64_t>(out.size()) - 1; j >= 0; --j) {
+    int64_t span = inner * out[j];
+    if (digit % inner == 0 && span % (digit * t) == 0) {
+      state[op.getResult()] = State::shard(j, digit / inner);
       return;
     }
-    prefix *= out[j];
-    if (prefix > before)
-      break;
+    inner = span;
   }
   gather(op.getInput(), op);
 }
@@ -263,7 +279,7 @@ void Analysis::visit(Operation *op) {
         ArrayRef<int64_t> perm = tr.getPermutation();
         for (int64_t i = 0; i < static_cast<int64_t>(perm.size()); ++i)
           if (perm[i] == s.dim)
-            state[tr.getResult()] = State::shard(i);
+            state[tr.getResult()] = State::shard(i, s.stride);
       })
       .Case([&](EmbeddingOp e) {
         State ids = get(e.getIndices());
@@ -328,7 +344,7 @@ void Analysis::visit(Operation *op) {
         int64_t d = in.dim;
         if (!red.getKeepdims())
           d -= llvm::count_if(axes, [&](int64_t a) { return a < in.dim; });
-        setAll(op, State::shard(d));
+        setAll(op, State::shard(d, in.stride));
       })
       .Case([&](CrossEntropyOp ce) {
         Value x = ce.getLogits();
@@ -348,35 +364,50 @@ void Analysis::visit(Operation *op) {
         if (rankOf(ce.getResult()) == 0)
           setAll(op, State::partial());
         else
-          setAll(op, State::shard(in.dim));
+          setAll(op, in);
       })
       .Case([&](SplitOp s) {
         unpartial(s.getInput(), op);
         State in = get(s.getInput());
         if (in.kind != Kind::Shard)
           return;
-        bool ok = in.dim != static_cast<int64_t>(s.getAxis()) ||
-                  llvm::all_of(s.getSizes(), [&](int64_t n) {
-                    return n >= t && n % t == 0;
-                  });
+        bool along = in.dim == static_cast<int64_t>(s.getAxis());
+        bool ok = !along || llvm::all_of(s.getSizes(), [&](int64_t n) {
+          return n >= t && n % t == 0;
+        });
         if (!ok) {
           gather(s.getInput(), op);
           return;
         }
-        setAll(op, in);
+        // Along the split axis each piece is split in blocks (the
+        // partitioner orders the producer's columns to match).
+        for (Value r : op->getResults())
+          state[r] = along ? block(r, in.dim) : in;
+      })
+      .Case([&](SliceOp sl) {
+        // Like split: a slice along the split axis keeps it split when its
+        // size divides (the partitioner places each rank's rows).
+        unpartial(sl.getInput(), op);
+        State in = get(sl.getInput());
+        if (in.kind != Kind::Shard)
+          return;
+        ArrayRef<int64_t> in0 = shapeOf(sl.getInput());
+        int64_t out = shapeOf(sl.getResult())[in.dim];
+        bool whole = out == in0[in.dim];
+        if (!whole && (sl.getStrides()[in.dim] != 1 || out < t || out % t)) {
+          gather(sl.getInput(), op);
+          return;
+        }
+        state[sl.getResult()] = whole ? in : block(sl.getResult(), in.dim);
       })
       .Case([&](ConcatOp c) {
-        int64_t dim = -2;
-        for (Value v : c.getOperands()) {
-          State s = get(v);
-          int64_t d = s.kind == Kind::Shard ? s.dim : -1;
-          if (dim == -2)
-            dim = d;
-          else if (dim != d)
-            dim = -1;
-        }
-        if (dim >= 0 && dim != static_cast<int64_t>(c.getAxis())) {
-          setAll(op, State::shard(dim));
+        State first = get(c.getOperands().front());
+        bool same = llvm::all_of(c.getOperands(), [&](Value v) {
+          return get(v).sameSplit(first);
+        });
+        if (same && first.kind == Kind::Shard &&
+            first.dim != static_cast<int64_t>(c.getAxis())) {
+          setAll(op, first);
           return;
         }
         gatherAll(op);
@@ -384,8 +415,8 @@ void Analysis::visit(Operation *op) {
       .Case([&](AttentionOp a) {
         State q = get(a.getQuery()), k = get(a.getKey()), v = get(a.getValue());
         int64_t r = rankOf(a.getQuery());
-        if (q.kind == Kind::Shard && q.dim < r - 2 && k.kind == q.kind &&
-            k.dim == q.dim && v.kind == q.kind && v.dim == q.dim) {
+        if (q.kind == Kind::Shard && q.dim < r - 2 && k.sameSplit(q) &&
+            v.sameSplit(q)) {
           setAll(op, q);
           return;
         }

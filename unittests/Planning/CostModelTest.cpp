@@ -9,6 +9,7 @@
 
 #include "../TestSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -82,5 +83,22 @@ int main() {
   expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 32), 7.0 / 96, 1e-12,
              "zero bubble");
   expectNear(bubbleFraction(Schedule::OneFOneB, 1, 32), 0, 0, "one stage");
+
+  // Groups of ranks `stride` apart: 8 adjacent ranks share a node (NVLink);
+  // 8 ranks 8 apart are one per node (InfiniBand, each GPU's own port); 16
+  // ranks 4 apart are 2 per node (hierarchical).
+  expectNear(groupCollectiveTime(Collective::AllReduce, n, 8, 1, *a100),
+             bestCollectiveTime(Collective::AllReduce, n, 8, *a100), 1e-12,
+             "group in a node");
+  expectNear(groupCollectiveTime(Collective::AllReduce, n, 8, 8, *a100),
+             std::min(2 * 7.0 / 8 * n / 25e9 + 14 * 10e-6,
+                      3 * 10e-6 + 2 * n / 25e9),
+             1e-9, "group across nodes");
+  double two = 2 * (1.0 / 2 * n / 300e9 + 5e-6) +
+               (2 * 7 * 10e-6 + 2 * 7.0 / 8 * (n / 2) / 25e9);
+  expectNear(groupCollectiveTime(Collective::AllReduce, n, 16, 4, *a100), two,
+             1e-9, "two per node");
+  expectNear(sendTime(n, 8, *a100), 10e-6 + n / 25e9, 1e-12, "send across");
+  expectNear(sendTime(n, 1, *a100), 5e-6 + n / 300e9, 1e-12, "send inside");
   return testSummary();
 }

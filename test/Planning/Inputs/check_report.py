@@ -1,0 +1,40 @@
+"""Checks a --ober-plan-report file: every field the interface promises is
+there with a sensible value, and each KEY=VALUE given holds.
+
+  check_report.py REPORT.json [KEY=VALUE ...]
+"""
+import json
+import sys
+
+report = json.load(open(sys.argv[1]))
+required = ["step_time_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu",
+            "mfu", "peak_memory_bytes", "tp", "pp", "dp", "micro_batch",
+            "num_micro_batches", "schedule", "recompute", "sequence_parallel",
+            "zero_stage", "plan_time_s", "breakdown"]
+missing = [k for k in required if k not in report]
+if missing:
+    sys.exit(f"missing fields: {missing}")
+for k in ["compute_s", "exposed_communication_s", "bubble_s"]:
+    if k not in report["breakdown"]:
+        sys.exit(f"missing breakdown field: {k}")
+assert report["step_time_s"] > 0
+assert report["tp"] * report["pp"] * report["dp"] == report["gpus"]
+assert (report["micro_batch"] * report["num_micro_batches"] * report["dp"]
+        == report["global_batch"])
+assert report["hardware_tflops_per_gpu"] >= report["model_tflops_per_gpu"] > 0
+assert 0 < report["mfu"] < 1
+assert 0 < report["peak_memory_bytes"] <= report["memory_limit_bytes"]
+assert len(report["stages"]) == report["pp"]
+b = report["breakdown"]
+total = b["compute_s"] + b["exposed_communication_s"] + b["bubble_s"] + \
+    b["optimizer_s"]
+assert abs(total - report["step_time_s"]) <= 1e-9 + 1e-6 * total, (total, report)
+for pair in sys.argv[2:]:
+    key, want = pair.split("=", 1)
+    got = report[key]
+    if str(got) != want:
+        sys.exit(f"{key}: expected {want}, got {got}")
+print("report ok:", " ".join(f"{k}={report[k]}" for k in
+                             ["tp", "pp", "dp", "micro_batch",
+                              "num_micro_batches", "schedule", "chunks",
+                              "recompute", "sequence_parallel", "zero_stage"]))
