@@ -6,8 +6,8 @@
 # it into ober IR and runs it on the reference interpreter on a seeded batch,
 # printing the class probabilities; then builds its training step
 # (cross-entropy, AdamW) and trains it for 8 steps on the reference
-# interpreter, printing the losses. Later stages of the pipeline extend this
-# command.
+# interpreter, printing the losses, and plans it for 4 devices of this
+# machine. Later stages of the pipeline extend this command.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -37,3 +37,7 @@ grep -o 'func.func @train_step([^)]*)' "$work/step.mlir" | cut -c1-200
 echo "== ober-run --train-steps 8: AdamW on one batch (lr 0.05)"
 "$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
   --input "$work/x.npy" --input "$work/y.npy" --save-params "$work/trained"
+echo "== ober-opt --ober-plan: the step on 4 devices of this machine"
+"$build/bin/ober-opt" "$work/step.mlir" \
+  --ober-plan="cluster=cpu gpus=4 global-batch=4" --ober-plan-explain \
+  -o "$work/planned.mlir"

@@ -43,9 +43,17 @@ std::string collectiveName(Collective k) {
   return "collective";
 }
 
+/// Bytes in the largest binary unit that keeps the number at least one.
 std::string gib(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024) {
+    bytes /= 1024;
+    ++u;
+  }
   std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.2f GiB", bytes / (1 << 30));
+  llvm::raw_string_ostream(s) << llvm::format(u ? "%.2f %s" : "%.0f %s", bytes,
+                                              units[u]);
   return s;
 }
 
@@ -155,8 +163,8 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                      "optimizer %.4g s\n",
                      plan.compute, plan.exposedComm, plan.bubble,
                      plan.optimizer);
-  os << "  stage  segments        fwd/mb      bwd/mb    in-flight  params    "
-        "grads     optim     activ     work      total\n";
+  os << "  stage  segments        fwd/mb      bwd/mb    in-flight  params     "
+        "grads      optim      activ      work       total\n";
   for (auto [j, st] : llvm::enumerate(plan.stages)) {
     std::string segs;
     for (auto [first, end] : st.chunks)
@@ -168,7 +176,7 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                        (long long)st.inFlight);
     for (double b : {mem.parameters, mem.gradients, mem.optimizer,
                      mem.activations, mem.working, mem.total()})
-      os << llvm::format("%-10s", gib(b).c_str());
+      os << llvm::format("%-11s", gib(b).c_str());
     os << "\n";
   }
   os << "  peak " << gib(plan.peakMemory) << " of " << gib(problem.memoryLimit)
