@@ -88,13 +88,11 @@ mlir::ober::planning::modelStateBytes(double count, int paramBytes,
   return s;
 }
 
-int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
+DenseSet<Operation *> mlir::ober::planning::forwardOps(func::FuncOp func) {
+  DenseSet<Operation *> forward;
   if (func.isExternal() || func.getNumResults() == 0)
-    return 0;
-  Block &body = func.getBody().front();
-  Operation *ret = body.getTerminator();
-  // The forward part: everything the loss depends on.
-  llvm::SmallPtrSet<Operation *, 32> forward;
+    return forward;
+  Operation *ret = func.getBody().front().getTerminator();
   SmallVector<Value> work = {ret->getOperand(0)};
   while (!work.empty()) {
     Operation *def = work.pop_back_val().getDefiningOp();
@@ -102,6 +100,14 @@ int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
       continue;
     llvm::append_range(work, def->getOperands());
   }
+  return forward;
+}
+
+int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
+  if (func.isExternal() || func.getNumResults() == 0)
+    return 0;
+  Operation *ret = func.getBody().front().getTerminator();
+  DenseSet<Operation *> forward = forwardOps(func);
   int64_t bytes = 0;
   for (Operation *op : forward)
     for (Value r : op->getResults())

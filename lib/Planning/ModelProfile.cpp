@@ -216,14 +216,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   // The forward part, in block order.
   Block &body = grad.getBody().front();
   Operation *ret = body.getTerminator();
-  DenseSet<Operation *> forward;
-  SmallVector<Value> work = {ret->getOperand(0)};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !forward.insert(def).second)
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
+  DenseSet<Operation *> forward = forwardOps(grad);
   std::vector<Operation *> order;
   DenseMap<Operation *, unsigned> position;
   for (Operation &op : body)
@@ -235,6 +228,10 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
         for (Value r : op.getResults())
           activation.insert(r);
     }
+  if (order.empty())
+    return grad.emitError("the loss depends on no operation: nothing to plan");
+  if (p.irBatch < 1)
+    return grad.emitError("the batch is empty (leading dimension 0)");
   DenseSet<Value> saved;
   for (Operation *op : order)
     for (Value r : op->getResults())

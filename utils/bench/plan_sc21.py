@@ -36,12 +36,35 @@ def rows(path):
     return list(csv.DictReader(lines))
 
 
-def plan(binary, step, options, report):
+def emit_step(binary, row, path):
+    """The row's GPT (bf16, Megatron's dropout sites) as an AdamW step."""
+    gpt = subprocess.run(
+        [os.path.join(binary, "ober-translate"),
+         f"--emit-gpt=layers={row['layers']} hidden={row['hidden']} "
+         f"heads={row['heads']} seq=2048 vocab=51200 batch=1 dtype=bf16 "
+         "dropout=0.1"], capture_output=True, check=True)
+    subprocess.run([os.path.join(binary, "ober-opt"), "--ober-build-train-step",
+                    "-o", path], input=gpt.stdout, check=True)
+
+
+def steps(args, tmp):
+    """Yields (row, step file) for the rows --rows names (all without it)."""
+    wanted = set(args.rows.split(",")) if args.rows else None
+    for r in rows(args.csv):
+        if wanted and r["params_billion"] not in wanted:
+            continue
+        step = os.path.join(tmp, "step.mlir")
+        emit_step(args.bin, r, step)
+        yield r, step
+
+
+def plan(binary, step, options, report, preexec_fn=None):
+    """Runs --ober-plan; returns the report and the wall time of ober-opt."""
     start = time.perf_counter()
     run = subprocess.run(
         [os.path.join(binary, "ober-opt"), step, "--ober-plan=" + options,
          "--ober-plan-report=" + report, "-o", os.devnull],
-        capture_output=True, text=True)
+        capture_output=True, text=True, preexec_fn=preexec_fn)
     wall = time.perf_counter() - start
     if run.returncode != 0:
         sys.exit(f"ober-opt --ober-plan='{options}' failed:\n{run.stderr}")
@@ -58,25 +81,12 @@ def main():
     p.add_argument("--max-plan-seconds", type=float, default=0)
     p.add_argument("--cluster", default="a100-80gb")
     args = p.parse_args()
-    wanted = set(args.rows.split(",")) if args.rows else None
     failures = 0
     print(f"{'params':>8} {'gpus':>5} {'t/p/d':>9} | {'published':>9} "
           f"{'pinned':>7} {'ratio':>6} | {'free plan':<44} {'speedup':>7} "
           f"{'plan s':>6}")
     with tempfile.TemporaryDirectory() as tmp:
-        for r in rows(args.csv):
-            if wanted and r["params_billion"] not in wanted:
-                continue
-            layers, hidden, heads = r["layers"], r["hidden"], r["heads"]
-            step = os.path.join(tmp, "step.mlir")
-            gpt = subprocess.run(
-                [os.path.join(args.bin, "ober-translate"),
-                 f"--emit-gpt=layers={layers} hidden={hidden} heads={heads} "
-                 "seq=2048 vocab=51200 batch=1 dtype=bf16 dropout=0.1"],
-                capture_output=True, check=True)
-            subprocess.run([os.path.join(args.bin, "ober-opt"),
-                            "--ober-build-train-step", "-o", step],
-                           input=gpt.stdout, check=True)
+        for r, step in steps(args, tmp):
             gpus, batch = int(r["gpus"]), int(r["global_batch"])
             t, pp = int(r["tensor_parallel"]), int(r["pipeline_parallel"])
             d = gpus // (t * pp)

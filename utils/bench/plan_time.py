@@ -12,33 +12,17 @@ takes longer than --max-seconds.
   plan_time.py [--bin build/bin] [--rows 145.6,1008] [--max-seconds 5]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from plan_sc21 import DEFAULT_CSV, rows  # noqa: E402
+from plan_sc21 import DEFAULT_CSV, plan, steps  # noqa: E402
 
 
 def one_core():
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-
-
-def plan(binary, step, options, report):
-    start = time.perf_counter()
-    run = subprocess.run(
-        [os.path.join(binary, "ober-opt"), step, "--ober-plan=" + options,
-         "--ober-plan-report=" + report, "-o", os.devnull],
-        capture_output=True, text=True, preexec_fn=one_core)
-    wall = time.perf_counter() - start
-    if run.returncode != 0:
-        sys.exit(f"ober-opt --ober-plan='{options}' failed:\n{run.stderr}")
-    with open(report) as f:
-        return json.load(f), wall
 
 
 def main():
@@ -49,24 +33,12 @@ def main():
     p.add_argument("--max-seconds", type=float, default=5.0)
     p.add_argument("--cluster", default="a100-80gb")
     args = p.parse_args()
-    wanted = set(args.rows.split(",")) if args.rows else None
     slow = 0
     print(f"{'params':>8} {'gpus':>5} {'plans':>7} | {'search s':>8} "
           f"{'wall s':>7} | {'profile only s':>14} {'wall s':>7} | "
           f"{'search/profile':>14}")
     with tempfile.TemporaryDirectory() as tmp:
-        for r in rows(args.csv):
-            if wanted and r["params_billion"] not in wanted:
-                continue
-            step = os.path.join(tmp, "step.mlir")
-            gpt = subprocess.run(
-                [os.path.join(args.bin, "ober-translate"),
-                 f"--emit-gpt=layers={r['layers']} hidden={r['hidden']} "
-                 f"heads={r['heads']} seq=2048 vocab=51200 batch=1 "
-                 "dtype=bf16 dropout=0.1"], capture_output=True, check=True)
-            subprocess.run([os.path.join(args.bin, "ober-opt"),
-                            "--ober-build-train-step", "-o", step],
-                           input=gpt.stdout, check=True)
+        for r, step in steps(args, tmp):
             gpus, batch = int(r["gpus"]), int(r["global_batch"])
             t, pp = int(r["tensor_parallel"]), int(r["pipeline_parallel"])
             base = f"cluster={args.cluster} gpus={gpus} global-batch={batch}"
@@ -74,9 +46,9 @@ def main():
                 args.bin, step,
                 f"{base} tp={t} pp={pp} dp={gpus // (t * pp)} micro-batch=1 "
                 "schedule=1f1b recompute=full sequence-parallel=0 zero=0",
-                os.path.join(tmp, "pinned.json"))
+                os.path.join(tmp, "pinned.json"), one_core)
             free, free_wall = plan(args.bin, step, base,
-                                   os.path.join(tmp, "free.json"))
+                                   os.path.join(tmp, "free.json"), one_core)
             over = free["plan_time_s"] > args.max_seconds
             slow += over
             print(f"{r['params_billion']:>8} {gpus:>5} "

@@ -35,6 +35,10 @@ ModelState modelStateBytes(double count, int paramBytes, bool mixedPrecision,
                            StringRef optimizer, int zeroStage,
                            int64_t dataParallel);
 
+/// The forward part of a gradient function: the ops its first result (the
+/// loss) depends on.
+llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
+
 /// The activations a gradient function saves: bytes of the values computed
 /// by the forward part (the ops its first result, the loss, depends on) that
 /// the backward part reads. Zero for a function without a backward part.
