@@ -298,15 +298,25 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     if (inserted) {
       SegmentKind k;
       k.signature = sig;
-      k.name = ops.front()->getName().getStringRef().str();
+      // Named by the parameters it reads (through views), first to last.
+      std::vector<std::string> names;
       for (Operation *op : ops)
-        for (Value v : op->getOperands())
-          if (params.contains(v)) {
-            auto name = grad.getArgAttrOfType<StringAttr>(
-                cast<BlockArgument>(v).getArgNumber(), "ober.param");
-            if (k.name == ops.front()->getName().getStringRef())
-              k.name = name.str();
+        for (Value v : op->getOperands()) {
+          while (Operation *def = v.getDefiningOp()) {
+            if (!isa<ReshapeOp, TransposeOp, CastOp>(def))
+              break;
+            v = def->getOperand(0);
           }
+          if (params.contains(v))
+            names.push_back(grad.getArgAttrOfType<StringAttr>(
+                                    cast<BlockArgument>(v).getArgNumber(),
+                                    "ober.param")
+                                .str());
+        }
+      k.name = names.empty() ? ops.front()->getName().getStringRef().str()
+               : names.size() == 1 || names.front() == names.back()
+                   ? names.front()
+                   : names.front() + ".." + names.back();
       for (Operation *op : ops)
         for (Value r : op->getResults())
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
