@@ -198,7 +198,10 @@ double mlir::ober::planning::bestCollectiveTime(Collective kind, double bytes,
                                                 int64_t groupSize,
                                                 const Cluster &cluster) {
   double best = collectiveTime(kind, Algorithm::Ring, bytes, groupSize, cluster);
-  if (kind == Collective::AllReduce || kind == Collective::Broadcast)
+  // Trees pay off across nodes; inside a node NCCL runs rings.
+  bool acrossNodes = cluster.links.size() > 1 && groupSize > cluster.devicesPerNode;
+  if (acrossNodes &&
+      (kind == Collective::AllReduce || kind == Collective::Broadcast))
     best = std::min(best, collectiveTime(kind, Algorithm::Tree, bytes,
                                          groupSize, cluster));
   return std::min(best, collectiveTime(kind, Algorithm::Hierarchical, bytes,

@@ -48,16 +48,24 @@ int main() {
   // 2 (p-1)/p n / B + 2 (p-1) alpha.
   double n = 1e9;
   expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 8, *a100),
-             2 * 7.0 / 8 * n / 300e9 + 14 * 5e-6, 1e-9, "ring all-reduce, 8");
+             2 * 7.0 / 8 * n / 300e9 + 14 * 1.5e-6, 1e-9, "ring all-reduce, 8");
   // All-gather: (p-1)/p n / B + (p-1) alpha.
   expectNear(collectiveTime(Collective::AllGather, Algorithm::Ring, n, 8, *a100),
-             7.0 / 8 * n / 300e9 + 7 * 5e-6, 1e-9, "ring all-gather, 8");
+             7.0 / 8 * n / 300e9 + 7 * 1.5e-6, 1e-9, "ring all-gather, 8");
+  // Published nccl-tests all-reduce bus bandwidth on 8 H100s in one node
+  // (bus bandwidth = 2 (p-1)/p * bytes / time), within 15%.
+  std::optional<Cluster> h100 = loadCluster("h100-sxm", 8, 0, error);
+  for (auto [bytes, busbw] : {std::pair{1e6, 67e9}, std::pair{128e6, 400e9},
+                              std::pair{1e9, 466e9}}) {
+    double t = bestCollectiveTime(Collective::AllReduce, bytes, 8, *h100);
+    expectNear(2 * 7.0 / 8 * bytes / t, busbw, 0.15, "nccl-tests bus bandwidth");
+  }
   // 16 GPUs span two nodes: a flat ring runs at InfiniBand speed.
   expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 16, *a100),
              2 * 15.0 / 16 * n / 25e9 + 30 * 10e-6, 1e-9, "ring all-reduce, 16");
   // Hierarchical: NVLink reduce-scatter + all-gather inside nodes, and a
   // ring across node leaders on 1/8 of the data.
-  double inner = 2 * (7.0 / 8 * n / 300e9 + 7 * 5e-6);
+  double inner = 2 * (7.0 / 8 * n / 300e9 + 7 * 1.5e-6);
   double across = 2 * 1 * (10e-6 + n / 8 / 2 / 25e9);
   expectNear(collectiveTime(Collective::AllReduce, Algorithm::Hierarchical, n,
                             16, *a100),
@@ -94,11 +102,11 @@ int main() {
              std::min(2 * 7.0 / 8 * n / 25e9 + 14 * 10e-6,
                       3 * 10e-6 + 2 * n / 25e9),
              1e-9, "group across nodes");
-  double two = 2 * (1.0 / 2 * n / 300e9 + 5e-6) +
+  double two = 2 * (1.0 / 2 * n / 300e9 + 1.5e-6) +
                (2 * 7 * 10e-6 + 2 * 7.0 / 8 * (n / 2) / 25e9);
   expectNear(groupCollectiveTime(Collective::AllReduce, n, 16, 4, *a100), two,
              1e-9, "two per node");
   expectNear(sendTime(n, 8, *a100), 10e-6 + n / 25e9, 1e-12, "send across");
-  expectNear(sendTime(n, 1, *a100), 5e-6 + n / 300e9, 1e-12, "send inside");
+  expectNear(sendTime(n, 1, *a100), 1.5e-6 + n / 300e9, 1e-12, "send inside");
   return testSummary();
 }

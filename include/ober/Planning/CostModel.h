@@ -57,7 +57,8 @@ enum class Algorithm { Ring, Tree, Hierarchical };
 double collectiveTime(Collective kind, Algorithm algorithm, double bytes,
                       int64_t groupSize, const Cluster &cluster);
 
-/// The cheapest algorithm's time (ring, tree or hierarchical).
+/// The cheapest algorithm's time (ring, tree or hierarchical; trees only
+/// for groups that span nodes, as NCCL does).
 double bestCollectiveTime(Collective kind, double bytes, int64_t groupSize,
                           const Cluster &cluster);
 
