@@ -9,6 +9,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::ober::planning;
 namespace json = llvm::json;
@@ -44,7 +46,7 @@ std::string collectiveName(Collective k) {
 }
 
 /// Bytes in the largest binary unit that keeps the number at least one.
-std::string gib(double bytes) {
+std::string humanBytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (u < 4 && bytes >= 1024) {
@@ -57,12 +59,79 @@ std::string gib(double bytes) {
   return s;
 }
 
-std::string mib(double bytes) {
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.2f MiB", bytes / (1 << 20));
-  return s;
-}
 } // namespace
+
+std::vector<PlannedCollective>
+mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
+                                         const PlanEstimate &plan) {
+  const PlanConfig &c = plan.config;
+  const ModelProfile &m = *problem.profile;
+  double mb = static_cast<double>(c.microBatch), w = m.floatBytes;
+  int64_t micro = c.numMicroBatches;
+  unsigned n = m.segments.size();
+  std::vector<PlannedCollective> out;
+  for (auto [j, st] : llvm::enumerate(plan.stages)) {
+    int64_t stage = static_cast<int64_t>(j);
+    if (c.tp > 1) {
+      // Occurrences per step of each collective of each segment kind held
+      // here: forward, its mirror in backward, and the forward again under
+      // full recomputation (not for the last segment).
+      std::map<std::pair<unsigned, unsigned>, int64_t> count;
+      std::map<std::pair<unsigned, unsigned>, bool> recomputed;
+      for (auto [first, end] : st.chunks)
+        for (unsigned i = first; i < end; ++i) {
+          unsigned kind = m.segments[i].kind;
+          int64_t times =
+              2 + (c.recompute == Recompute::Full && i + 1 < n ? 1 : 0);
+          for (unsigned x = 0; x < m.kinds[kind].at(c.tp).collectives.size();
+               ++x)
+          {
+            count[{kind, x}] += times * micro;
+            recomputed[{kind, x}] |= times == 3;
+          }
+        }
+      for (auto [key, times] : count) {
+        const SegmentKind &k = m.kinds[key.first];
+        const TPCollective &col = k.at(c.tp).collectives[key.second];
+        bool swap = c.sequenceParallel && col.kind == Collective::AllReduce &&
+                    col.reason.rfind("complete", 0) == 0;
+        out.push_back({"tensor-parallel",
+                       swap ? "reduce-scatter + all-gather"
+                            : collectiveName(col.kind),
+                       stage, c.tp, col.elements * mb * w, times,
+                       col.reason + "; mirrored in backward" +
+                           (recomputed[key] ? ", repeated by recomputation"
+                                            : ""),
+                       "in " + k.name + " (after " + col.where + ")"});
+      }
+    }
+    if (c.dp > 1) {
+      double bytes = st.parameterElements * w;
+      out.push_back(
+          {"data-parallel",
+           c.zeroStage == 0 ? "all-reduce" : "reduce-scatter + all-gather",
+           stage, c.dp, bytes, 1,
+           c.zeroStage == 0
+               ? "sum the gradients of the replicas"
+               : "each rank updates its 1/dp shard of the optimizer state, "
+                 "then shares the new parameters",
+           "after the last backward pass, bucketed to overlap it"});
+      if (c.zeroStage >= 3)
+        out.push_back({"data-parallel", "all-gather", stage, c.dp, bytes,
+                       2 * micro,
+                       "ZeRO-3 keeps only a 1/dp shard of the parameters",
+                       "before each forward and backward pass"});
+    }
+    for (auto [first, end] : st.chunks)
+      if (end < n)
+        out.push_back({"pipeline", "send/recv", stage, 2,
+                       m.segments[end - 1].boundaryElements * mb * w / c.tp,
+                       2 * micro,
+                       "activations forward, their gradients back",
+                       "after segment " + std::to_string(end - 1)});
+  }
+  return out;
+}
 
 json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                                               const PlanEstimate &plan,
@@ -90,6 +159,16 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                       {"working", st.memory.working},
                       {"total", st.memory.total()}}}});
   }
+  json::Array collectives;
+  for (const PlannedCollective &col : plannedCollectives(problem, plan))
+    collectives.push_back(json::Object{{"scope", col.scope},
+                                       {"kind", col.kind},
+                                       {"stage", col.stage},
+                                       {"group_size", col.groupSize},
+                                       {"bytes", col.bytes},
+                                       {"per_step", col.perStep},
+                                       {"reason", col.reason},
+                                       {"where", col.where}});
   json::Array kinds;
   for (auto [i, k] : llvm::enumerate(m.kinds))
     kinds.push_back(json::Object{
@@ -132,6 +211,7 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                     {"data_parallel_communication_s", plan.dpComm},
                     {"data_parallel_exposed_s", plan.dpCommExposed}}},
       {"segments", static_cast<int64_t>(m.segments.size())},
+      {"collectives", std::move(collectives)},
       {"segment_kinds", std::move(kinds)},
       {"stages", std::move(stages)}};
 }
@@ -176,10 +256,10 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                        (long long)st.inFlight);
     for (double b : {mem.parameters, mem.gradients, mem.optimizer,
                      mem.activations, mem.working, mem.total()})
-      os << llvm::format("%-11s", gib(b).c_str());
+      os << llvm::format("%-11s", humanBytes(b).c_str());
     os << "\n";
   }
-  os << "  peak " << gib(plan.peakMemory) << " of " << gib(problem.memoryLimit)
+  os << "  peak " << humanBytes(plan.peakMemory) << " of " << humanBytes(problem.memoryLimit)
      << " (stage " << plan.peakStage << ")\n";
 }
 
@@ -188,7 +268,6 @@ void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
                                             raw_ostream &os) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
-  double mb = static_cast<double>(c.microBatch);
   os << "segment kinds (per micro-batch, at tp=" << c.tp << "):\n";
   for (auto [i, k] : llvm::enumerate(m.kinds)) {
     PlanConfig one = c;
@@ -197,49 +276,12 @@ void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
       ++index;
     os << llvm::format("  %3zu x %-28s %9.3g s", (size_t)k.count,
                        k.name.c_str(), segmentSeconds(problem, one, index))
-       << "  saved " << mib(plan.kindActivationBytes[i]) << "\n";
+       << "  saved " << humanBytes(plan.kindActivationBytes[i]) << "\n";
   }
-  os << "collectives of the plan (per micro-batch unless noted):\n";
-  if (c.tp > 1) {
-    for (const SegmentKind &k : m.kinds) {
-      for (const TPCollective &col : k.at(c.tp).collectives) {
-        bool swap = c.sequenceParallel && col.kind == Collective::AllReduce &&
-                    col.reason.rfind("complete", 0) == 0;
-        os << "  tensor-parallel " << (swap ? "reduce-scatter + all-gather"
-                                            : collectiveName(col.kind))
-           << " over " << c.tp << " ranks, "
-           << mib(col.elements * mb * m.floatBytes) << ", in " << k.count
-           << " x " << k.name << ": " << col.reason << " (after "
-           << col.where << "); mirrored in backward";
-        if (c.recompute == Recompute::Full)
-          os << " and repeated by recomputation";
-        os << "\n";
-      }
-    }
-  }
-  for (auto [j, st] : llvm::enumerate(plan.stages)) {
-    if (c.dp > 1) {
-      double bytes = st.parameterElements * m.floatBytes;
-      os << "  data-parallel "
-         << (c.zeroStage == 0 ? "all-reduce" : "reduce-scatter + all-gather")
-         << " over " << c.dp << " ranks, " << mib(bytes) << " per step, stage "
-         << j << ": "
-         << (c.zeroStage == 0
-                 ? "sum the gradients of the replicas"
-                 : "each rank updates its 1/dp shard of the optimizer state, "
-                   "then shares the new parameters")
-         << "; bucketed to overlap the last backward pass\n";
-      if (c.zeroStage >= 3)
-        os << "  data-parallel all-gather over " << c.dp << " ranks, "
-           << mib(bytes) << " before each forward and backward pass, stage "
-           << j << ": ZeRO-3 keeps only a 1/dp shard of the parameters\n";
-    }
-    for (auto [first, end] : st.chunks)
-      if (end < m.segments.size())
-        os << "  pipeline send/recv, "
-           << mib(m.segments[end - 1].boundaryElements * mb * m.floatBytes /
-                  c.tp)
-           << " forward and its gradient back, after segment " << end - 1
-           << " (stage " << j << " to the next)\n";
-  }
+  os << "collectives of the plan (bytes of the full buffer x times per step, "
+        "on each device of the stage):\n";
+  for (const PlannedCollective &col : plannedCollectives(problem, plan))
+    os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
+       << " over " << col.groupSize << " ranks, " << humanBytes(col.bytes) << " x "
+       << col.perStep << ", " << col.where << ": " << col.reason << "\n";
 }

@@ -125,6 +125,25 @@ std::vector<int64_t> candidateDegrees(const Cluster &cluster, int64_t gpus,
 FailureOr<SearchResult> search(const PlanProblem &problem,
                                const PlanPins &pins, std::string &error);
 
+/// A collective (or point-to-point transfer) the plan inserts, as one
+/// device of a pipeline stage sees it.
+struct PlannedCollective {
+  /// "tensor-parallel", "data-parallel" or "pipeline".
+  std::string scope;
+  /// "all-reduce", "all-gather", "reduce-scatter", "reduce-scatter +
+  /// all-gather" or "send/recv".
+  std::string kind;
+  int64_t stage = 0, groupSize = 1;
+  /// Bytes of the full buffer per occurrence, and occurrences per step.
+  double bytes = 0;
+  int64_t perStep = 0;
+  std::string reason, where;
+};
+
+/// Every collective of `plan`, stage by stage.
+std::vector<PlannedCollective> plannedCollectives(const PlanProblem &problem,
+                                                  const PlanEstimate &plan);
+
 /// The report (`--ober-plan-report`).
 llvm::json::Object reportJSON(const PlanProblem &problem,
                               const PlanEstimate &plan, double planSeconds,

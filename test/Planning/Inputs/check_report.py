@@ -29,6 +29,21 @@ b = report["breakdown"]
 total = b["compute_s"] + b["exposed_communication_s"] + b["bubble_s"] + \
     b["optimizer_s"]
 assert abs(total - report["step_time_s"]) <= 1e-9 + 1e-6 * total, (total, report)
+for col in report["collectives"]:
+    for k in ["scope", "kind", "stage", "group_size", "bytes", "per_step",
+              "reason", "where"]:
+        assert k in col, (k, col)
+    assert col["bytes"] > 0 and col["per_step"] > 0
+    group = {"tensor-parallel": report["tp"], "data-parallel": report["dp"],
+             "pipeline": 2}[col["scope"]]
+    assert col["group_size"] == group, col
+for st, stage in enumerate(report["stages"]):
+    dp = [c for c in report["collectives"]
+          if c["scope"] == "data-parallel" and c["stage"] == st
+          and c["per_step"] == 1]
+    if report["dp"] > 1:
+        width = 4 if report["precision"] == "f32" else 2
+        assert len(dp) == 1 and dp[0]["bytes"] == stage["parameters"] * width
 for pair in sys.argv[2:]:
     key, want = pair.split("=", 1)
     got = report[key]
