@@ -128,24 +128,13 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
 }
 } // namespace
 
-double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
-                                            const PlanConfig &config,
-                                            unsigned index) {
-  SegmentCost s = segmentCost(problem, config, index);
-  return s.forward + s.backward + s.recompute + s.tpComm;
-}
-
-PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
-                                            const PlanConfig &c,
-                                            ArrayRef<unsigned> starts) {
+/// Every segment's cost. Segments of one kind cost the same, except where
+/// full recomputation depends on the position (the first keeps no input,
+/// the last is not recomputed, the others keep their predecessor's output).
+static std::vector<SegmentCost> segmentCosts(const PlanProblem &problem,
+                                             const PlanConfig &c) {
   const ModelProfile &m = *problem.profile;
-  const Cluster &cluster = problem.cluster;
-  PlanEstimate e;
-  e.config = c;
   unsigned n = m.segments.size();
-  // Segments of one kind cost the same, except where full recomputation
-  // depends on the position (the first keeps no input, the last is not
-  // recomputed, the others keep their predecessor's output).
   std::vector<SegmentCost> costs;
   costs.reserve(n);
   std::vector<std::optional<SegmentCost>> byKind(m.kinds.size());
@@ -164,6 +153,106 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                            (c.sequenceParallel && c.tp > 1 ? c.tp : 1) *
                            c.microBatch;
   }
+  return costs;
+}
+
+/// Micro-batches whose activations are live at once on pipeline device `j`.
+static double microBatchesInFlight(const PlanConfig &c, int64_t j) {
+  int64_t p = c.pp, mbs = c.numMicroBatches;
+  switch (c.schedule) {
+  case Schedule::GPipe:
+    return mbs;
+  case Schedule::Interleaved: {
+    double warmup = std::min<double>((p - j - 1) * 2 + (c.chunks - 1) * p,
+                                     mbs * c.chunks - 1);
+    return (warmup + 1) / c.chunks;
+  }
+  default:
+    return std::min<int64_t>(p - j, mbs);
+  }
+}
+
+std::vector<unsigned>
+mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
+                                           const PlanConfig &c) {
+  const ModelProfile &m = *problem.profile;
+  unsigned n = m.segments.size();
+  int64_t p = c.pp;
+  if (c.chunks != 1 || p < 2 || static_cast<int64_t>(n) < p)
+    return {};
+  bool mixed = problem.precision != "f32" && problem.precision != "f64";
+  std::vector<double> time(n), state(n), saved(n), working(n);
+  std::vector<SegmentCost> costs = segmentCosts(problem, c);
+  for (unsigned i = 0; i < n; ++i) {
+    const SegmentCost &s = costs[i];
+    time[i] = s.forward + s.backward + s.recompute + s.tpComm;
+    state[i] = modelStateBytes(s.parameters, m.floatBytes, mixed, m.optimizer,
+                               c.zeroStage, c.dp)
+                   .total();
+    saved[i] = s.saved;
+    working[i] = s.working + 2 * s.largest;
+  }
+  // Greedy packing under a time bound and the memory limit (with a margin
+  // for what the estimate leaves out: inputs, gradient transients).
+  double limit = 0.95 * problem.memoryLimit;
+  auto pack = [&](double bound, std::vector<unsigned> *starts) {
+    unsigned i = 0;
+    for (int64_t j = 0; j < p && i < n; ++j) {
+      if (starts)
+        starts->push_back(i);
+      double t = 0, st = 0, sv = 0, wk = 0, flight = microBatchesInFlight(c, j);
+      unsigned first = i;
+      // Leave at least one segment for each later stage.
+      while (i + (p - j - 1) < n) {
+        double mem = st + state[i] + (sv + saved[i]) * flight +
+                     std::max(wk, working[i]);
+        if (i > first && (t + time[i] > bound || mem > limit))
+          break;
+        if (i == first && mem > limit)
+          return false;
+        t += time[i];
+        st += state[i];
+        sv += saved[i];
+        wk = std::max(wk, working[i]);
+        ++i;
+      }
+    }
+    return i == n;
+  };
+  double lo = 0, hi = 0;
+  for (double t : time) {
+    lo = std::max(lo, t);
+    hi += t;
+  }
+  if (!pack(hi, nullptr))
+    return {};
+  // A partition within 0.1% of the best bound is as good as the estimate.
+  for (int k = 0; k < 50 && hi - lo > 1e-3 * hi; ++k) {
+    double mid = (lo + hi) / 2;
+    (pack(mid, nullptr) ? hi : lo) = mid;
+  }
+  std::vector<unsigned> starts;
+  if (!pack(hi, &starts) || static_cast<int64_t>(starts.size()) != p)
+    return {};
+  return starts;
+}
+
+double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
+                                            const PlanConfig &config,
+                                            unsigned index) {
+  SegmentCost s = segmentCost(problem, config, index);
+  return s.forward + s.backward + s.recompute + s.tpComm;
+}
+
+PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
+                                            const PlanConfig &c,
+                                            ArrayRef<unsigned> starts) {
+  const ModelProfile &m = *problem.profile;
+  const Cluster &cluster = problem.cluster;
+  PlanEstimate e;
+  e.config = c;
+  unsigned n = m.segments.size();
+  std::vector<SegmentCost> costs = segmentCosts(problem, c);
   double mb = static_cast<double>(c.microBatch);
   double w = m.floatBytes;
   bool mixed = problem.precision != "f32" && problem.precision != "f64";
@@ -214,21 +303,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     st.forward += st.tpComm / 2 + p2p / 2;
     st.backward += st.tpComm / 2 + p2p / 2;
     e.p2pComm = std::max(e.p2pComm, p2p * mbs);
-    // Micro-batches whose activations are live at once on this device.
-    double inFlight;
-    switch (c.schedule) {
-    case Schedule::GPipe:
-      inFlight = mbs;
-      break;
-    case Schedule::Interleaved: {
-      double warmup = std::min<double>((p - j - 1) * 2 + (c.chunks - 1) * p,
-                                       mbs * c.chunks - 1);
-      inFlight = (warmup + 1) / c.chunks;
-      break;
-    }
-    default:
-      inFlight = std::min<int64_t>(p - j, mbs);
-    }
+    double inFlight = microBatchesInFlight(c, j);
     st.inFlight = static_cast<int64_t>(std::ceil(inFlight));
     st.parameterElements = params;
     ModelState state = modelStateBytes(params, w, mixed, m.optimizer,

@@ -157,22 +157,20 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       const StageMemory &m = lean.stages[lean.peakStage].memory;
       std::string msg;
       llvm::raw_string_ostream os(msg);
-      os << "no plan fits in "
-         << llvm::format("%.2f", problem.memoryLimit / (1 << 30))
-         << " GiB per device: the leanest of " << found->evaluated
+      os << "no plan fits in " << formatBytes(problem.memoryLimit)
+         << " per device: the leanest of " << found->evaluated
          << " plans (tp=" << lean.config.tp << " pp=" << lean.config.pp
          << " dp=" << lean.config.dp << " micro-batch="
          << lean.config.microBatch << " recompute="
          << recomputeName(lean.config.recompute)
          << " zero=" << lean.config.zeroStage << ") needs "
-         << llvm::format("%.2f", lean.peakMemory / (1 << 30))
-         << " GiB on pipeline stage " << lean.peakStage << " (parameters "
-         << llvm::format("%.2f", m.parameters / (1 << 30)) << ", gradients "
-         << llvm::format("%.2f", m.gradients / (1 << 30)) << ", optimizer "
-         << llvm::format("%.2f", m.optimizer / (1 << 30)) << ", activations "
-         << llvm::format("%.2f", m.activations / (1 << 30)) << ", working "
-         << llvm::format("%.2f", m.working / (1 << 30))
-         << " GiB); use more devices or pin fewer choices";
+         << formatBytes(lean.peakMemory) << " on pipeline stage "
+         << lean.peakStage << " (parameters " << formatBytes(m.parameters)
+         << ", gradients " << formatBytes(m.gradients) << ", optimizer "
+         << formatBytes(m.optimizer) << ", activations "
+         << formatBytes(m.activations) << ", working "
+         << formatBytes(m.working)
+         << "); use more devices or pin fewer choices";
       return fail(msg);
     }
     const PlanEstimate &plan = found->best;

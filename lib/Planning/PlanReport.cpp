@@ -45,8 +45,9 @@ std::string collectiveName(Collective k) {
   return "collective";
 }
 
-/// Bytes in the largest binary unit that keeps the number at least one.
-std::string humanBytes(double bytes) {
+} // namespace
+
+std::string mlir::ober::planning::formatBytes(double bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (u < 4 && bytes >= 1024) {
@@ -58,8 +59,6 @@ std::string humanBytes(double bytes) {
                                               units[u]);
   return s;
 }
-
-} // namespace
 
 std::vector<PlannedCollective>
 mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
@@ -256,10 +255,10 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                        (long long)st.inFlight);
     for (double b : {mem.parameters, mem.gradients, mem.optimizer,
                      mem.activations, mem.working, mem.total()})
-      os << llvm::format("%-11s", humanBytes(b).c_str());
+      os << llvm::format("%-11s", formatBytes(b).c_str());
     os << "\n";
   }
-  os << "  peak " << humanBytes(plan.peakMemory) << " of " << humanBytes(problem.memoryLimit)
+  os << "  peak " << formatBytes(plan.peakMemory) << " of " << formatBytes(problem.memoryLimit)
      << " (stage " << plan.peakStage << ")\n";
 }
 
@@ -276,12 +275,12 @@ void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
       ++index;
     os << llvm::format("  %3zu x %-28s %9.3g s", (size_t)k.count,
                        k.name.c_str(), segmentSeconds(problem, one, index))
-       << "  saved " << humanBytes(plan.kindActivationBytes[i]) << "\n";
+       << "  saved " << formatBytes(plan.kindActivationBytes[i]) << "\n";
   }
   os << "collectives of the plan (bytes of the full buffer x times per step, "
         "on each device of the stage):\n";
   for (const PlannedCollective &col : plannedCollectives(problem, plan))
     os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
-       << " over " << col.groupSize << " ranks, " << humanBytes(col.bytes) << " x "
+       << " over " << col.groupSize << " ranks, " << formatBytes(col.bytes) << " x "
        << col.perStep << ", " << col.where << ": " << col.reason << "\n";
 }

@@ -65,6 +65,16 @@ std::vector<unsigned> partition(ArrayRef<double> cost, int64_t groups) {
   return starts;
 }
 
+/// Whether some partition might fit: the model state and one micro-batch's
+/// activations, spread evenly over the stages, must fit.
+bool couldFit(const PlanProblem &problem, const PlanEstimate &e) {
+  double total = 0;
+  for (const StageEstimate &st : e.stages)
+    total += st.memory.parameters + st.memory.gradients + st.memory.optimizer +
+             st.memory.activations / std::max<int64_t>(st.inFlight, 1);
+  return total / e.stages.size() <= problem.memoryLimit;
+}
+
 bool better(const PlanEstimate &a, const PlanEstimate &b) {
   return a.stepTime < b.stepTime * (1 - 1e-9);
 }
@@ -188,7 +198,23 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
                   c.zeroStage = zero;
                   PlanEstimate e = evaluate(problem, c, it->second);
                   ++result.evaluated;
-                  bool leaner = result.evaluated == 1 ||
+                  // A time-balanced partition that overflows a stage:
+                  // balance under the memory limit instead (only worth it
+                  // when the time-balanced one, a bound on any partition's
+                  // time, would beat the best so far).
+                  if (!e.fits && pp > 1 && v == 1 &&
+                      (!result.found || better(e, result.best)) &&
+                      couldFit(problem, e)) {
+                    std::vector<unsigned> starts =
+                        memoryAwarePartition(problem, c);
+                    if (!starts.empty() && starts != it->second) {
+                      PlanEstimate f = evaluate(problem, c, starts);
+                      ++result.evaluated;
+                      if (f.fits || f.peakMemory < e.peakMemory)
+                        e = std::move(f);
+                    }
+                  }
+                  bool leaner = result.leanest.stages.empty() ||
                                 e.peakMemory < result.leanest.peakMemory;
                   if (e.fits && (!result.found || better(e, result.best))) {
                     result.found = true;

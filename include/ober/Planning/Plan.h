@@ -98,6 +98,12 @@ PlanEstimate evaluate(const PlanProblem &problem, const PlanConfig &config,
 double segmentSeconds(const PlanProblem &problem, const PlanConfig &config,
                       unsigned index);
 
+/// Stage starts that balance time under the memory limit (1F1B-style
+/// schedules hold more micro-batches on early stages), or nothing when no
+/// partition fits by the estimate. Not for interleaved schedules.
+std::vector<unsigned> memoryAwarePartition(const PlanProblem &problem,
+                                           const PlanConfig &config);
+
 /// Choices the user fixed; unset ones are searched.
 struct PlanPins {
   std::optional<int64_t> tp, pp, dp, microBatch, chunks;
@@ -143,6 +149,10 @@ struct PlannedCollective {
 /// Every collective of `plan`, stage by stage.
 std::vector<PlannedCollective> plannedCollectives(const PlanProblem &problem,
                                                   const PlanEstimate &plan);
+
+/// Bytes in the largest binary unit that keeps the number at least one
+/// ("7.17 MiB").
+std::string formatBytes(double bytes);
 
 /// The report (`--ober-plan-report`).
 llvm::json::Object reportJSON(const PlanProblem &problem,
