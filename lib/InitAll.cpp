@@ -14,9 +14,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Dialect/Ober/IR/ShardingInterfaceImpl.h"
 #include "ober/Planning/Passes.h"
 #include "ober/Training/Passes.h"
 #include "ober/Transforms/Passes.h"
@@ -27,11 +29,14 @@ void mlir::ober::registerAllDialects(DialectRegistry &registry) {
                   linalg::LinalgDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect, shard::ShardDialect,
                   tensor::TensorDialect>();
+  registerShardingInterfaceExternalModels(registry);
 }
 
 void mlir::ober::registerAllPasses() {
   // Upstream, generic passes used between ober stages.
   mlir::registerTransformsPasses();
+  // Sharding propagation and partitioning on the shard dialect.
+  shard::registerShardPasses();
   // ober passes, area by area.
   registerTransformsPasses();
   registerTrainingPasses();

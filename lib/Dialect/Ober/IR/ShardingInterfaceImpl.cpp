@@ -1,0 +1,189 @@
+//===- ShardingInterfaceImpl.cpp - ober ops in the shard dialect ----------===//
+//
+// Part of Ober-Train. External `ShardingInterface` models, so the upstream
+// `sharding-propagation` and `shard-partition` passes (and ober's own
+// partitioner) understand ober ops: the loop iterators of each op, how its
+// operands and results index them, and how to rebuild it on local shards.
+//
+// Covered so far: elementwise ops (unary, and binary with NumPy
+// broadcasting), and matmul (batched or with a 2-D weight; a split
+// contraction becomes partial sums completed by `shard.all_reduce`). A
+// size-1 dimension broadcast against a larger one indexes the constant 0;
+// upstream `sharding-propagation` rejects such maps (with an error, on
+// that op), broadcasting by rank (a bias) is fine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Dialect/Ober/IR/ShardingInterfaceImpl.h"
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using shard::ShardingInterface;
+
+namespace {
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+
+/// An operand of rank k under a result of rank r (NumPy broadcasting): its
+/// dimension i is loop r - k + i, or the constant 0 where it broadcasts.
+AffineMap broadcastMap(Value operand, RankedTensorType result) {
+  MLIRContext *ctx = operand.getContext();
+  auto type = cast<RankedTensorType>(operand.getType());
+  int64_t r = result.getRank(), k = type.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t loop = r - k + i;
+    bool broadcast = type.getDimSize(i) == 1 && result.getDimSize(loop) != 1;
+    exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
+                              : getAffineDimExpr(loop, ctx));
+  }
+  return AffineMap::get(r, 0, exprs, ctx);
+}
+
+/// Elementwise ops with broadcasting: one parallel loop per result
+/// dimension.
+template <typename Op>
+struct BroadcastElementwiseSharding
+    : public ShardingInterface::ExternalModel<BroadcastElementwiseSharding<Op>,
+                                              Op> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<AffineMap> maps;
+    for (Value v : op->getOperands())
+      maps.push_back(broadcastMap(v, result));
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      maps.push_back(
+          AffineMap::getMultiDimIdentityMap(result.getRank(), op->getContext()));
+    return maps;
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    shard::partitionTriviallyShardableOperation(
+        *op, partitionedOperands, operandShardings, resultShardings,
+        partitionMap, symbolTable, builder);
+    return success();
+  }
+};
+
+/// `C[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]`: the result's
+/// dimensions are parallel loops, the contraction a sum loop after them.
+struct MatmulSharding
+    : public ShardingInterface::ExternalModel<MatmulSharding, MatmulOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    auto m = cast<MatmulOp>(op);
+    if (rankOf(m.getLhs()) < 2 || rankOf(m.getRhs()) < 2)
+      return {};
+    SmallVector<utils::IteratorType> types(rankOf(m.getResult()),
+                                           utils::IteratorType::parallel);
+    types.push_back(utils::IteratorType::reduction);
+    return types;
+  }
+
+  SmallVector<shard::ReductionKind>
+  getReductionLoopIteratorKinds(Operation *op) const {
+    return {shard::ReductionKind::Sum};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto m = cast<MatmulOp>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t ra = rankOf(m.getLhs()), rb = rankOf(m.getRhs());
+    if (ra < 2 || rb < 2)
+      return {};
+    auto result = cast<RankedTensorType>(m.getResult().getType());
+    int64_t r = result.getRank();
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    // Batch dimensions broadcast like an elementwise op's.
+    auto batch = [&](Value v, int64_t rank) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<AffineExpr> exprs;
+      for (int64_t i = 0; i + 2 < rank; ++i) {
+        int64_t loop = r - rank + i;
+        bool broadcast = type.getDimSize(i) == 1 && result.getDimSize(loop) != 1;
+        exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx) : dim(loop));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> lhs = batch(m.getLhs(), ra);
+    lhs.append({dim(r - 2), dim(r)});
+    SmallVector<AffineExpr> rhs = batch(m.getRhs(), rb);
+    rhs.append({dim(r), dim(r - 1)});
+    return {AffineMap::get(r + 1, 0, lhs, ctx), AffineMap::get(r + 1, 0, rhs, ctx),
+            AffineMap::get(r + 1, 0,
+                           AffineMap::getMultiDimIdentityMap(r, ctx).getResults(),
+                           ctx)};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    auto m = cast<MatmulOp>(op);
+    shard::GridOp grid =
+        shard::getGrid(op, resultShardings.front().getGridAttr(), symbolTable);
+    if (!grid)
+      return op->emitError("no shard.grid for the result sharding");
+    SmallVector<utils::IteratorType> iterators = getLoopIteratorTypes(op);
+    SmallVector<AffineMap> maps = getIndexingMaps(op);
+    if (iterators.empty())
+      return op->emitError("sharding a matmul of a vector is not supported");
+    shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
+        operandShardings, resultShardings, iterators, maps);
+    Type local = shard::shardType(m.getResult().getType(), grid,
+                                  resultShardings.front());
+    Value value = MatmulOp::create(builder, op->getLoc(), local,
+                                   partitionedOperands[0],
+                                   partitionedOperands[1]);
+    // A split contraction leaves partial sums on each device.
+    SmallVector<shard::GridAxis> reduce =
+        shard::getReductionGridAxes(iterators, axes);
+    if (!reduce.empty())
+      value = shard::AllReduceOp::create(builder, op->getLoc(), value,
+                                         grid.getSymName(), reduce,
+                                         shard::ReductionKind::Sum);
+    partitionMap.map(m.getResult(), value);
+    partitionMap.map(op, value.getDefiningOp());
+    return success();
+  }
+};
+
+template <typename... Ops>
+void attachElementwise(MLIRContext *ctx) {
+  (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
+}
+} // namespace
+
+void mlir::ober::registerShardingInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, OberDialect *) {
+    attachElementwise<
+        // Unary.
+        NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
+        SiluOp, ErfOp, ReciprocalOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
+        AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp, CeilOp,
+        RoundOp, SignOp, NotOp, GeluOp, CastOp,
+        // Binary, with broadcasting.
+        AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp,
+        XorOp, CompareOp, SelectOp>(ctx);
+    MatmulOp::attachInterface<MatmulSharding>(*ctx);
+  });
+}

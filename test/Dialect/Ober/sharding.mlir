@@ -1,0 +1,80 @@
+// RUN: ober-opt %s --pass-pipeline="builtin.module(func.func(sharding-propagation,shard-partition))" -split-input-file | FileCheck %s
+
+// Megatron's MLP from the ShardingInterface models: the first weight split by
+// columns (and its bias with it), the second by rows; propagation carries the
+// split through the bias add and relu, and partitioning leaves local shapes
+// and one all-reduce of the partial sums.
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @megatron_mlp
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>, %[[W1:.*]]: tensor<8x8xf32>, %[[B1:.*]]: tensor<8xf32>, %[[W2:.*]]: tensor<8x8xf32>
+// CHECK-NEXT: %[[H:.*]] = ober.matmul %[[X]], %[[W1]] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[HB:.*]] = ober.add %[[H]], %[[B1]] : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = ober.relu %[[HB]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = ober.matmul %[[R]], %[[W2]] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[Y]] on @grid grid_axes = [0] : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[S]] : tensor<4x8xf32>
+func.func @megatron_mlp(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %b1: tensor<16xf32>, %w2: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %col = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %row = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %x0 = shard.shard %x to %rep : tensor<4x8xf32>
+  %w1s = shard.shard %w1 to %col : tensor<8x16xf32>
+  %b1s = shard.shard %b1 to %row : tensor<16xf32>
+  %w2s = shard.shard %w2 to %row : tensor<16x8xf32>
+  %h = ober.matmul %x0, %w1s : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %hb = ober.add %h, %b1s : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %r = ober.relu %hb : tensor<4x16xf32>
+  %y = ober.matmul %r, %w2s : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %y0 = shard.shard %y to %rep annotate_for_users : tensor<4x8xf32>
+  return %y0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Data parallelism: the batch split flows through matmul (a parallel loop),
+// the broadcast bias and the activation; no communication.
+shard.grid @grid(shape = 4)
+
+// CHECK-LABEL: func.func @data_parallel
+// CHECK-SAME: %[[X:.*]]: tensor<2x8xf32>, %[[W:.*]]: tensor<8x16xf32>, %[[B:.*]]: tensor<16xf32>
+// CHECK-NEXT: %[[H:.*]] = ober.matmul %[[X]], %[[W]] : (tensor<2x8xf32>, tensor<8x16xf32>) -> tensor<2x16xf32>
+// CHECK-NEXT: %[[HB:.*]] = ober.add %[[H]], %[[B]] : (tensor<2x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+// CHECK-NEXT: %[[T:.*]] = ober.tanh %[[HB]] : tensor<2x16xf32>
+// CHECK-NEXT: return %[[T]] : tensor<2x16xf32>
+func.func @data_parallel(%x: tensor<8x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %batch = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %batch : tensor<8x8xf32>
+  %ws = shard.shard %w to %rep : tensor<8x16xf32>
+  %bs = shard.shard %b to %rep : tensor<16xf32>
+  %h = ober.matmul %xs, %ws : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %hb = ober.add %h, %bs : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %t = ober.tanh %hb : tensor<8x16xf32>
+  %t0 = shard.shard %t to %batch annotate_for_users : tensor<8x16xf32>
+  return %t0 : tensor<8x16xf32>
+}
+
+// -----
+
+// Attention-style batched matmuls split over heads (a batch loop of both
+// operands): scores and weighted values stay local.
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME: %[[Q:.*]]: tensor<2x2x8x4xf32>, %[[K:.*]]: tensor<2x2x4x8xf32>, %[[V:.*]]: tensor<2x2x8x4xf32>
+// CHECK-NEXT: %[[S:.*]] = ober.matmul %[[Q]], %[[K]] : (tensor<2x2x8x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x8x8xf32>
+// CHECK-NEXT: %[[E:.*]] = ober.exp %[[S]] : tensor<2x2x8x8xf32>
+// CHECK-NEXT: %[[O:.*]] = ober.matmul %[[E]], %[[V]] : (tensor<2x2x8x8xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x8x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @heads(%q: tensor<2x4x8x4xf32>, %k: tensor<2x4x4x8xf32>, %v: tensor<2x4x8x4xf32>) -> tensor<2x4x8x4xf32> {
+  %heads = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %qs = shard.shard %q to %heads : tensor<2x4x8x4xf32>
+  %ks = shard.shard %k to %heads : tensor<2x4x4x8xf32>
+  %vs = shard.shard %v to %heads : tensor<2x4x8x4xf32>
+  %s = ober.matmul %qs, %ks : (tensor<2x4x8x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x8x8xf32>
+  %e = ober.exp %s : tensor<2x4x8x8xf32>
+  %o = ober.matmul %e, %vs : (tensor<2x4x8x8xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x4xf32>
+  %o0 = shard.shard %o to %heads annotate_for_users : tensor<2x4x8x4xf32>
+  return %o0 : tensor<2x4x8x4xf32>
+}
