@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Reference/Interpreter.h"
+#include "ober/Reference/Collectives.h"
 
 #include "Kernels.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
@@ -123,7 +124,15 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
                           "regions ('")
              << op.getName() << "')";
     SmallVector<Tensor> outs;
-    if (auto call = dyn_cast<func::CallOp>(op)) {
+    if (Communicator::handles(&op)) {
+      if (!communicator)
+        return op.emitError("a collective needs simulated devices (a "
+                            "shard.grid in the module)");
+      FailureOr<Tensor> out = communicator->run(&op, rank, operands.front());
+      if (failed(out))
+        return failure();
+      outs.push_back(std::move(*out));
+    } else if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
       if (!callee || callee.isExternal())
         return op.emitError("no body for callee @") << call.getCallee();

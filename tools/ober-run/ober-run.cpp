@@ -16,6 +16,7 @@
 #include "ober/Reference/TensorIO.h"
 #include "ober/Tools/GradCheck.h"
 #include "ober/Tools/ModelLoader.h"
+#include "ober/Tools/Devices.h"
 #include "ober/Tools/TrainLoop.h"
 #include "ober/Transforms/RefineShapes.h"
 
@@ -114,6 +115,13 @@ static FailureOr<SmallVector<reference::Tensor>> readInputs(MLIRContext *ctx,
   return tensors;
 }
 
+static int64_t findGridSize(shard::GridOp grid) {
+  int64_t n = 1;
+  for (int64_t d : grid.getShape())
+    n *= d;
+  return n;
+}
+
 static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
                                 std::map<unsigned, reference::Tensor> params) {
   FailureOr<SmallVector<reference::Tensor>> batches =
@@ -201,12 +209,20 @@ static LogicalResult runModel(MLIRContext &context) {
            << numInputs << " input(s) besides its " << params->size()
            << " parameter(s), got " << inputPaths.size() << " --input";
 
-  // Pair each non-parameter argument with its .npy file.
+  // Pair each non-parameter argument with its .npy file. On simulated
+  // devices (a module with a shard.grid) the files hold global tensors.
+  shard::GridOp grid = findGrid(*module);
   SmallVector<reference::Tensor> args(func.getNumArguments());
   SmallVector<Type> argTypes(func.getArgumentTypes());
   bool dynamic = false;
   for (unsigned i = 0, next = 0; i < func.getNumArguments(); ++i) {
     auto type = cast<RankedTensorType>(argTypes[i]);
+    if (grid) {
+      FailureOr<RankedTensorType> global = globalType(func, grid, i);
+      if (failed(global))
+        return failure();
+      type = *global;
+    }
     if (auto it = params->find(i); it != params->end()) {
       args[i] = it->second;
       continue;
@@ -236,8 +252,28 @@ static LogicalResult runModel(MLIRContext &context) {
   if (dynamic && failed(refineFunctionShapes(func, argTypes)))
     return failure();
 
-  reference::Interpreter interpreter(*module);
-  FailureOr<SmallVector<reference::Tensor>> results = interpreter.run(func, args);
+  FailureOr<SmallVector<reference::Tensor>> results = failure();
+  reference::RunStats stats;
+  if (grid) {
+    if (dynamic)
+      return func.emitError("simulated devices need static shapes");
+    FailureOr<DeviceRun> run = runOnDevices(*module, func, grid, args);
+    if (failed(run))
+      return failure();
+    results = std::move(run->results);
+    stats.peakLiveBytes = run->peakLiveBytes;
+    stats.opsExecuted = run->opsExecuted;
+    if (printStats) {
+      llvm::errs() << "devices: " << findGridSize(grid) << "\n";
+      for (auto [i, c] : llvm::enumerate(run->collectives))
+        llvm::errs() << "collective " << i << ": " << c.kind << " over "
+                     << c.groupSize << " devices, " << c.bytes << " bytes\n";
+    }
+  } else {
+    reference::Interpreter interpreter(*module);
+    results = interpreter.run(func, args);
+    stats = interpreter.getStats();
+  }
   if (failed(results))
     return failure();
 
@@ -262,9 +298,10 @@ static LogicalResult runModel(MLIRContext &context) {
       llvm::outs() << "\n";
     }
   if (printStats)
-    llvm::errs() << "ops executed: " << interpreter.getStats().opsExecuted
-                 << "\npeak live bytes: "
-                 << interpreter.getStats().peakLiveBytes << "\n";
+    llvm::errs() << "ops executed: " << stats.opsExecuted
+                 << (grid ? " (on each device)" : "")
+                 << "\npeak live bytes: " << stats.peakLiveBytes
+                 << (grid ? " (the largest of the devices)" : "") << "\n";
   return success();
 }
 

@@ -43,12 +43,21 @@ public:
 
   const RunStats &getStats() const { return stats; }
 
+  /// Makes this interpreter device `rank` of `communicator`, which runs the
+  /// `shard` collectives it meets.
+  void setDevice(class Communicator *communicator, int64_t rank) {
+    this->communicator = communicator;
+    this->rank = rank;
+  }
+
 private:
   LogicalResult runBlock(Block &block, ArrayRef<Tensor> args,
                          SmallVectorImpl<Tensor> &results, int64_t &live);
 
   ModuleOp module;
   RunStats stats;
+  class Communicator *communicator = nullptr;
+  int64_t rank = 0;
 };
 
 } // namespace mlir::ober::reference

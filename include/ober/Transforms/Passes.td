@@ -28,4 +28,25 @@ def DecomposeAttentionPass
   let dependentDialects = ["::mlir::ober::OberDialect"];
 }
 
+def RecordShardingsPass
+    : Pass<"ober-record-shardings", "func::FuncOp"> {
+  let summary = "Keep the shardings of arguments and results as attributes";
+  let description = [{
+    Partitioning (`shard-partition`) gives a function per-device argument
+    and result types and drops the `shard.shard` annotations that said how
+    each global tensor is cut. Run before it, this pass records them as
+    `ober.split` on the arguments (annotated by `shard.shard`) and results
+    (returned through `shard.shard ... annotate_for_users`): one entry per
+    dimension, the grid axis that splits it or -1. `ober-run` cuts global
+    inputs and assembles global results with them. A dimension split over
+    several grid axes, halos and uneven splits are rejected.
+
+    ```mlir
+    %s = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+    %w = shard.shard %arg1 to %s : tensor<8x16xf32>
+    // arg 1 gets {ober.split = array<i64: -1, 0>}
+    ```
+  }];
+}
+
 #endif // OBER_TRANSFORMS_PASSES_TD

@@ -76,6 +76,13 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                 "\"row\", \"vocab\", \"split\"";
     return success();
   }
+  if (attrName == "ober.split") {
+    if (!isa<DenseI64ArrayAttr>(attr.getValue()))
+      return op->emitOpError() << "argument #" << argIndex
+                               << ": 'ober.split' must be an i64 array (a grid "
+                                  "axis or -1 per dimension)";
+    return success();
+  }
   if (attrName == "ober.stage") {
     auto stage = dyn_cast<IntegerAttr>(attr.getValue());
     if (!stage || stage.getInt() < 0)

@@ -1,0 +1,46 @@
+//===- Devices.h - run an SPMD program on simulated devices -----*- C++ -*-===//
+//
+// Part of Ober-Train. A partitioned function takes and returns per-device
+// blocks; the attribute `ober.split` on an argument or result (one entry
+// per dimension: the grid axis that splits it, or -1) says how the global
+// tensor is cut. This runs the function on one thread per device of the
+// module's `shard.grid`, cutting the global inputs and assembling the
+// global results.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TOOLS_DEVICES_H
+#define OBER_TOOLS_DEVICES_H
+
+#include "ober/Reference/Collectives.h"
+#include "ober/Reference/Interpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+namespace mlir::ober {
+
+/// The module's device grid, if it has one.
+shard::GridOp findGrid(ModuleOp module);
+
+/// The global type of argument `i` (or result `i` with `result`) of `func`.
+FailureOr<RankedTensorType> globalType(func::FuncOp func, shard::GridOp grid,
+                                       unsigned i, bool result = false);
+
+struct DeviceRun {
+  SmallVector<reference::Tensor> results;
+  std::vector<reference::CollectiveRecord> collectives;
+  /// The largest peak of live bytes over the devices, and the ops device 0
+  /// ran.
+  int64_t peakLiveBytes = 0, opsExecuted = 0;
+};
+
+/// Runs `func` on every device of `grid` with `globalArgs` cut by the
+/// arguments' `ober.split`.
+FailureOr<DeviceRun> runOnDevices(ModuleOp module, func::FuncOp func,
+                                  shard::GridOp grid,
+                                  ArrayRef<reference::Tensor> globalArgs);
+
+} // namespace mlir::ober
+
+#endif // OBER_TOOLS_DEVICES_H

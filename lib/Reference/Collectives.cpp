@@ -1,0 +1,192 @@
+//===- Collectives.cpp - simulated devices for the interpreter ------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Reference/Collectives.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ober::reference;
+
+Communicator::Communicator(ArrayRef<int64_t> shape)
+    : shape(shape.begin(), shape.end()) {
+  for (int64_t d : shape)
+    numDevices *= d;
+  slots.resize(numDevices);
+}
+
+bool Communicator::handles(Operation *op) {
+  return isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
+             shard::AllSliceOp>(op);
+}
+
+std::vector<Tensor> Communicator::exchange(int64_t rank, const Tensor &input) {
+  std::unique_lock<std::mutex> lock(mutex);
+  slots[rank] = input;
+  int64_t mine = generation;
+  if (++arrived == numDevices) {
+    published = slots;
+    arrived = 0;
+    ++generation;
+    arrivedAll.notify_all();
+  } else {
+    arrivedAll.wait(lock, [&] { return generation != mine; });
+  }
+  // The next collective cannot complete before this device arrives there,
+  // so `published` still holds this one.
+  return published;
+}
+
+std::vector<int64_t> Communicator::group(int64_t rank,
+                                         ArrayRef<int16_t> axes) const {
+  int64_t rankCount = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> coords(rankCount);
+  for (int64_t i = rankCount - 1, r = rank; i >= 0; --i) {
+    coords[i] = r % shape[i];
+    r /= shape[i];
+  }
+  // Enumerate the coordinates on `axes` row-major in the order given.
+  std::vector<int64_t> members;
+  int64_t count = 1;
+  for (int16_t a : axes)
+    count *= shape[a];
+  for (int64_t k = 0; k < count; ++k) {
+    SmallVector<int64_t> c = coords;
+    for (int64_t i = static_cast<int64_t>(axes.size()) - 1, rem = k; i >= 0;
+         --i) {
+      c[axes[i]] = rem % shape[axes[i]];
+      rem /= shape[axes[i]];
+    }
+    int64_t linear = 0;
+    for (int64_t i = 0; i < rankCount; ++i)
+      linear = linear * shape[i] + c[i];
+    members.push_back(linear);
+  }
+  return members;
+}
+
+namespace {
+double reduce(shard::ReductionKind kind, double a, double b) {
+  switch (kind) {
+  case shard::ReductionKind::Max:
+    return std::max(a, b);
+  case shard::ReductionKind::Min:
+    return std::min(a, b);
+  case shard::ReductionKind::Product:
+    return a * b;
+  default:
+    return a + b;
+  }
+}
+
+/// Part `index` of `parts` equal blocks of `t` along `axis`.
+Tensor block(const Tensor &t, int64_t axis, int64_t index, int64_t parts) {
+  SmallVector<int64_t> shape(t.getShape());
+  int64_t size = shape[axis] / parts;
+  shape[axis] = size;
+  Tensor out(t.getElementType(), shape);
+  SmallVector<int64_t> src = stridesOf(t.getShape()), dst = stridesOf(shape);
+  for (int64_t i = 0; i < out.getNumElements(); ++i) {
+    int64_t from = 0, rem = i;
+    for (int64_t d = 0; d < out.getRank(); ++d) {
+      int64_t c = rem / dst[d];
+      rem %= dst[d];
+      from += (d == axis ? c + index * size : c) * src[d];
+    }
+    out.copyElement(i, t, from);
+  }
+  return out;
+}
+
+/// `parts` concatenated along `axis`.
+Tensor concat(ArrayRef<Tensor> parts, int64_t axis) {
+  SmallVector<int64_t> shape(parts.front().getShape());
+  int64_t size = shape[axis];
+  shape[axis] = size * static_cast<int64_t>(parts.size());
+  Tensor out(parts.front().getElementType(), shape);
+  SmallVector<int64_t> dst = stridesOf(shape),
+                       src = stridesOf(parts.front().getShape());
+  for (int64_t i = 0; i < out.getNumElements(); ++i) {
+    int64_t from = 0, rem = i, which = 0;
+    for (int64_t d = 0; d < out.getRank(); ++d) {
+      int64_t c = rem / dst[d];
+      rem %= dst[d];
+      if (d == axis) {
+        which = c / size;
+        c %= size;
+      }
+      from += c * src[d];
+    }
+    out.copyElement(i, parts[which], from);
+  }
+  return out;
+}
+
+int64_t bytesOf(const Tensor &t) { return t.getSizeInBytes(); }
+} // namespace
+
+FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
+                                    const Tensor &input) {
+  auto record = [&](StringRef kind, int64_t bytes, int64_t groupSize) {
+    if (rank == 0) {
+      std::lock_guard<std::mutex> lock(mutex);
+      log.push_back({kind.str(), bytes, groupSize});
+    }
+  };
+  if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+    std::vector<int64_t> members = group(rank, slice.getGridAxes());
+    int64_t index = std::find(members.begin(), members.end(), rank) -
+                    members.begin();
+    return block(input, slice.getSliceAxis().getSExtValue(), index,
+                 static_cast<int64_t>(members.size()));
+  }
+  std::vector<Tensor> all = exchange(rank, input);
+  auto gather = [&](ArrayRef<int16_t> axes, std::vector<int64_t> &members) {
+    members = group(rank, axes);
+    std::vector<Tensor> parts;
+    for (int64_t m : members)
+      parts.push_back(all[m]);
+    return parts;
+  };
+  auto sum = [&](ArrayRef<Tensor> parts, shard::ReductionKind kind) {
+    Tensor out = parts.front();
+    for (const Tensor &p : parts.drop_front())
+      for (int64_t i = 0; i < out.getNumElements(); ++i)
+        out.setFloat(i, reduce(kind, out.getFloat(i), p.getFloat(i)));
+    return out;
+  };
+  std::vector<int64_t> members;
+  if (auto ar = dyn_cast<shard::AllReduceOp>(op)) {
+    std::vector<Tensor> parts = gather(ar.getGridAxes(), members);
+    record("all-reduce", bytesOf(input), members.size());
+    return sum(parts, ar.getReduction());
+  }
+  if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
+    std::vector<Tensor> parts = gather(ag.getGridAxes(), members);
+    record("all-gather", bytesOf(input) * members.size(), members.size());
+    return concat(parts, ag.getGatherAxis().getSExtValue());
+  }
+  if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
+    std::vector<Tensor> parts = gather(rs.getGridAxes(), members);
+    record("reduce-scatter", bytesOf(input), members.size());
+    int64_t index = std::find(members.begin(), members.end(), rank) -
+                    members.begin();
+    return block(sum(parts, rs.getReduction()),
+                 rs.getScatterAxis().getSExtValue(), index,
+                 static_cast<int64_t>(members.size()));
+  }
+  return op->emitError("the simulated devices do not run '")
+         << op->getName() << "'";
+}
+
+std::vector<CollectiveRecord> Communicator::records() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return log;
+}

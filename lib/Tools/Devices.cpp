@@ -1,0 +1,161 @@
+//===- Devices.cpp - run an SPMD program on simulated devices -------------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Tools/Devices.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::ober;
+using reference::Tensor;
+
+shard::GridOp mlir::ober::findGrid(ModuleOp module) {
+  for (auto grid : module.getOps<shard::GridOp>())
+    return grid;
+  return {};
+}
+
+/// The `ober.split` of an argument or result: a grid axis or -1 per
+/// dimension (all -1 without the attribute).
+static FailureOr<SmallVector<int64_t>> splitOf(func::FuncOp func,
+                                               shard::GridOp grid, unsigned i,
+                                               bool result) {
+  auto type = dyn_cast<RankedTensorType>(
+      result ? func.getResultTypes()[i] : func.getArgumentTypes()[i]);
+  if (!type)
+    return func.emitError("simulated devices take ranked tensors only");
+  auto attr = result ? func.getResultAttrOfType<DenseI64ArrayAttr>(i, "ober.split")
+                     : func.getArgAttrOfType<DenseI64ArrayAttr>(i, "ober.split");
+  SmallVector<int64_t> split(type.getRank(), -1);
+  if (!attr)
+    return split;
+  const char *what = result ? "result #" : "argument #";
+  if (attr.size() != type.getRank())
+    return func.emitError(what) << i << ": 'ober.split' has " << attr.size()
+                                << " entries for a rank-" << type.getRank()
+                                << " tensor";
+  for (auto [d, axis] : llvm::enumerate(attr.asArrayRef())) {
+    if (axis < -1 || axis >= grid.getRank())
+      return func.emitError(what)
+             << i << ": 'ober.split' names grid axis " << axis << " but @"
+             << grid.getSymName() << " has " << grid.getRank();
+    split[d] = axis;
+  }
+  return split;
+}
+
+FailureOr<RankedTensorType> mlir::ober::globalType(func::FuncOp func,
+                                                   shard::GridOp grid,
+                                                   unsigned i, bool result) {
+  auto type = cast<RankedTensorType>(result ? func.getResultTypes()[i]
+                                            : func.getArgumentTypes()[i]);
+  FailureOr<SmallVector<int64_t>> split = splitOf(func, grid, i, result);
+  if (failed(split))
+    return failure();
+  SmallVector<int64_t> shape(type.getShape());
+  for (auto [d, axis] : llvm::enumerate(*split))
+    if (axis >= 0)
+      shape[d] *= grid.getShape()[axis];
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+namespace {
+SmallVector<int64_t> coordinates(ArrayRef<int64_t> shape, int64_t rank) {
+  SmallVector<int64_t> c(shape.size());
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    c[i] = rank % shape[i];
+    rank /= shape[i];
+  }
+  return c;
+}
+
+/// Copies between a global tensor and device `rank`'s block of it.
+void copyBlock(Tensor &global, Tensor &local, ArrayRef<int64_t> split,
+               ArrayRef<int64_t> gridShape, int64_t rank, bool toLocal) {
+  SmallVector<int64_t> coord = coordinates(gridShape, rank);
+  SmallVector<int64_t> g = reference::stridesOf(global.getShape()),
+                       l = reference::stridesOf(local.getShape());
+  for (int64_t i = 0; i < local.getNumElements(); ++i) {
+    int64_t offset = 0, rem = i;
+    for (int64_t d = 0; d < local.getRank(); ++d) {
+      int64_t c = rem / l[d];
+      rem %= l[d];
+      if (split[d] >= 0)
+        c += coord[split[d]] * local.getShape()[d];
+      offset += c * g[d];
+    }
+    if (toLocal)
+      local.copyElement(i, global, offset);
+    else
+      global.copyElement(offset, local, i);
+  }
+}
+} // namespace
+
+FailureOr<DeviceRun>
+mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
+                         ArrayRef<Tensor> globalArgs) {
+  ArrayRef<int64_t> gridShape = grid.getShape();
+  reference::Communicator comm(gridShape);
+  int64_t n = comm.size();
+  SmallVector<SmallVector<int64_t>> argSplits, resultSplits;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    FailureOr<SmallVector<int64_t>> s = splitOf(func, grid, i, false);
+    if (failed(s))
+      return failure();
+    argSplits.push_back(*s);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    FailureOr<SmallVector<int64_t>> s = splitOf(func, grid, i, true);
+    if (failed(s))
+      return failure();
+    resultSplits.push_back(*s);
+  }
+  // Each device's arguments.
+  std::vector<SmallVector<Tensor>> args(n);
+  for (int64_t r = 0; r < n; ++r)
+    for (auto [i, global] : llvm::enumerate(globalArgs)) {
+      auto local = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+      Tensor t(local.getElementType(), local.getShape());
+      Tensor g = global;
+      copyBlock(g, t, argSplits[i], gridShape, r, /*toLocal=*/true);
+      args[r].push_back(std::move(t));
+    }
+  std::vector<FailureOr<SmallVector<Tensor>>> outs(n, failure());
+  std::vector<int64_t> peaks(n), ops(n);
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      reference::Interpreter interpreter(module);
+      interpreter.setDevice(&comm, r);
+      outs[r] = interpreter.run(func, args[r]);
+      peaks[r] = interpreter.getStats().peakLiveBytes;
+      ops[r] = interpreter.getStats().opsExecuted;
+    });
+  for (std::thread &t : threads)
+    t.join();
+  DeviceRun run;
+  run.opsExecuted = ops.front();
+  for (int64_t r = 0; r < n; ++r) {
+    if (failed(outs[r]))
+      return failure();
+    run.peakLiveBytes = std::max(run.peakLiveBytes, peaks[r]);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    FailureOr<RankedTensorType> type = globalType(func, grid, i, true);
+    if (failed(type))
+      return failure();
+    Tensor global(type->getElementType(), type->getShape());
+    for (int64_t r = 0; r < n; ++r)
+      copyBlock(global, (*outs[r])[i], resultSplits[i], gridShape, r,
+                /*toLocal=*/false);
+    run.results.push_back(std::move(global));
+  }
+  run.collectives = comm.records();
+  return run;
+}
