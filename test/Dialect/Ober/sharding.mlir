@@ -78,3 +78,34 @@ func.func @heads(%q: tensor<2x4x8x4xf32>, %k: tensor<2x4x4x8xf32>, %v: tensor<2x
   %o0 = shard.shard %o to %heads annotate_for_users : tensor<2x4x8x4xf32>
   return %o0 : tensor<2x4x8x4xf32>
 }
+
+// -----
+
+// Reductions over a split dimension: partial results and an all-reduce of
+// the matching kind (a mean divides by the parts); a transpose moves the
+// split to the other dimension.
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @row_stats
+// CHECK-SAME: %[[X:.*]]: tensor<4x4xf32>
+// CHECK-NEXT: %[[M:.*]] = ober.reduce_mean %[[X]] {axes = array<i64: 1>, keepdims = false} : (tensor<4x4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[MS:.*]] = shard.all_reduce %[[M]] on @grid grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[HALF:.*]] = ober.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[MEAN:.*]] = ober.mul %[[MS]], %[[HALF]]
+// CHECK-NEXT: %[[MX:.*]] = ober.reduce_max %[[X]]
+// CHECK-NEXT: %[[MXS:.*]] = shard.all_reduce %[[MX]] on @grid grid_axes = [0] reduction = max
+// CHECK-NEXT: %[[T:.*]] = ober.transpose %[[X]] {permutation = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: return %[[MEAN]], %[[MXS]], %[[T]]
+func.func @row_stats(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<8x4xf32>) {
+  %cols = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %rows = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %cols : tensor<4x8xf32>
+  %m = ober.reduce_mean %xs {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %mx = ober.reduce_max %xs {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+  %t = ober.transpose %xs {permutation = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<8x4xf32>
+  %m0 = shard.shard %m to %rep annotate_for_users : tensor<4xf32>
+  %mx0 = shard.shard %mx to %rep annotate_for_users : tensor<4xf32>
+  %t0 = shard.shard %t to %rows annotate_for_users : tensor<8x4xf32>
+  return %m0, %mx0, %t0 : tensor<4xf32>, tensor<4xf32>, tensor<8x4xf32>
+}

@@ -6,7 +6,7 @@
 // operands and results index them, and how to rebuild it on local shards.
 //
 // Covered so far: elementwise ops (unary, and binary with NumPy
-// broadcasting), and matmul (batched or with a 2-D weight; a split
+// broadcasting), transpose, reductions without kept dimensions, and matmul (batched or with a 2-D weight; a split
 // contraction becomes partial sums completed by `shard.all_reduce`). A
 // size-1 dimension broadcast against a larger one indexes the constant 0;
 // upstream `sharding-propagation` rejects such maps (with an error, on
@@ -166,6 +166,125 @@ struct MatmulSharding
   }
 };
 
+/// `out[p(i)] = in[i]`: one parallel loop per result dimension.
+struct TransposeSharding
+    : public ShardingInterface::ExternalModel<TransposeSharding, TransposeOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto t = cast<TransposeOp>(op);
+    MLIRContext *ctx = op->getContext();
+    ArrayRef<int64_t> perm = t.getPermutation();
+    int64_t r = static_cast<int64_t>(perm.size());
+    // Result dimension j reads input dimension perm[j].
+    SmallVector<AffineExpr> in(r);
+    for (int64_t j = 0; j < r; ++j)
+      in[perm[j]] = getAffineDimExpr(j, ctx);
+    return {AffineMap::get(r, 0, in, ctx),
+            AffineMap::getMultiDimIdentityMap(r, ctx)};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    shard::partitionTriviallyShardableOperation(
+        *op, partitionedOperands, operandShardings, resultShardings,
+        partitionMap, symbolTable, builder);
+    return success();
+  }
+};
+
+/// Reductions over `axes` without kept dimensions: input dimensions are
+/// loops, the reduced ones reduction loops. A split reduced dimension
+/// leaves partial results, completed by an all-reduce of the matching
+/// kind (a mean also divides by the number of parts).
+template <typename Op, shard::ReductionKind Kind, bool Mean = false>
+struct ReduceSharding
+    : public ShardingInterface::ExternalModel<ReduceSharding<Op, Kind, Mean>,
+                                              Op> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    auto red = cast<Op>(op);
+    if (red.getKeepdims())
+      return {};
+    SmallVector<utils::IteratorType> types(rankOf(red.getInput()),
+                                           utils::IteratorType::parallel);
+    for (int64_t a : red.getAxes())
+      types[a] = utils::IteratorType::reduction;
+    return types;
+  }
+
+  SmallVector<shard::ReductionKind>
+  getReductionLoopIteratorKinds(Operation *op) const {
+    return SmallVector<shard::ReductionKind>(cast<Op>(op).getAxes().size(),
+                                             Kind);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto red = cast<Op>(op);
+    if (red.getKeepdims())
+      return {};
+    MLIRContext *ctx = op->getContext();
+    int64_t r = rankOf(red.getInput());
+    SmallVector<AffineExpr> out;
+    for (int64_t d = 0; d < r; ++d)
+      if (!llvm::is_contained(red.getAxes(), d))
+        out.push_back(getAffineDimExpr(d, ctx));
+    return {AffineMap::getMultiDimIdentityMap(r, ctx),
+            AffineMap::get(r, 0, out, ctx)};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    auto red = cast<Op>(op);
+    if (red.getKeepdims())
+      return op->emitError("sharding a reduction with kept dimensions is not "
+                           "supported yet");
+    shard::GridOp grid =
+        shard::getGrid(op, resultShardings.front().getGridAttr(), symbolTable);
+    if (!grid)
+      return op->emitError("no shard.grid for the result sharding");
+    shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
+        operandShardings, resultShardings, getLoopIteratorTypes(op),
+        getIndexingMaps(op));
+    SmallVector<shard::GridAxis> reduce =
+        shard::getReductionGridAxes(getLoopIteratorTypes(op), axes);
+    Type local = shard::shardType(red.getResult().getType(), grid,
+                                  resultShardings.front());
+    Value value = Op::create(builder, op->getLoc(), local,
+                             partitionedOperands[0], red.getAxesAttr(),
+                             red.getKeepdimsAttr());
+    if (!reduce.empty()) {
+      value = shard::AllReduceOp::create(builder, op->getLoc(), value,
+                                         grid.getSymName(), reduce, Kind);
+      if (Mean) {
+        int64_t parts = 1;
+        for (shard::GridAxis a : reduce)
+          parts *= grid.getShape()[a];
+        auto type = cast<RankedTensorType>(local);
+        Value scale = ConstantOp::create(
+            builder, op->getLoc(),
+            DenseElementsAttr::get(
+                RankedTensorType::get({}, type.getElementType()),
+                builder.getFloatAttr(type.getElementType(), 1.0 / parts)));
+        value = MulOp::create(builder, op->getLoc(), type, value, scale);
+      }
+    }
+    partitionMap.map(red.getResult(), value);
+    partitionMap.map(op, value.getDefiningOp());
+    return success();
+  }
+};
+
 template <typename... Ops>
 void attachElementwise(MLIRContext *ctx) {
   (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
@@ -185,5 +304,14 @@ void mlir::ober::registerShardingInterfaceExternalModels(
         AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp,
         XorOp, CompareOp, SelectOp>(ctx);
     MatmulOp::attachInterface<MatmulSharding>(*ctx);
+    TransposeOp::attachInterface<TransposeSharding>(*ctx);
+    ReduceSumOp::attachInterface<
+        ReduceSharding<ReduceSumOp, shard::ReductionKind::Sum>>(*ctx);
+    ReduceMeanOp::attachInterface<
+        ReduceSharding<ReduceMeanOp, shard::ReductionKind::Sum, true>>(*ctx);
+    ReduceMaxOp::attachInterface<
+        ReduceSharding<ReduceMaxOp, shard::ReductionKind::Max>>(*ctx);
+    ReduceMinOp::attachInterface<
+        ReduceSharding<ReduceMinOp, shard::ReductionKind::Min>>(*ctx);
   });
 }
