@@ -109,3 +109,31 @@ func.func @row_stats(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tens
   %t0 = shard.shard %t to %rows annotate_for_users : tensor<8x4xf32>
   return %m0, %mx0, %t0 : tensor<4xf32>, tensor<4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// Softmax along a split axis (vocabulary-parallel): the maximum and the sum
+// of exponentials are all-reduced; the result stays split.
+shard.grid @grid(shape = 2)
+
+// CHECK-LABEL: func.func @vocab
+// CHECK-SAME: %[[X:.*]]: tensor<4x4xf32>
+// CHECK-NEXT: %[[M:.*]] = ober.reduce_max %[[X]] {axes = array<i64: 1>, keepdims = true} : (tensor<4x4xf32>) -> tensor<4x1xf32>
+// CHECK-NEXT: %[[MS:.*]] = shard.all_reduce %[[M]] on @grid grid_axes = [0] reduction = max
+// CHECK-NEXT: %[[D:.*]] = ober.sub %[[X]], %[[MS]]
+// CHECK-NEXT: %[[E:.*]] = ober.exp %[[D]]
+// CHECK-NEXT: %[[S:.*]] = ober.reduce_sum %[[E]] {axes = array<i64: 1>, keepdims = true}
+// CHECK-NEXT: %[[SS:.*]] = shard.all_reduce %[[S]] on @grid grid_axes = [0] :
+// CHECK-NEXT: %[[P:.*]] = ober.div %[[E]], %[[SS]]
+// CHECK: %[[LOG:.*]] = ober.log
+// CHECK-NEXT: %[[LS:.*]] = ober.sub {{.*}}, %[[LOG]]
+// CHECK-NEXT: return %[[P]], %[[LS]]
+func.func @vocab(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %cols = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %xs = shard.shard %x to %cols : tensor<4x8xf32>
+  %s = ober.softmax %xs {axis = 1 : i64} : tensor<4x8xf32>
+  %l = ober.log_softmax %xs {axis = 1 : i64} : tensor<4x8xf32>
+  %s0 = shard.shard %s to %cols annotate_for_users : tensor<4x8xf32>
+  %l0 = shard.shard %l to %cols annotate_for_users : tensor<4x8xf32>
+  return %s0, %l0 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -6,7 +6,8 @@
 // operands and results index them, and how to rebuild it on local shards.
 //
 // Covered so far: elementwise ops (unary, and binary with NumPy
-// broadcasting), transpose, reductions without kept dimensions, and matmul (batched or with a 2-D weight; a split
+// broadcasting), transpose, reductions without kept dimensions, softmax and
+// log-softmax (distributed along a split axis), and matmul (batched or with a 2-D weight; a split
 // contraction becomes partial sums completed by `shard.all_reduce`). A
 // size-1 dimension broadcast against a larger one indexes the constant 0;
 // upstream `sharding-propagation` rejects such maps (with an error, on
@@ -47,12 +48,51 @@ AffineMap broadcastMap(Value operand, RankedTensorType result) {
   return AffineMap::get(r, 0, exprs, ctx);
 }
 
+/// A model whose op is rebuilt on local shards as it is (every loop
+/// parallel, nothing to communicate).
+template <typename Derived, typename Op>
+struct TriviallyPartitioned
+    : public ShardingInterface::ExternalModel<Derived, Op> {
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    shard::partitionTriviallyShardableOperation(
+        *op, partitionedOperands, operandShardings, resultShardings,
+        partitionMap, symbolTable, builder);
+    return success();
+  }
+};
+
+/// Where an op's loops live: the grid of its result sharding and the grid
+/// axes that split each loop.
+struct Placement {
+  shard::GridOp grid;
+  shard::ShardingArray axes;
+};
+
+FailureOr<Placement> placementOf(Operation *op,
+                                 ArrayRef<utils::IteratorType> iterators,
+                                 ArrayRef<AffineMap> maps,
+                                 ArrayRef<shard::Sharding> operandShardings,
+                                 ArrayRef<shard::Sharding> resultShardings,
+                                 SymbolTableCollection &symbolTable) {
+  shard::GridOp grid =
+      shard::getGrid(op, resultShardings.front().getGridAttr(), symbolTable);
+  if (!grid)
+    return op->emitError("no shard.grid for the result sharding");
+  return Placement{grid, shard::getGridAxisAssignmentForLoopIterators(
+                             operandShardings, resultShardings, iterators,
+                             maps)};
+}
+
 /// Elementwise ops with broadcasting: one parallel loop per result
 /// dimension.
 template <typename Op>
 struct BroadcastElementwiseSharding
-    : public ShardingInterface::ExternalModel<BroadcastElementwiseSharding<Op>,
-                                              Op> {
+    : public TriviallyPartitioned<BroadcastElementwiseSharding<Op>, Op> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
     return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
                                             utils::IteratorType::parallel);
@@ -69,17 +109,6 @@ struct BroadcastElementwiseSharding
     return maps;
   }
 
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    shard::partitionTriviallyShardableOperation(
-        *op, partitionedOperands, operandShardings, resultShardings,
-        partitionMap, symbolTable, builder);
-    return success();
-  }
 };
 
 /// `C[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]`: the result's
@@ -138,16 +167,15 @@ struct MatmulSharding
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
     auto m = cast<MatmulOp>(op);
-    shard::GridOp grid =
-        shard::getGrid(op, resultShardings.front().getGridAttr(), symbolTable);
-    if (!grid)
-      return op->emitError("no shard.grid for the result sharding");
     SmallVector<utils::IteratorType> iterators = getLoopIteratorTypes(op);
-    SmallVector<AffineMap> maps = getIndexingMaps(op);
     if (iterators.empty())
       return op->emitError("sharding a matmul of a vector is not supported");
-    shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
-        operandShardings, resultShardings, iterators, maps);
+    FailureOr<Placement> at =
+        placementOf(op, iterators, getIndexingMaps(op), operandShardings,
+                    resultShardings, symbolTable);
+    if (failed(at))
+      return failure();
+    auto [grid, axes] = *at;
     Type local = shard::shardType(m.getResult().getType(), grid,
                                   resultShardings.front());
     Value value = MatmulOp::create(builder, op->getLoc(), local,
@@ -168,7 +196,7 @@ struct MatmulSharding
 
 /// `out[p(i)] = in[i]`: one parallel loop per result dimension.
 struct TransposeSharding
-    : public ShardingInterface::ExternalModel<TransposeSharding, TransposeOp> {
+    : public TriviallyPartitioned<TransposeSharding, TransposeOp> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
     return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
                                             utils::IteratorType::parallel);
@@ -187,17 +215,6 @@ struct TransposeSharding
             AffineMap::getMultiDimIdentityMap(r, ctx)};
   }
 
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    shard::partitionTriviallyShardableOperation(
-        *op, partitionedOperands, operandShardings, resultShardings,
-        partitionMap, symbolTable, builder);
-    return success();
-  }
 };
 
 /// Reductions over `axes` without kept dimensions: input dimensions are
@@ -249,13 +266,12 @@ struct ReduceSharding
     if (red.getKeepdims())
       return op->emitError("sharding a reduction with kept dimensions is not "
                            "supported yet");
-    shard::GridOp grid =
-        shard::getGrid(op, resultShardings.front().getGridAttr(), symbolTable);
-    if (!grid)
-      return op->emitError("no shard.grid for the result sharding");
-    shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
-        operandShardings, resultShardings, getLoopIteratorTypes(op),
-        getIndexingMaps(op));
+    FailureOr<Placement> at =
+        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
+                    operandShardings, resultShardings, symbolTable);
+    if (failed(at))
+      return failure();
+    auto [grid, axes] = *at;
     SmallVector<shard::GridAxis> reduce =
         shard::getReductionGridAxes(getLoopIteratorTypes(op), axes);
     Type local = shard::shardType(red.getResult().getType(), grid,
@@ -285,6 +301,67 @@ struct ReduceSharding
   }
 };
 
+/// Softmax and log-softmax along `axis`: every dimension is a parallel loop
+/// (the result splits like the input). Along a split axis the partition
+/// computes the distributed form: the maximum and the sum of exponentials
+/// are all-reduced over the axis's grid axes.
+template <typename Op, bool Log>
+struct SoftmaxSharding
+    : public ShardingInterface::ExternalModel<SoftmaxSharding<Op, Log>, Op> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    int64_t r = rankOf(op->getResult(0));
+    return {AffineMap::getMultiDimIdentityMap(r, op->getContext()),
+            AffineMap::getMultiDimIdentityMap(r, op->getContext())};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    auto s = cast<Op>(op);
+    FailureOr<Placement> at =
+        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
+                    operandShardings, resultShardings, symbolTable);
+    if (failed(at))
+      return failure();
+    auto [grid, axes] = *at;
+    int64_t axis = s.getAxis();
+    if (axes[axis].empty()) {
+      shard::partitionTriviallyShardableOperation(
+          *op, partitionedOperands, operandShardings, resultShardings,
+          partitionMap, symbolTable, builder);
+      return success();
+    }
+    Location loc = op->getLoc();
+    Value x = partitionedOperands.front();
+    auto along = builder.getDenseI64ArrayAttr({axis});
+    auto keep = builder.getBoolAttr(true);
+    StringRef gridName = grid.getSymName();
+    Value max = ReduceMaxOp::create(builder, loc, x, along, keep);
+    max = shard::AllReduceOp::create(builder, loc, max, gridName, axes[axis],
+                                     shard::ReductionKind::Max);
+    Value shifted = SubOp::create(builder, loc, x, max);
+    Value exp = ExpOp::create(builder, loc, shifted);
+    Value sum = ReduceSumOp::create(builder, loc, exp, along, keep);
+    sum = shard::AllReduceOp::create(builder, loc, sum, gridName, axes[axis],
+                                     shard::ReductionKind::Sum);
+    Value result =
+        Log ? SubOp::create(builder, loc, shifted, LogOp::create(builder, loc, sum))
+                  .getResult()
+            : DivOp::create(builder, loc, exp, sum).getResult();
+    partitionMap.map(op->getResult(0), result);
+    partitionMap.map(op, result.getDefiningOp());
+    return success();
+  }
+};
+
 template <typename... Ops>
 void attachElementwise(MLIRContext *ctx) {
   (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
@@ -305,6 +382,8 @@ void mlir::ober::registerShardingInterfaceExternalModels(
         XorOp, CompareOp, SelectOp>(ctx);
     MatmulOp::attachInterface<MatmulSharding>(*ctx);
     TransposeOp::attachInterface<TransposeSharding>(*ctx);
+    SoftmaxOp::attachInterface<SoftmaxSharding<SoftmaxOp, false>>(*ctx);
+    LogSoftmaxOp::attachInterface<SoftmaxSharding<LogSoftmaxOp, true>>(*ctx);
     ReduceSumOp::attachInterface<
         ReduceSharding<ReduceSumOp, shard::ReductionKind::Sum>>(*ctx);
     ReduceMeanOp::attachInterface<
