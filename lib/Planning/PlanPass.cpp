@@ -65,6 +65,12 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
         return failure();
       }
     }
+    if (out.chunks && out.schedule && *out.schedule == Schedule::Interleaved &&
+        *out.chunks < 2) {
+      error = "chunks=" + std::to_string(*out.chunks) +
+              ": interleaved-1f1b needs at least 2 chunks per device";
+      return failure();
+    }
     if (out.chunks && out.schedule && *out.schedule != Schedule::Interleaved &&
         *out.chunks != 1) {
       error = "chunks=" + std::to_string(*out.chunks) +

@@ -150,18 +150,19 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
             if (pins.schedule ? sched != *pins.schedule
                               : pp == 1 && sched != Schedule::OneFOneB)
               continue;
+            // Interleaving: 2-8 chunks per device (or the pinned count),
+            // each of at least one segment.
             std::vector<int64_t> chunkOptions = {1};
             if (sched == Schedule::Interleaved) {
               chunkOptions.clear();
-              for (int64_t v = 2; v <= 8 && pp * v <= static_cast<int64_t>(n);
+              int64_t most = pins.chunks ? *pins.chunks : 8;
+              for (int64_t v = pins.chunks ? *pins.chunks : 2;
+                   v <= most && pp > 1 && pp * v <= static_cast<int64_t>(n);
                    ++v)
                 chunkOptions.push_back(v);
-              if (pp == 1)
-                chunkOptions.clear();
             }
             for (int64_t v : chunkOptions) {
-              if (pins.chunks && sched == Schedule::Interleaved &&
-                  v != *pins.chunks)
+              if (pins.chunks && v != *pins.chunks)
                 continue;
               PlanConfig c;
               c.tp = tp;
