@@ -272,7 +272,9 @@ double mlir::ober::planning::bubbleFraction(Schedule schedule, int64_t stages,
   case Schedule::Interleaved:
     return base / std::max<int64_t>(chunks, 1);
   case Schedule::ZeroBubble:
-    return base / 3;
+    // Splitting weight gradients fills the bubble only once every stage
+    // has work in flight (at least as many micro-batches as stages).
+    return microBatches >= stages ? base / 3 : base;
   }
   return base;
 }

@@ -91,6 +91,8 @@ int main() {
   expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 32), 7.0 / 96, 1e-12,
              "zero bubble");
   expectNear(bubbleFraction(Schedule::OneFOneB, 1, 32), 0, 0, "one stage");
+  expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 4), 7.0 / 4, 1e-12,
+             "zero bubble, fewer micro-batches than stages");
 
   // Groups of ranks `stride` apart: 8 adjacent ranks share a node (NVLink);
   // 8 ranks 8 apart are one per node (InfiniBand, each GPU's own port); 16

@@ -78,7 +78,8 @@ enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
 /// Idle time over compute time for `stages` pipeline stages and
 /// `microBatches` micro-batches: (p - 1) / m for GPipe and 1F1B, divided by
 /// the number of model chunks per device for interleaved 1F1B, and the
-/// remaining warm-up of the zero-bubble schedule (ZB-H1: a third of 1F1B's).
+/// remaining warm-up of the zero-bubble schedule (ZB-H1: a third of 1F1B's,
+/// with at least as many micro-batches as stages; 1F1B's otherwise).
 double bubbleFraction(Schedule schedule, int64_t stages, int64_t microBatches,
                       int64_t chunks = 1);
 
