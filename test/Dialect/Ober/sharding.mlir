@@ -137,3 +137,25 @@ func.func @vocab(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %l0 = shard.shard %l to %cols annotate_for_users : tensor<4x8xf32>
   return %s0, %l0 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Layer and RMS normalization over a split dimension: the statistics are
+// all-reduced (two sums for layer norm, one for RMS norm).
+// CHECK-LABEL: func.func @norms
+// CHECK-COUNT-3: shard.all_reduce {{.*}} on @grid grid_axes = [0] : tensor<4x1xf32> -> tensor<4x1xf32>
+// CHECK-NOT: shard.all_reduce
+// CHECK: return
+shard.grid @grid(shape = 2)
+func.func @norms(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %cols = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %vec = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %cols : tensor<4x8xf32>
+  %gs = shard.shard %g to %vec : tensor<8xf32>
+  %bs = shard.shard %b to %vec : tensor<8xf32>
+  %y = ober.layer_norm %xs scale %gs bias %bs {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %z = ober.rms_norm %xs scale %gs {axis = 1 : i64, epsilon = 1.0e-06 : f64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %y0 = shard.shard %y to %cols annotate_for_users : tensor<4x8xf32>
+  %z0 = shard.shard %z to %cols annotate_for_users : tensor<4x8xf32>
+  return %y0, %z0 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -7,7 +7,8 @@
 //
 // Covered so far: elementwise ops (unary, and binary with NumPy
 // broadcasting), transpose, reductions without kept dimensions, softmax and
-// log-softmax (distributed along a split axis), and matmul (batched or with a 2-D weight; a split
+// log-softmax and layer/RMS normalization (distributed along a split
+// axis), and matmul (batched or with a 2-D weight; a split
 // contraction becomes partial sums completed by `shard.all_reduce`). A
 // size-1 dimension broadcast against a larger one indexes the constant 0;
 // upstream `sharding-propagation` rejects such maps (with an error, on
@@ -362,6 +363,124 @@ struct SoftmaxSharding
   }
 };
 
+/// A 0-D constant of `type`'s element type.
+Value scalarOf(OpBuilder &builder, Location loc, RankedTensorType type,
+               double value) {
+  auto scalar = RankedTensorType::get({}, type.getElementType());
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(scalar,
+                             builder.getFloatAttr(type.getElementType(), value)));
+}
+
+/// Layer and RMS normalization over `[axis, rank)`: every dimension is a
+/// parallel loop, scale and bias follow the normalized ones. With a
+/// normalized dimension split, the statistics are all-reduced (sums of x
+/// and of squared deviations, divided by the global count).
+template <typename Op, bool RMS>
+struct NormSharding
+    : public ShardingInterface::ExternalModel<NormSharding<Op, RMS>, Op> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto n = cast<Op>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t r = rankOf(n.getInput()), axis = n.getAxis();
+    SmallVector<AffineExpr> trailing;
+    for (int64_t d = axis; d < r; ++d)
+      trailing.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(r, ctx)};
+    for (unsigned i = 1; i < op->getNumOperands(); ++i)
+      maps.push_back(AffineMap::get(r, 0, trailing, ctx));
+    maps.push_back(AffineMap::getMultiDimIdentityMap(r, ctx));
+    return maps;
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    auto n = cast<Op>(op);
+    FailureOr<Placement> at =
+        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
+                    operandShardings, resultShardings, symbolTable);
+    if (failed(at))
+      return failure();
+    auto [grid, axes] = *at;
+    int64_t r = rankOf(n.getInput()), axis = n.getAxis();
+    SmallVector<shard::GridAxis> group;
+    SmallVector<int64_t> normalized;
+    double count = 1;
+    for (int64_t d = axis; d < r; ++d) {
+      normalized.push_back(d);
+      count *= cast<RankedTensorType>(n.getInput().getType()).getDimSize(d);
+      llvm::append_range(group, axes[d]);
+    }
+    if (group.empty()) {
+      shard::partitionTriviallyShardableOperation(
+          *op, partitionedOperands, operandShardings, resultShardings,
+          partitionMap, symbolTable, builder);
+      return success();
+    }
+    // The distributed form keeps the input's split: the result and the
+    // scale and bias must be split the same way.
+    Location loc = op->getLoc();
+    Value x = partitionedOperands.front();
+    auto type = cast<RankedTensorType>(x.getType());
+    auto splitOf = [&](const shard::Sharding &sharding, int64_t d) {
+      ArrayRef<shard::GridAxesAttr> split = sharding.getSplitAxes();
+      return d < static_cast<int64_t>(split.size()) ? split[d].asArrayRef()
+                                                    : ArrayRef<int16_t>();
+    };
+    for (int64_t d = 0; d < r; ++d)
+      if (splitOf(operandShardings.front(), d) !=
+          splitOf(resultShardings.front(), d))
+        return op->emitError("the input and result of a normalization over a "
+                             "split dimension must be split alike");
+    for (Value v : ArrayRef<Value>(partitionedOperands).drop_front())
+      if (cast<RankedTensorType>(v.getType()).getShape() !=
+          type.getShape().drop_front(axis))
+        return op->emitError("scale and bias must be split like the "
+                             "normalized dimensions");
+    auto dims = builder.getDenseI64ArrayAttr(normalized);
+    auto keep = builder.getBoolAttr(true);
+    StringRef gridName = grid.getSymName();
+    auto globalMean = [&](Value v) {
+      Value sum = ReduceSumOp::create(builder, loc, v, dims, keep);
+      sum = shard::AllReduceOp::create(builder, loc, sum, gridName, group,
+                                       shard::ReductionKind::Sum);
+      return MulOp::create(builder, loc, sum,
+                           scalarOf(builder, loc, type, 1.0 / count))
+          .getResult();
+    };
+    Value centered = x;
+    if (!RMS)
+      centered = SubOp::create(builder, loc, x, globalMean(x));
+    Value var = globalMean(MulOp::create(builder, loc, centered, centered));
+    Value inv = RsqrtOp::create(
+        builder, loc,
+        AddOp::create(builder, loc, var,
+                      scalarOf(builder, loc, type,
+                               n.getEpsilon().convertToDouble())));
+    Value y = MulOp::create(builder, loc, centered, inv);
+    // Scale (and bias) are split like the normalized dimensions.
+    unsigned next = 1;
+    if (n.getScale())
+      y = MulOp::create(builder, loc, y, partitionedOperands[next++]);
+    if constexpr (!RMS)
+      if (n.getBias())
+        y = AddOp::create(builder, loc, y, partitionedOperands[next++]);
+    partitionMap.map(op->getResult(0), y);
+    partitionMap.map(op, y.getDefiningOp());
+    return success();
+  }
+};
+
 template <typename... Ops>
 void attachElementwise(MLIRContext *ctx) {
   (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
@@ -384,6 +503,8 @@ void mlir::ober::registerShardingInterfaceExternalModels(
     TransposeOp::attachInterface<TransposeSharding>(*ctx);
     SoftmaxOp::attachInterface<SoftmaxSharding<SoftmaxOp, false>>(*ctx);
     LogSoftmaxOp::attachInterface<SoftmaxSharding<LogSoftmaxOp, true>>(*ctx);
+    LayerNormOp::attachInterface<NormSharding<LayerNormOp, false>>(*ctx);
+    RMSNormOp::attachInterface<NormSharding<RMSNormOp, true>>(*ctx);
     ReduceSumOp::attachInterface<
         ReduceSharding<ReduceSumOp, shard::ReductionKind::Sum>>(*ctx);
     ReduceMeanOp::attachInterface<
