@@ -67,6 +67,20 @@ struct TriviallyPartitioned
   }
 };
 
+/// Whether two shardings split the `rank` dimensions of a tensor alike.
+bool splitAlike(const shard::Sharding &a, const shard::Sharding &b,
+                int64_t rank) {
+  auto axesOf = [](const shard::Sharding &s, int64_t d) {
+    ArrayRef<shard::GridAxesAttr> split = s.getSplitAxes();
+    return d < static_cast<int64_t>(split.size()) ? split[d].asArrayRef()
+                                                  : ArrayRef<int16_t>();
+  };
+  for (int64_t d = 0; d < rank; ++d)
+    if (axesOf(a, d) != axesOf(b, d))
+      return false;
+  return true;
+}
+
 /// Where an op's loops live: the grid of its result sharding and the grid
 /// axes that split each loop.
 struct Placement {
@@ -340,6 +354,10 @@ struct SoftmaxSharding
           partitionMap, symbolTable, builder);
       return success();
     }
+    if (!splitAlike(operandShardings.front(), resultShardings.front(),
+                    rankOf(op->getResult(0))))
+      return op->emitError("the input and result of a softmax over a split "
+                           "axis must be split alike");
     Location loc = op->getLoc();
     Value x = partitionedOperands.front();
     auto along = builder.getDenseI64ArrayAttr({axis});
@@ -432,16 +450,9 @@ struct NormSharding
     Location loc = op->getLoc();
     Value x = partitionedOperands.front();
     auto type = cast<RankedTensorType>(x.getType());
-    auto splitOf = [&](const shard::Sharding &sharding, int64_t d) {
-      ArrayRef<shard::GridAxesAttr> split = sharding.getSplitAxes();
-      return d < static_cast<int64_t>(split.size()) ? split[d].asArrayRef()
-                                                    : ArrayRef<int16_t>();
-    };
-    for (int64_t d = 0; d < r; ++d)
-      if (splitOf(operandShardings.front(), d) !=
-          splitOf(resultShardings.front(), d))
-        return op->emitError("the input and result of a normalization over a "
-                             "split dimension must be split alike");
+    if (!splitAlike(operandShardings.front(), resultShardings.front(), r))
+      return op->emitError("the input and result of a normalization over a "
+                           "split dimension must be split alike");
     for (Value v : ArrayRef<Value>(partitionedOperands).drop_front())
       if (cast<RankedTensorType>(v.getType()).getShape() !=
           type.getShape().drop_front(axis))
