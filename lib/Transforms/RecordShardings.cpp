@@ -29,6 +29,8 @@ FailureOr<SmallVector<int64_t>> splitOf(shard::ShardOp op, int64_t rank) {
                         "'ober.split'");
   SmallVector<int64_t> split(rank, -1);
   for (auto [d, axes] : llvm::enumerate(sharding.getSplitAxes())) {
+    if (axes.empty())
+      continue;
     if (static_cast<int64_t>(d) >= rank)
       return op.emitError("the sharding splits dimension ")
              << d << " of a rank-" << rank << " tensor";

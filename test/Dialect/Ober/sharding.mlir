@@ -159,3 +159,35 @@ func.func @norms(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (
   %z0 = shard.shard %z to %cols annotate_for_users : tensor<4x8xf32>
   return %y0, %z0 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A data-parallel loss: the mean cross-entropy of split samples is all-reduced
+// and divided by the parts; one_hot, broadcast_to and a per-sample loss stay
+// local.
+// CHECK-LABEL: func.func @loss
+// CHECK: %[[L:.*]] = ober.cross_entropy {{.*}} : (tensor<2x5xf32>, tensor<2xi64>) -> tensor<f32>
+// CHECK-NEXT: %[[S:.*]] = shard.all_reduce %[[L]] on @grid grid_axes = [0] : tensor<f32> -> tensor<f32>
+// CHECK-NEXT: ober.constant dense<2.500000e-01>
+// CHECK-NEXT: ober.mul %[[S]]
+// CHECK-NEXT: ober.one_hot {{.*}} -> tensor<2x5xf32>
+// CHECK: ober.broadcast_to {{.*}} to tensor<2xf32>
+// CHECK-NEXT: ober.cross_entropy {{.*}} -> tensor<2xf32>
+// CHECK-NOT: shard.all_reduce
+shard.grid @grid(shape = 4)
+func.func @loss(%logits: tensor<8x5xf32>, %labels: tensor<8xi64>) -> (tensor<f32>, tensor<8x5xf32>, tensor<8xf32>) {
+  %batch = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %ls = shard.shard %logits to %batch : tensor<8x5xf32>
+  %ys = shard.shard %labels to %batch : tensor<8xi64>
+  %l = ober.cross_entropy %ls, %ys {label_smoothing = 0.1 : f64, reduction = #ober.reduction<mean>} : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<f32>
+  %oh = ober.one_hot %ys {axis = 1 : i64, depth = 5 : i64} : (tensor<8xi64>) -> tensor<8x5xf32>
+  %one = ober.constant dense<2.0> : tensor<f32>
+  %w = ober.broadcast_to %one : tensor<f32> to tensor<8xf32>
+  %per = ober.cross_entropy %ls, %ys {label_smoothing = 0.0 : f64, reduction = #ober.reduction<none>} : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<8xf32>
+  %wp = ober.mul %per, %w : tensor<8xf32>
+  %l0 = shard.shard %l to %rep annotate_for_users : tensor<f32>
+  %oh0 = shard.shard %oh to %batch annotate_for_users : tensor<8x5xf32>
+  %wp0 = shard.shard %wp to %batch annotate_for_users : tensor<8xf32>
+  return %l0, %oh0, %wp0 : tensor<f32>, tensor<8x5xf32>, tensor<8xf32>
+}

@@ -8,7 +8,7 @@
 // Covered so far: elementwise ops (unary, and binary with NumPy
 // broadcasting), transpose, reductions without kept dimensions, softmax and
 // log-softmax and layer/RMS normalization (distributed along a split
-// axis), and matmul (batched or with a 2-D weight; a split
+// axis), one_hot, broadcast_to, cross-entropy over split samples, and matmul (batched or with a 2-D weight; a split
 // contraction becomes partial sums completed by `shard.all_reduce`). A
 // size-1 dimension broadcast against a larger one indexes the constant 0;
 // upstream `sharding-propagation` rejects such maps (with an error, on
@@ -492,6 +492,139 @@ struct NormSharding
   }
 };
 
+/// `one_hot`: one parallel loop per result dimension; the indices read all
+/// but the inserted one, which must stay whole.
+struct OneHotSharding
+    : public TriviallyPartitioned<OneHotSharding, OneHotOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto o = cast<OneHotOp>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t r = rankOf(o.getResult()), axis = o.getAxis();
+    SmallVector<AffineExpr> in;
+    for (int64_t d = 0; d < r; ++d)
+      if (d != axis)
+        in.push_back(getAffineDimExpr(d, ctx));
+    return {AffineMap::get(r, 0, in, ctx),
+            AffineMap::getMultiDimIdentityMap(r, ctx)};
+  }
+};
+
+/// `broadcast_to` from a scalar or a tensor broadcast by rank: its
+/// dimensions line up with the result's trailing ones.
+struct BroadcastToSharding
+    : public TriviallyPartitioned<BroadcastToSharding, BroadcastToOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                            utils::IteratorType::parallel);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    return {broadcastMap(op->getOperand(0), result),
+            AffineMap::getMultiDimIdentityMap(result.getRank(),
+                                              op->getContext())};
+  }
+};
+
+/// Cross-entropy over the last (class) dimension: the sample dimensions are
+/// parallel loops with `reduction = none` and sum loops otherwise; classes
+/// are a sum loop. Split samples give partial sums (means are divided by
+/// the parts); split classes are not supported yet.
+struct CrossEntropySharding
+    : public ShardingInterface::ExternalModel<CrossEntropySharding,
+                                              CrossEntropyOp> {
+  static bool perSample(CrossEntropyOp ce) {
+    return ce.getReduction() == LossReduction::none;
+  }
+
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    auto ce = cast<CrossEntropyOp>(op);
+    int64_t r = rankOf(ce.getLogits());
+    SmallVector<utils::IteratorType> types(
+        r, perSample(ce) ? utils::IteratorType::parallel
+                         : utils::IteratorType::reduction);
+    types.back() = utils::IteratorType::reduction;
+    return types;
+  }
+
+  SmallVector<shard::ReductionKind>
+  getReductionLoopIteratorKinds(Operation *op) const {
+    auto ce = cast<CrossEntropyOp>(op);
+    int64_t loops = perSample(ce) ? 1 : rankOf(ce.getLogits());
+    return SmallVector<shard::ReductionKind>(loops, shard::ReductionKind::Sum);
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    auto ce = cast<CrossEntropyOp>(op);
+    MLIRContext *ctx = op->getContext();
+    int64_t r = rankOf(ce.getLogits());
+    SmallVector<AffineExpr> samples;
+    for (int64_t d = 0; d + 1 < r; ++d)
+      samples.push_back(getAffineDimExpr(d, ctx));
+    AffineMap logits = AffineMap::getMultiDimIdentityMap(r, ctx);
+    AffineMap targets = rankOf(ce.getTargets()) == r
+                            ? logits
+                            : AffineMap::get(r, 0, samples, ctx);
+    AffineMap result = perSample(ce) ? AffineMap::get(r, 0, samples, ctx)
+                                     : AffineMap::get(r, 0, {}, ctx);
+    return {logits, targets, result};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    auto ce = cast<CrossEntropyOp>(op);
+    FailureOr<Placement> at =
+        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
+                    operandShardings, resultShardings, symbolTable);
+    if (failed(at))
+      return failure();
+    auto [grid, axes] = *at;
+    if (!axes.back().empty())
+      return op->emitError("cross-entropy over split classes is not "
+                           "supported yet");
+    SmallVector<shard::GridAxis> samples;
+    for (unsigned d = 0; d + 1 < axes.size(); ++d)
+      llvm::append_range(samples, axes[d]);
+    if (ce.getReduction() == LossReduction::mean && !samples.empty() &&
+        ce.getIgnoreIndex())
+      return op->emitError("a mean cross-entropy with ignore_index over split "
+                           "samples is not supported yet");
+    Type local = perSample(ce) ? shard::shardType(ce.getResult().getType(),
+                                                  grid, resultShardings.front())
+                               : ce.getResult().getType();
+    Location loc = op->getLoc();
+    Value value = CrossEntropyOp::create(
+        builder, loc, local, partitionedOperands[0], partitionedOperands[1],
+        ce.getReductionAttr(), ce.getLabelSmoothingAttr(),
+        ce.getIgnoreIndexAttr());
+    if (!perSample(ce) && !samples.empty()) {
+      value = shard::AllReduceOp::create(builder, loc, value, grid.getSymName(),
+                                         samples, shard::ReductionKind::Sum);
+      if (ce.getReduction() == LossReduction::mean) {
+        int64_t parts = 1;
+        for (shard::GridAxis a : samples)
+          parts *= grid.getShape()[a];
+        value = MulOp::create(builder, loc, value,
+                              scalarOf(builder, loc,
+                                       cast<RankedTensorType>(local),
+                                       1.0 / parts));
+      }
+    }
+    partitionMap.map(ce.getResult(), value);
+    partitionMap.map(op, value.getDefiningOp());
+    return success();
+  }
+};
+
 template <typename... Ops>
 void attachElementwise(MLIRContext *ctx) {
   (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
@@ -516,6 +649,9 @@ void mlir::ober::registerShardingInterfaceExternalModels(
     LogSoftmaxOp::attachInterface<SoftmaxSharding<LogSoftmaxOp, true>>(*ctx);
     LayerNormOp::attachInterface<NormSharding<LayerNormOp, false>>(*ctx);
     RMSNormOp::attachInterface<NormSharding<RMSNormOp, true>>(*ctx);
+    OneHotOp::attachInterface<OneHotSharding>(*ctx);
+    BroadcastToOp::attachInterface<BroadcastToSharding>(*ctx);
+    CrossEntropyOp::attachInterface<CrossEntropySharding>(*ctx);
     ReduceSumOp::attachInterface<
         ReduceSharding<ReduceSumOp, shard::ReductionKind::Sum>>(*ctx);
     ReduceMeanOp::attachInterface<
