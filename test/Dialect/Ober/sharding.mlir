@@ -191,3 +191,20 @@ func.func @loss(%logits: tensor<8x5xf32>, %labels: tensor<8xi64>) -> (tensor<f32
   %wp0 = shard.shard %wp to %batch annotate_for_users : tensor<8xf32>
   return %l0, %oh0, %wp0 : tensor<f32>, tensor<8x5xf32>, tensor<8xf32>
 }
+
+// -----
+
+// An embedding of split token ids with the whole table: a local lookup.
+// CHECK-LABEL: func.func @embed
+// CHECK-NEXT: ober.embedding {{.*}} : (tensor<10x6xf32>, tensor<2x3xi64>) -> tensor<2x3x6xf32>
+// CHECK-NEXT: return
+shard.grid @grid(shape = 2)
+func.func @embed(%table: tensor<10x6xf32>, %ids: tensor<4x3xi64>) -> tensor<4x3x6xf32> {
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %batch = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %t = shard.shard %table to %rep : tensor<10x6xf32>
+  %i = shard.shard %ids to %batch : tensor<4x3xi64>
+  %e = ober.embedding %t, %i : (tensor<10x6xf32>, tensor<4x3xi64>) -> tensor<4x3x6xf32>
+  %e0 = shard.shard %e to %batch annotate_for_users : tensor<4x3x6xf32>
+  return %e0 : tensor<4x3x6xf32>
+}

@@ -8,7 +8,8 @@
 // Covered so far: elementwise ops (unary, and binary with NumPy
 // broadcasting), transpose, reductions without kept dimensions, softmax and
 // log-softmax and layer/RMS normalization (distributed along a split
-// axis), one_hot, broadcast_to, cross-entropy over split samples, and matmul (batched or with a 2-D weight; a split
+// axis), one_hot, broadcast_to, cross-entropy over split samples, embedding
+// with a whole vocabulary, and matmul (batched or with a 2-D weight; a split
 // contraction becomes partial sums completed by `shard.all_reduce`). A
 // size-1 dimension broadcast against a larger one indexes the constant 0;
 // upstream `sharding-propagation` rejects such maps (with an error, on
@@ -625,6 +626,66 @@ struct CrossEntropySharding
   }
 };
 
+/// `embedding`: the result dimensions are parallel loops (indices read all
+/// but the last, the table its columns) and the vocabulary a sum loop over
+/// the table's rows: a lookup is a sum of one-hot rows, so a split
+/// vocabulary would give partial sums. Only unsplit vocabularies are
+/// partitioned so far (split indices or columns stay local).
+struct EmbeddingSharding
+    : public ShardingInterface::ExternalModel<EmbeddingSharding, EmbeddingOp> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    SmallVector<utils::IteratorType> types(rankOf(op->getResult(0)),
+                                           utils::IteratorType::parallel);
+    types.push_back(utils::IteratorType::reduction);
+    return types;
+  }
+
+  SmallVector<shard::ReductionKind>
+  getReductionLoopIteratorKinds(Operation *op) const {
+    return {shard::ReductionKind::Sum};
+  }
+
+  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
+    MLIRContext *ctx = op->getContext();
+    int64_t r = rankOf(op->getResult(0));
+    SmallVector<AffineExpr> indices;
+    for (int64_t d = 0; d + 1 < r; ++d)
+      indices.push_back(getAffineDimExpr(d, ctx));
+    return {AffineMap::get(r + 1, 0,
+                           {getAffineDimExpr(r, ctx), getAffineDimExpr(r - 1, ctx)},
+                           ctx),
+            AffineMap::get(r + 1, 0, indices, ctx),
+            AffineMap::get(r + 1, 0,
+                           AffineMap::getMultiDimIdentityMap(r, ctx).getResults(),
+                           ctx)};
+  }
+
+  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
+                          ArrayRef<shard::Sharding> operandShardings,
+                          ArrayRef<shard::Sharding> resultShardings,
+                          IRMapping &partitionMap,
+                          SymbolTableCollection &symbolTable,
+                          OpBuilder &builder) const {
+    FailureOr<Placement> at =
+        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
+                    operandShardings, resultShardings, symbolTable);
+    if (failed(at))
+      return failure();
+    auto [grid, axes] = *at;
+    if (!axes.back().empty())
+      return op->emitError("an embedding with a split vocabulary is not "
+                           "supported yet");
+    Type local = shard::shardType(op->getResult(0).getType(), grid,
+                                  resultShardings.front());
+    Value value = EmbeddingOp::create(builder, op->getLoc(), local,
+                                      partitionedOperands[0],
+                                      partitionedOperands[1]);
+    partitionMap.map(op->getResult(0), value);
+    partitionMap.map(op, value.getDefiningOp());
+    return success();
+  }
+};
+
 template <typename... Ops>
 void attachElementwise(MLIRContext *ctx) {
   (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
@@ -652,6 +713,7 @@ void mlir::ober::registerShardingInterfaceExternalModels(
     OneHotOp::attachInterface<OneHotSharding>(*ctx);
     BroadcastToOp::attachInterface<BroadcastToSharding>(*ctx);
     CrossEntropyOp::attachInterface<CrossEntropySharding>(*ctx);
+    EmbeddingOp::attachInterface<EmbeddingSharding>(*ctx);
     ReduceSumOp::attachInterface<
         ReduceSharding<ReduceSumOp, shard::ReductionKind::Sum>>(*ctx);
     ReduceMeanOp::attachInterface<
