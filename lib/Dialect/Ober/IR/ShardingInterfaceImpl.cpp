@@ -50,11 +50,21 @@ AffineMap broadcastMap(Value operand, RankedTensorType result) {
   return AffineMap::get(r, 0, exprs, ctx);
 }
 
-/// A model whose op is rebuilt on local shards as it is (every loop
-/// parallel, nothing to communicate).
+/// One parallel loop per dimension of the op's first result.
+SmallVector<utils::IteratorType> parallelLoops(Operation *op) {
+  return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
+                                          utils::IteratorType::parallel);
+}
+
+/// A model whose op is rebuilt on local shards as it is (one parallel loop
+/// per result dimension, nothing to communicate).
 template <typename Derived, typename Op>
 struct TriviallyPartitioned
     : public ShardingInterface::ExternalModel<Derived, Op> {
+  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
+    return parallelLoops(op);
+  }
+
   LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
                           ArrayRef<shard::Sharding> operandShardings,
                           ArrayRef<shard::Sharding> resultShardings,
@@ -104,16 +114,46 @@ FailureOr<Placement> placementOf(Operation *op,
                              maps)};
 }
 
+/// A 0-D constant of `type`'s element type.
+Value scalarOf(OpBuilder &builder, Location loc, RankedTensorType type,
+               double value) {
+  auto scalar = RankedTensorType::get({}, type.getElementType());
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(scalar,
+                             builder.getFloatAttr(type.getElementType(), value)));
+}
+
+/// Completes the partial results `value` over grid `axes` with `kind`; a
+/// mean is then divided by the number of parts.
+Value completePartial(OpBuilder &builder, Location loc, Value value,
+                      shard::GridOp grid, ArrayRef<shard::GridAxis> axes,
+                      shard::ReductionKind kind, bool mean) {
+  value = shard::AllReduceOp::create(builder, loc, value, grid.getSymName(),
+                                     axes, kind);
+  if (!mean)
+    return value;
+  int64_t parts = 1;
+  for (shard::GridAxis a : axes)
+    parts *= grid.getShape()[a];
+  return MulOp::create(
+      builder, loc, value,
+      scalarOf(builder, loc, cast<RankedTensorType>(value.getType()),
+               1.0 / parts));
+}
+
+/// Records `value` as the partitioned result of single-result `op`.
+LogicalResult partitioned(Operation *op, Value value, IRMapping &partitionMap) {
+  partitionMap.map(op->getResult(0), value);
+  partitionMap.map(op, value.getDefiningOp());
+  return success();
+}
+
 /// Elementwise ops with broadcasting: one parallel loop per result
 /// dimension.
 template <typename Op>
 struct BroadcastElementwiseSharding
     : public TriviallyPartitioned<BroadcastElementwiseSharding<Op>, Op> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                            utils::IteratorType::parallel);
-  }
-
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
     auto result = cast<RankedTensorType>(op->getResult(0).getType());
     SmallVector<AffineMap> maps;
@@ -204,20 +244,13 @@ struct MatmulSharding
       value = shard::AllReduceOp::create(builder, op->getLoc(), value,
                                          grid.getSymName(), reduce,
                                          shard::ReductionKind::Sum);
-    partitionMap.map(m.getResult(), value);
-    partitionMap.map(op, value.getDefiningOp());
-    return success();
+    return partitioned(op, value, partitionMap);
   }
 };
 
 /// `out[p(i)] = in[i]`: one parallel loop per result dimension.
 struct TransposeSharding
     : public TriviallyPartitioned<TransposeSharding, TransposeOp> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                            utils::IteratorType::parallel);
-  }
-
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
     auto t = cast<TransposeOp>(op);
     MLIRContext *ctx = op->getContext();
@@ -295,25 +328,10 @@ struct ReduceSharding
     Value value = Op::create(builder, op->getLoc(), local,
                              partitionedOperands[0], red.getAxesAttr(),
                              red.getKeepdimsAttr());
-    if (!reduce.empty()) {
-      value = shard::AllReduceOp::create(builder, op->getLoc(), value,
-                                         grid.getSymName(), reduce, Kind);
-      if (Mean) {
-        int64_t parts = 1;
-        for (shard::GridAxis a : reduce)
-          parts *= grid.getShape()[a];
-        auto type = cast<RankedTensorType>(local);
-        Value scale = ConstantOp::create(
-            builder, op->getLoc(),
-            DenseElementsAttr::get(
-                RankedTensorType::get({}, type.getElementType()),
-                builder.getFloatAttr(type.getElementType(), 1.0 / parts)));
-        value = MulOp::create(builder, op->getLoc(), type, value, scale);
-      }
-    }
-    partitionMap.map(red.getResult(), value);
-    partitionMap.map(op, value.getDefiningOp());
-    return success();
+    if (!reduce.empty())
+      value = completePartial(builder, op->getLoc(), value, grid, reduce, Kind,
+                              Mean);
+    return partitioned(op, value, partitionMap);
   }
 };
 
@@ -325,8 +343,7 @@ template <typename Op, bool Log>
 struct SoftmaxSharding
     : public ShardingInterface::ExternalModel<SoftmaxSharding<Op, Log>, Op> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                            utils::IteratorType::parallel);
+    return parallelLoops(op);
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
@@ -376,21 +393,9 @@ struct SoftmaxSharding
         Log ? SubOp::create(builder, loc, shifted, LogOp::create(builder, loc, sum))
                   .getResult()
             : DivOp::create(builder, loc, exp, sum).getResult();
-    partitionMap.map(op->getResult(0), result);
-    partitionMap.map(op, result.getDefiningOp());
-    return success();
+    return partitioned(op, result, partitionMap);
   }
 };
-
-/// A 0-D constant of `type`'s element type.
-Value scalarOf(OpBuilder &builder, Location loc, RankedTensorType type,
-               double value) {
-  auto scalar = RankedTensorType::get({}, type.getElementType());
-  return ConstantOp::create(
-      builder, loc,
-      DenseElementsAttr::get(scalar,
-                             builder.getFloatAttr(type.getElementType(), value)));
-}
 
 /// Layer and RMS normalization over `[axis, rank)`: every dimension is a
 /// parallel loop, scale and bias follow the normalized ones. With a
@@ -400,8 +405,7 @@ template <typename Op, bool RMS>
 struct NormSharding
     : public ShardingInterface::ExternalModel<NormSharding<Op, RMS>, Op> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                            utils::IteratorType::parallel);
+    return parallelLoops(op);
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
@@ -487,9 +491,7 @@ struct NormSharding
     if constexpr (!RMS)
       if (n.getBias())
         y = AddOp::create(builder, loc, y, partitionedOperands[next++]);
-    partitionMap.map(op->getResult(0), y);
-    partitionMap.map(op, y.getDefiningOp());
-    return success();
+    return partitioned(op, y, partitionMap);
   }
 };
 
@@ -497,11 +499,6 @@ struct NormSharding
 /// but the inserted one, which must stay whole.
 struct OneHotSharding
     : public TriviallyPartitioned<OneHotSharding, OneHotOp> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                            utils::IteratorType::parallel);
-  }
-
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
     auto o = cast<OneHotOp>(op);
     MLIRContext *ctx = op->getContext();
@@ -519,11 +516,6 @@ struct OneHotSharding
 /// dimensions line up with the result's trailing ones.
 struct BroadcastToSharding
     : public TriviallyPartitioned<BroadcastToSharding, BroadcastToOp> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                            utils::IteratorType::parallel);
-  }
-
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
     auto result = cast<RankedTensorType>(op->getResult(0).getType());
     return {broadcastMap(op->getOperand(0), result),
@@ -607,22 +599,11 @@ struct CrossEntropySharding
         builder, loc, local, partitionedOperands[0], partitionedOperands[1],
         ce.getReductionAttr(), ce.getLabelSmoothingAttr(),
         ce.getIgnoreIndexAttr());
-    if (!perSample(ce) && !samples.empty()) {
-      value = shard::AllReduceOp::create(builder, loc, value, grid.getSymName(),
-                                         samples, shard::ReductionKind::Sum);
-      if (ce.getReduction() == LossReduction::mean) {
-        int64_t parts = 1;
-        for (shard::GridAxis a : samples)
-          parts *= grid.getShape()[a];
-        value = MulOp::create(builder, loc, value,
-                              scalarOf(builder, loc,
-                                       cast<RankedTensorType>(local),
-                                       1.0 / parts));
-      }
-    }
-    partitionMap.map(ce.getResult(), value);
-    partitionMap.map(op, value.getDefiningOp());
-    return success();
+    if (!perSample(ce) && !samples.empty())
+      value = completePartial(builder, loc, value, grid, samples,
+                              shard::ReductionKind::Sum,
+                              ce.getReduction() == LossReduction::mean);
+    return partitioned(op, value, partitionMap);
   }
 };
 
@@ -680,9 +661,7 @@ struct EmbeddingSharding
     Value value = EmbeddingOp::create(builder, op->getLoc(), local,
                                       partitionedOperands[0],
                                       partitionedOperands[1]);
-    partitionMap.map(op->getResult(0), value);
-    partitionMap.map(op, value.getDefiningOp());
-    return success();
+    return partitioned(op, value, partitionMap);
   }
 };
 
