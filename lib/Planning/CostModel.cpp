@@ -18,28 +18,28 @@ using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::planning;
 
-namespace {
-double elements(Type t) {
+double mlir::ober::planning::typeElements(Type t) {
   auto r = dyn_cast<RankedTensorType>(t);
   if (!r || !r.hasStaticShape())
     return 0;
   return static_cast<double>(r.getNumElements());
 }
 
-double bytesOf(Type t, unsigned floatBytes) {
+double mlir::ober::planning::typeBytes(Type t, unsigned floatBytes) {
   auto r = dyn_cast<RankedTensorType>(t);
   if (!r || !r.hasStaticShape() || !r.getElementType().isIntOrFloat())
     return 0;
   if (floatBytes && isa<FloatType>(r.getElementType()))
-    return elements(t) * floatBytes;
+    return typeElements(t) * floatBytes;
   unsigned bits = r.getElementType().getIntOrFloatBitWidth();
-  return elements(t) * std::max(1u, bits / 8);
+  return typeElements(t) * std::max(1u, bits / 8);
 }
 
-} // namespace
-
-double mlir::ober::planning::valueBytes(Value v, unsigned floatBytes) {
-  return bytesOf(v.getType(), floatBytes);
+double mlir::ober::planning::peakFlopsOf(const Device &d, StringRef precision) {
+  auto it = d.peakFlops.find(precision.str());
+  if (it == d.peakFlops.end())
+    it = d.peakFlops.find("f32");
+  return it != d.peakFlops.end() ? it->second : d.peakFlops.begin()->second;
 }
 
 namespace {
@@ -51,10 +51,10 @@ ArrayRef<int64_t> shapeOf(Value v) {
 OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
   OpWork w;
   for (Value v : op->getOperands())
-    w.bytes += bytesOf(v.getType(), floatBytes);
+    w.bytes += valueBytes(v, floatBytes);
   for (Value v : op->getResults())
-    w.bytes += bytesOf(v.getType(), floatBytes);
-  double out = op->getNumResults() ? elements(op->getResult(0).getType()) : 0;
+    w.bytes += valueBytes(v, floatBytes);
+  double out = op->getNumResults() ? typeElements(op->getResult(0).getType()) : 0;
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatmulOp m) {
         // Every output element is a K-long dot product.
@@ -75,7 +75,7 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         double perInput = 1;
         for (int64_t d : k.drop_front())
           perInput *= d; // O/groups * K...
-        w.flops = 2 * elements(c.getInput().getType()) * perInput;
+        w.flops = 2 * typeElements(c.getInput().getType()) * perInput;
         w.matmul = true;
       })
       .Case([&](ConvWeightGradOp c) {
@@ -91,7 +91,7 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         // is small next to them and not counted).
         ArrayRef<int64_t> q = shapeOf(a.getQuery()), k = shapeOf(a.getKey()),
                           v = shapeOf(a.getValue());
-        double batch = elements(a.getQuery().getType()) / (q[q.size() - 2] * q.back());
+        double batch = typeElements(a.getQuery().getType()) / (q[q.size() - 2] * q.back());
         double lq = q[q.size() - 2], lk = k[k.size() - 2];
         w.flops = batch * 2 * lq * lk * (q.back() + v.back());
         w.matmul = true;
@@ -101,7 +101,7 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         // element (reductions, norms and softmax a few).
         double in = 0;
         for (Value v : op->getOperands())
-          in = std::max(in, elements(v.getType()));
+          in = std::max(in, typeElements(v.getType()));
         double perElement =
             isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
                 BatchNormTrainingOp, CrossEntropyOp, GeluOp>(op)
@@ -130,10 +130,7 @@ double mlir::ober::planning::computeTime(const OpWork &work,
                                          StringRef precision,
                                          const Cluster &cluster) {
   const Device &d = cluster.device;
-  auto it = d.peakFlops.find(precision.str());
-  if (it == d.peakFlops.end())
-    it = d.peakFlops.find("f32");
-  double peak = it != d.peakFlops.end() ? it->second : d.peakFlops.begin()->second;
+  double peak = peakFlopsOf(d, precision);
   // Elementwise work does not reach matrix-unit peaks.
   double efficiency = work.matmul ? d.matmulEfficiency : d.memoryEfficiency;
   double flopsTime = work.flops / (peak * efficiency);

@@ -6,17 +6,15 @@
 
 #include "ober/Planning/MemoryModel.h"
 
+#include "ober/Planning/CostModel.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 
 static int64_t bytesOf(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  if (!r || !r.hasStaticShape() || !r.getElementType().isIntOrFloat())
-    return 0;
-  unsigned bits = r.getElementType().getIntOrFloatBitWidth();
-  return r.getNumElements() * std::max<int64_t>(1, bits / 8);
+  return static_cast<int64_t>(mlir::ober::planning::typeBytes(t));
 }
 
 /// Walks `block` like the interpreter, updating `live` and `peak`.
@@ -61,6 +59,12 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
   return success();
 }
 
+double mlir::ober::planning::optimizerSlots(StringRef optimizer) {
+  return optimizer.starts_with("adam")  ? 2
+         : optimizer == "sgd-momentum" ? 1
+                                       : 0;
+}
+
 mlir::ober::planning::ModelState
 mlir::ober::planning::modelStateBytes(double count, int paramBytes,
                                                  bool mixedPrecision,
@@ -69,9 +73,7 @@ mlir::ober::planning::modelStateBytes(double count, int paramBytes,
                                                  int64_t dataParallel) {
   // fp32 optimizer slots per parameter: Adam keeps two moments, SGD with
   // momentum one buffer; mixed precision adds an fp32 master copy.
-  double slots = optimizer.starts_with("adam")     ? 2
-                 : optimizer == "sgd-momentum" ? 1
-                                                   : 0;
+  double slots = optimizerSlots(optimizer);
   if (mixedPrecision)
     slots += 1;
   mlir::ober::planning::ModelState s;

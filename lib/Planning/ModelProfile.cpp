@@ -84,11 +84,6 @@ const TPProfile &SegmentKind::at(int64_t degree) const {
 }
 
 namespace {
-double elementsOf(Value v) {
-  auto r = dyn_cast<RankedTensorType>(v.getType());
-  return r && r.hasStaticShape() ? static_cast<double>(r.getNumElements()) : 0;
-}
-
 bool isHeavy(Operation *op) {
   return isa<MatmulOp, ConvOp, ConvTransposeOp, AttentionOp, EmbeddingOp>(op);
 }
@@ -210,7 +205,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       p.irBatch = t.getDimSize(0);
   }
   for (Value v : params)
-    p.parameters += elementsOf(v);
+    p.parameters += valueElements(v);
   double samples = static_cast<double>(p.irBatch);
 
   // The forward part, in block order.
@@ -288,7 +283,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     Segment seg;
     seg.ops = ops;
     seg.boundaryElements =
-        boundaries[i] ? elementsOf(boundaries[i]) / samples : 0;
+        boundaries[i] ? valueElements(boundaries[i]) / samples : 0;
     DenseSet<Operation *> selective = selectiveOps(ops, activation, params);
     for (Operation *op : ops)
       if (selective.contains(op))
@@ -320,7 +315,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       for (Operation *op : ops)
         for (Value r : op->getResults())
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
-            k.largestValue = std::max(k.largestValue, elementsOf(r) / samples *
+            k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
       for (int64_t d : degrees)
         k.tp.push_back(analyseTensorParallel(ops, d, cluster, precision,
@@ -401,7 +396,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
           {grad.getArgAttrOfType<StringAttr>(cast<BlockArgument>(v).getArgNumber(),
                                              "ober.param")
                .str(),
-           first, last, elementsOf(v)});
+           first, last, valueElements(v)});
   }
   p.degrees.assign(degrees.begin(), degrees.end());
   p.floatBytes = precisionBytes(precision);

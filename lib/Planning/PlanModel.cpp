@@ -371,9 +371,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     e.dpCommExposed = std::max(e.dpCommExposed, exposed);
     // Optimizer: gradient and parameter at the precision, fp32 master and
     // moments read and written.
-    double slots = StringRef(m.optimizer).starts_with("adam") ? 2
-                   : m.optimizer == "sgd-momentum"            ? 1
-                                                              : 0;
+    double slots = optimizerSlots(m.optimizer);
     double elements = st.parameterElements / (c.zeroStage >= 1 ? c.dp : 1);
     double bytesPerElement = 2 * w + (mixed ? 8 : 0) + 8 * slots;
     e.optimizer = std::max(e.optimizer, elements * bytesPerElement /

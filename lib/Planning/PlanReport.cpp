@@ -17,11 +17,7 @@ namespace json = llvm::json;
 
 namespace {
 double peakOf(const PlanProblem &problem) {
-  const auto &peaks = problem.cluster.device.peakFlops;
-  auto it = peaks.find(problem.precision);
-  if (it == peaks.end())
-    it = peaks.find("f32");
-  return it != peaks.end() ? it->second : peaks.begin()->second;
+  return peakFlopsOf(problem.cluster.device, problem.precision);
 }
 
 double perGPU(const PlanProblem &problem, const PlanEstimate &plan,

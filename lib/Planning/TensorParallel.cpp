@@ -40,11 +40,6 @@ struct State {
   }
 };
 
-double elementsOf(Value v) {
-  auto r = dyn_cast<RankedTensorType>(v.getType());
-  return r && r.hasStaticShape() ? static_cast<double>(r.getNumElements()) : 0;
-}
-
 ArrayRef<int64_t> shapeOf(Value v) {
   if (auto r = dyn_cast<RankedTensorType>(v.getType()))
     return r.getShape();
@@ -92,12 +87,12 @@ struct Analysis {
   void gather(Value v, Operation *user) {
     State s = get(v);
     if (s.kind == Kind::Partial)
-      collective(Collective::AllReduce, elementsOf(v),
+      collective(Collective::AllReduce, valueElements(v),
                  "complete the partial sums before " +
                      user->getName().getStringRef().str(),
                  v.getDefiningOp() ? v.getDefiningOp() : user);
     else if (s.kind == Kind::Shard)
-      collective(Collective::AllGather, elementsOf(v),
+      collective(Collective::AllGather, valueElements(v),
                  "gather dimension " + std::to_string(s.dim) + " for " +
                      user->getName().getStringRef().str(),
                  user);
@@ -297,7 +292,7 @@ void Analysis::visit(Operation *op) {
           return;
         if (in.dim == static_cast<int64_t>(s.getAxis()))
           collective(Collective::AllReduce,
-                     2 * elementsOf(s.getInput()) / shapeOf(s.getInput())[in.dim],
+                     2 * valueElements(s.getInput()) / shapeOf(s.getInput())[in.dim],
                      "softmax statistics over the split axis", op);
         setAll(op, in);
       })
@@ -312,7 +307,7 @@ void Analysis::visit(Operation *op) {
           double norm = 1;
           for (int64_t d = static_cast<int64_t>(n.getAxis()); d < rankOf(x); ++d)
             norm *= shapeOf(x)[d];
-          collective(Collective::AllReduce, 2 * elementsOf(x) / norm,
+          collective(Collective::AllReduce, 2 * valueElements(x) / norm,
                      "normalization statistics over the split axis", op);
           for (Value v : op->getOperands().drop_front())
             splitParam(v, "split");
@@ -336,7 +331,7 @@ void Analysis::visit(Operation *op) {
           if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
             setAll(op, State::partial());
           } else {
-            collective(Collective::AllReduce, elementsOf(red.getResult()),
+            collective(Collective::AllReduce, valueElements(red.getResult()),
                        "reduction over the split axis", op);
           }
           return;
@@ -357,7 +352,7 @@ void Analysis::visit(Operation *op) {
         if (in.dim == last) {
           // Vocabulary-parallel cross-entropy: max, sum and target logit.
           collective(Collective::AllReduce,
-                     3 * elementsOf(x) / shapeOf(x)[last],
+                     3 * valueElements(x) / shapeOf(x)[last],
                      "cross-entropy statistics over the split classes", op);
           return;
         }
@@ -542,7 +537,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       continue;
     bool replicated = d->second == "replicated" || degree == 1;
     (replicated ? a.out.parameters.full : a.out.parameters.split) +=
-        elementsOf(arg);
+        valueElements(arg);
     a.out.parameterSharding.push_back(
         {d->first, replicated ? "replicated" : d->second});
   }

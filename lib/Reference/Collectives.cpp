@@ -44,14 +44,20 @@ std::vector<Tensor> Communicator::exchange(int64_t rank, const Tensor &input) {
   return published;
 }
 
+SmallVector<int64_t> Communicator::coordinates(ArrayRef<int64_t> shape,
+                                               int64_t rank) {
+  SmallVector<int64_t> coords(shape.size());
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    coords[i] = rank % shape[i];
+    rank /= shape[i];
+  }
+  return coords;
+}
+
 std::vector<int64_t> Communicator::group(int64_t rank,
                                          ArrayRef<int16_t> axes) const {
   int64_t rankCount = static_cast<int64_t>(shape.size());
-  SmallVector<int64_t> coords(rankCount);
-  for (int64_t i = rankCount - 1, r = rank; i >= 0; --i) {
-    coords[i] = r % shape[i];
-    r /= shape[i];
-  }
+  SmallVector<int64_t> coords = coordinates(shape, rank);
   // Enumerate the coordinates on `axes` row-major in the order given.
   std::vector<int64_t> members;
   int64_t count = 1;

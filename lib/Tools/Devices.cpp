@@ -65,19 +65,11 @@ FailureOr<RankedTensorType> mlir::ober::globalType(func::FuncOp func,
 }
 
 namespace {
-SmallVector<int64_t> coordinates(ArrayRef<int64_t> shape, int64_t rank) {
-  SmallVector<int64_t> c(shape.size());
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
-    c[i] = rank % shape[i];
-    rank /= shape[i];
-  }
-  return c;
-}
-
 /// Copies between a global tensor and device `rank`'s block of it.
 void copyBlock(Tensor &global, Tensor &local, ArrayRef<int64_t> split,
                ArrayRef<int64_t> gridShape, int64_t rank, bool toLocal) {
-  SmallVector<int64_t> coord = coordinates(gridShape, rank);
+  SmallVector<int64_t> coord =
+      reference::Communicator::coordinates(gridShape, rank);
   SmallVector<int64_t> g = reference::stridesOf(global.getShape()),
                        l = reference::stridesOf(local.getShape());
   for (int64_t i = 0; i < local.getNumElements(); ++i) {
@@ -140,6 +132,7 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
   for (std::thread &t : threads)
     t.join();
   DeviceRun run;
+  run.devices = n;
   run.opsExecuted = ops.front();
   for (int64_t r = 0; r < n; ++r) {
     if (failed(outs[r]))

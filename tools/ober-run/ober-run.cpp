@@ -115,13 +115,6 @@ static FailureOr<SmallVector<reference::Tensor>> readInputs(MLIRContext *ctx,
   return tensors;
 }
 
-static int64_t findGridSize(shard::GridOp grid) {
-  int64_t n = 1;
-  for (int64_t d : grid.getShape())
-    n *= d;
-  return n;
-}
-
 static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
                                 std::map<unsigned, reference::Tensor> params) {
   FailureOr<SmallVector<reference::Tensor>> batches =
@@ -264,7 +257,7 @@ static LogicalResult runModel(MLIRContext &context) {
     stats.peakLiveBytes = run->peakLiveBytes;
     stats.opsExecuted = run->opsExecuted;
     if (printStats) {
-      llvm::errs() << "devices: " << findGridSize(grid) << "\n";
+      llvm::errs() << "devices: " << run->devices << "\n";
       for (auto [i, c] : llvm::enumerate(run->collectives))
         llvm::errs() << "collective " << i << ": " << c.kind << " over "
                      << c.groupSize << " devices, " << c.bytes << " bytes\n";

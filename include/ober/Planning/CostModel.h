@@ -30,9 +30,20 @@ struct OpWork {
 /// element (the plan's precision) instead of their IR width.
 OpWork workOf(Operation *op, unsigned floatBytes = 0);
 
-/// Bytes of a value: floating-point elements at `floatBytes` when non-zero,
-/// others at their own width; zero for dynamic shapes.
-double valueBytes(Value v, unsigned floatBytes = 0);
+/// Elements of a statically shaped tensor type (zero otherwise).
+double typeElements(Type type);
+inline double valueElements(Value v) { return typeElements(v.getType()); }
+
+/// Bytes of a tensor type: floating-point elements at `floatBytes` when
+/// non-zero, others at their own width; zero for dynamic shapes.
+double typeBytes(Type type, unsigned floatBytes = 0);
+inline double valueBytes(Value v, unsigned floatBytes = 0) {
+  return typeBytes(v.getType(), floatBytes);
+}
+
+/// The device's peak FLOP/s for `precision` ("bf16", "f32", ...), falling
+/// back to f32, then to any listed type.
+double peakFlopsOf(const Device &device, StringRef precision);
 
 /// Roofline time of `work` on one device of `cluster` with elements of
 /// `elementType` (its peak FLOP/s; f32 when the device lists none for it).

@@ -26,6 +26,10 @@ struct ModelState {
   double total() const { return parameters + gradients + optimizer; }
 };
 
+/// fp32 optimizer slots per parameter: Adam's two moments, SGD with
+/// momentum's buffer, none for plain SGD (without a master copy).
+double optimizerSlots(StringRef optimizer);
+
 /// `count` parameters trained with `optimizer` ("adamw", "adam", "sgd" or
 /// "sgd-momentum"), held at `paramBytes` per element (2 for bf16/fp16); with
 /// `mixedPrecision` the optimizer also keeps fp32 master weights. ZeRO stage

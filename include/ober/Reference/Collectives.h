@@ -36,6 +36,10 @@ public:
 
   int64_t size() const { return numDevices; }
 
+  /// The grid coordinates of `rank` (row-major).
+  static SmallVector<int64_t> coordinates(ArrayRef<int64_t> shape,
+                                          int64_t rank);
+
   /// Whether `op` is a collective this communicator runs.
   static bool handles(Operation *op);
 

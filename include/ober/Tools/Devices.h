@@ -33,6 +33,7 @@ struct DeviceRun {
   /// The largest peak of live bytes over the devices, and the ops device 0
   /// ran.
   int64_t peakLiveBytes = 0, opsExecuted = 0;
+  int64_t devices = 1;
 };
 
 /// Runs `func` on every device of `grid` with `globalArgs` cut by the
