@@ -19,6 +19,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/ShardingInterfaceImpl.h"
+#include "ober/Partitioning/Passes.h"
 #include "ober/Planning/Passes.h"
 #include "ober/Training/Passes.h"
 #include "ober/Transforms/Passes.h"
@@ -41,4 +42,5 @@ void mlir::ober::registerAllPasses() {
   registerTransformsPasses();
   registerTrainingPasses();
   registerPlanningPasses();
+  registerPartitioningPasses();
 }

@@ -204,8 +204,41 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     if (t.getRank() > 0 && p.irBatch == 1)
       p.irBatch = t.getDimSize(0);
   }
-  for (Value v : params)
-    p.parameters += valueElements(v);
+  DenseSet<Operation *> forwardSet = forwardOps(grad);
+  SmallVector<int64_t> buffers;
+  // Buffers are listed on the loss function the gradient function
+  // differentiates (`<loss>_grad`), with the same arguments.
+  func::FuncOp lossFn = grad;
+  if (grad.getSymName().ends_with("_grad"))
+    if (auto module = grad->getParentOfType<ModuleOp>())
+      if (auto f = module.lookupSymbol<func::FuncOp>(
+              grad.getSymName().drop_back(strlen("_grad"))))
+        lossFn = f;
+  if (auto attr =
+          lossFn->getAttrOfType<DenseI64ArrayAttr>("ober.buffer_updates"))
+    buffers.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+  for (BlockArgument arg : grad.getArguments())
+    if (params.contains(arg)) {
+      p.parameters += valueElements(arg);
+      ModelProfile::ParameterInfo info;
+      auto t = cast<RankedTensorType>(arg.getType());
+      info.shape.assign(t.getShape().begin(), t.getShape().end());
+      info.buffer = llvm::is_contained(buffers, arg.getArgNumber());
+      // Read by the backward pass, itself or through forward views.
+      SmallVector<Value> views = {arg};
+      while (!views.empty() && !info.readBackward) {
+        Value v = views.pop_back_val();
+        for (Operation *u : v.getUsers()) {
+          if (isa<func::ReturnOp>(u))
+            continue;
+          if (!forwardSet.contains(u))
+            info.readBackward = true;
+          else if (isa<TransposeOp, ReshapeOp, CastOp>(u))
+            views.push_back(u->getResult(0));
+        }
+      }
+      p.parameterInfo.push_back(std::move(info));
+    }
   double samples = static_cast<double>(p.irBatch);
 
   // The forward part, in block order.
@@ -421,4 +454,34 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   for (const Segment &seg : p.segments)
     p.savedTotal += p.kinds[seg.kind].at(degrees.front()).saved.total();
   return p;
+}
+
+double ModelProfile::parameterFraction(ParameterSet set, int64_t dp) const {
+  double total = 0, in = 0;
+  for (const ParameterInfo &info : parameterInfo) {
+    double n = 1;
+    bool divides = false;
+    for (int64_t d : info.shape) {
+      n *= static_cast<double>(d);
+      divides |= dp > 1 && d >= dp && d % dp == 0;
+    }
+    total += n;
+    bool member = false;
+    switch (set) {
+    case ParameterSet::All:
+      member = true;
+      break;
+    case ParameterSet::Trained:
+      member = !info.buffer;
+      break;
+    case ParameterSet::ShardedTrained:
+      member = divides && !info.buffer;
+      break;
+    case ParameterSet::ShardedReadBackward:
+      member = divides && !info.buffer && info.readBackward;
+      break;
+    }
+    in += member ? n : 0;
+  }
+  return total > 0 ? in / total : 1.0;
 }

@@ -6,6 +6,8 @@
 
 #include "ober/Planning/Plan.h"
 
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -101,21 +103,65 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       }
     }
     if (c.dp > 1) {
+      // Gradients of trained parameters (not buffers) are reduced. ZeRO
+      // shards the parameters some dimension of which the replicas divide;
+      // the others keep whole state and are all-reduced.
+      using Set = ModelProfile::ParameterSet;
       double bytes = st.parameterElements * w;
-      out.push_back(
-          {"data-parallel",
-           c.zeroStage == 0 ? "all-reduce" : "reduce-scatter + all-gather",
-           stage, c.dp, bytes, 1,
-           c.zeroStage == 0
-               ? "sum the gradients of the replicas"
-               : "each rank updates its 1/dp shard of the optimizer state, "
-                 "then shares the new parameters",
-           "after the last backward pass, bucketed to overlap it"});
-      if (c.zeroStage >= 3)
-        out.push_back({"data-parallel", "all-gather", stage, c.dp, bytes,
-                       2 * micro,
+      double trained = bytes * m.parameterFraction(Set::Trained, c.dp);
+      double sharded =
+          c.zeroStage == 0
+              ? 0
+              : bytes * m.parameterFraction(Set::ShardedTrained, c.dp);
+      if (trained - sharded > 0)
+        out.push_back({"data-parallel", "all-reduce", stage, c.dp,
+                       trained - sharded, 1,
+                       c.zeroStage == 0
+                           ? "sum the gradients of the replicas"
+                           : "sum the gradients of parameters ZeRO cannot "
+                             "shard evenly",
+                       "after the last backward pass, bucketed to overlap it"});
+      if (sharded > 0)
+        out.push_back(
+            {"data-parallel",
+             c.zeroStage >= 3 ? "reduce-scatter" : "reduce-scatter + all-gather",
+             stage, c.dp, sharded, 1,
+             c.zeroStage >= 3
+                 ? "each rank updates its 1/dp shard of parameters and state"
+                 : "each rank updates its 1/dp shard of the optimizer state, "
+                   "then shares the new parameters",
+             "after the last backward pass, bucketed to overlap it"});
+      if (c.zeroStage >= 3) {
+        out.push_back({"data-parallel", "all-gather", stage, c.dp,
+                       bytes * m.parameterFraction(Set::ShardedTrained, c.dp), micro,
                        "ZeRO-3 keeps only a 1/dp shard of the parameters",
-                       "before each forward and backward pass"});
+                       "before each forward pass"});
+        double again =
+            bytes * m.parameterFraction(Set::ShardedReadBackward, c.dp);
+        if (again > 0)
+          out.push_back({"data-parallel", "all-gather", stage, c.dp, again,
+                         micro,
+                         "ZeRO-3: the parameters the backward pass reads",
+                         "before each backward pass"});
+      }
+      // Training batch norms over split samples use the whole batch's
+      // statistics: mean and variance forward; the backward pass
+      // recomputes them and sums two gradient terms.
+      double channels = 0;
+      for (auto [first, end] : st.chunks)
+        for (unsigned i = first; i < end; ++i)
+          for (Operation *op : m.segments[i].ops)
+            if (auto bn = dyn_cast<BatchNormTrainingOp>(op))
+              channels += bn.getScale().getType().getNumElements();
+      if (channels > 0)
+        out.push_back({"data-parallel", "all-reduce", stage, c.dp,
+                       channels * 4, 6 * micro,
+                       "synchronized batch-norm statistics (f32)",
+                       "in each training batch norm and its gradient"});
+      if (j + 1 == plan.stages.size())
+        out.push_back({"data-parallel", "all-reduce", stage, c.dp, 4, 1,
+                       "the step's loss: the mean over the replicas (f32)",
+                       "after the last micro-batch"});
     }
     for (auto [first, end] : st.chunks)
       if (end < n)

@@ -527,19 +527,20 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     auto it = a.paramOf.find(arg);
     if (it == a.paramOf.end())
       continue;
-    auto d = a.decision.find(it->second);
-    if (d == a.decision.end())
-      continue;
     bool used = llvm::any_of(arg.getUsers(), [&](Operation *u) {
       return inSegment.contains(u);
     });
     if (!used)
       continue;
-    bool replicated = d->second == "replicated" || degree == 1;
+    // A parameter no rule decided on (read through an op without one) is
+    // whole on every device.
+    auto d = a.decision.find(it->second);
+    bool replicated =
+        d == a.decision.end() || d->second == "replicated" || degree == 1;
     (replicated ? a.out.parameters.full : a.out.parameters.split) +=
         valueElements(arg);
     a.out.parameterSharding.push_back(
-        {d->first, replicated ? "replicated" : d->second});
+        {it->second, replicated ? "replicated" : d->second});
   }
   return a.out;
 }

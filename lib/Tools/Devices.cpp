@@ -64,6 +64,16 @@ FailureOr<RankedTensorType> mlir::ober::globalType(func::FuncOp func,
   return RankedTensorType::get(shape, type.getElementType());
 }
 
+RankedTensorType mlir::ober::serialArgumentType(func::FuncOp func, unsigned i) {
+  auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+  auto module = func->getParentOfType<ModuleOp>();
+  shard::GridOp grid = module ? findGrid(module) : shard::GridOp();
+  if (!grid)
+    return type;
+  FailureOr<RankedTensorType> global = globalType(func, grid, i);
+  return succeeded(global) ? *global : type;
+}
+
 namespace {
 /// Copies between a global tensor and device `rank`'s block of it.
 void copyBlock(Tensor &global, Tensor &local, ArrayRef<int64_t> split,

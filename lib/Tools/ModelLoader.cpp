@@ -6,6 +6,8 @@
 
 #include "ober/Tools/ModelLoader.h"
 
+#include "ober/Tools/Devices.h"
+
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Importers/ONNX/ONNXImporter.h"
 #include "ober/Reference/TensorIO.h"
@@ -86,7 +88,7 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
         params[i] = initialParameter(
             func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)
                 .getValue(),
-            cast<RankedTensorType>(func.getArgumentTypes()[i]), *seed);
+            serialArgumentType(func, i), *seed);
       return params;
     }
     if (!attr)
@@ -105,7 +107,7 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
     for (unsigned i : indices)
       wanted[func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)
                  .getValue()
-                 .str()] = cast<RankedTensorType>(func.getArgumentTypes()[i])
+                 .str()] = serialArgumentType(func, i)
                                .getElementType();
     if (!readONNXInitializers(path, wanted, values, error))
       return func.emitError(error);
@@ -113,7 +115,7 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
       auto name =
           func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName);
       reference::Tensor &t = values[name.getValue().str()];
-      auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+      auto type = serialArgumentType(func, i);
       if (t.getShape() != type.getShape() ||
           t.getElementType() != type.getElementType())
         return func.emitError("parameter '")
@@ -130,7 +132,7 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
   SmallVector<std::string> missing;
   for (unsigned i : indices) {
     auto name = func.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName);
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    auto type = serialArgumentType(func, i);
     const rt::WeightInfo *info = file.find(name.getValue().str());
     if (!info) {
       missing.push_back(name.getValue().str());

@@ -8,6 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Reference/Interpreter.h"
+#include "ober/Tools/Devices.h"
 
 #include "llvm/Support/Format.h"
 
@@ -86,25 +87,41 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
     args[i] = it->second;
   }
   for (unsigned i : stateArgs) {
-    auto t = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    RankedTensorType t = serialArgumentType(step, i);
     args[i] = reference::Tensor(t.getElementType(), t.getShape());
   }
-  auto lrType = cast<RankedTensorType>(step.getArgumentTypes()[*lrArg]);
+  RankedTensorType lrType = serialArgumentType(step, *lrArg);
   args[*lrArg] = reference::Tensor(lrType.getElementType(), {});
   args[*lrArg].setFloat(0, options.learningRate);
 
   reference::Interpreter interpreter(module);
+  shard::GridOp grid = findGrid(module);
+  reference::RunStats deviceStats;
   for (int64_t s = 0; s < options.steps; ++s) {
     for (auto [k, i] : llvm::enumerate(batchArgs)) {
       FailureOr<reference::Tensor> b = batchForStep(
           step, options.batches[k],
-          cast<RankedTensorType>(step.getArgumentTypes()[i]), s, k);
+          serialArgumentType(step, i), s, k);
       if (failed(b))
         return failure();
       args[i] = std::move(*b);
     }
-    FailureOr<SmallVector<reference::Tensor>> results =
-        interpreter.run(step, args);
+    FailureOr<SmallVector<reference::Tensor>> results = failure();
+    if (grid) {
+      FailureOr<DeviceRun> run = runOnDevices(module, step, grid, args);
+      if (failed(run))
+        return failure();
+      results = std::move(run->results);
+      deviceStats.peakLiveBytes =
+          std::max(deviceStats.peakLiveBytes, run->peakLiveBytes);
+      deviceStats.opsExecuted += run->opsExecuted;
+      if (options.collectives && s == 0)
+        *options.collectives = run->collectives;
+      if (options.devices)
+        *options.devices = run->devices;
+    } else {
+      results = interpreter.run(step, args);
+    }
     if (failed(results))
       return failure();
     size_t r = 0;
@@ -116,7 +133,7 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
        << llvm::format("%.9g", results->back().getFloat(0)) << "\n";
   }
   if (options.stats)
-    *options.stats = interpreter.getStats();
+    *options.stats = grid ? deviceStats : interpreter.getStats();
   std::map<std::string, reference::Tensor> finalParams;
   for (unsigned i : paramArgs)
     finalParams[step.getArgAttrOfType<StringAttr>(i, OberDialect::kParamAttrName)

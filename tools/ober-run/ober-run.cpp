@@ -115,6 +115,22 @@ static FailureOr<SmallVector<reference::Tensor>> readInputs(MLIRContext *ctx,
   return tensors;
 }
 
+/// The device count and each collective with its group and the bytes of
+/// its full buffer (the planner's convention).
+static void printDeviceStats(int64_t devices,
+                             ArrayRef<reference::CollectiveRecord> collectives,
+                             StringRef per) {
+  llvm::errs() << "devices: " << devices << "\n";
+  int64_t total = 0;
+  for (auto [i, c] : llvm::enumerate(collectives)) {
+    llvm::errs() << "collective " << i << ": " << c.kind << " over "
+                 << c.groupSize << " devices, " << c.bytes << " bytes\n";
+    total += c.bytes;
+  }
+  llvm::errs() << "collective bytes" << (per.empty() ? "" : " in ") << per
+               << ": " << total << "\n";
+}
+
 static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
                                 std::map<unsigned, reference::Tensor> params) {
   FailureOr<SmallVector<reference::Tensor>> batches =
@@ -127,15 +143,23 @@ static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
   options.batches = std::move(*batches);
   options.parameters = std::move(params);
   reference::RunStats stats;
-  if (printStats)
+  std::vector<reference::CollectiveRecord> collectives;
+  int64_t devices = 1;
+  if (printStats) {
     options.stats = &stats;
+    options.collectives = &collectives;
+    options.devices = &devices;
+  }
   FailureOr<std::map<std::string, reference::Tensor>> final =
       runTrainLoop(module, step, options, llvm::outs());
   if (failed(final))
     return failure();
-  if (printStats)
+  if (printStats) {
+    if (findGrid(module))
+      printDeviceStats(devices, collectives, "each step");
     llvm::errs() << "ops executed: " << stats.opsExecuted
                  << "\npeak live bytes: " << stats.peakLiveBytes << "\n";
+  }
   if (saveParams.empty())
     return success();
   if (std::error_code ec = llvm::sys::fs::create_directories(saveParams))
@@ -256,12 +280,8 @@ static LogicalResult runModel(MLIRContext &context) {
     results = std::move(run->results);
     stats.peakLiveBytes = run->peakLiveBytes;
     stats.opsExecuted = run->opsExecuted;
-    if (printStats) {
-      llvm::errs() << "devices: " << run->devices << "\n";
-      for (auto [i, c] : llvm::enumerate(run->collectives))
-        llvm::errs() << "collective " << i << ": " << c.kind << " over "
-                     << c.groupSize << " devices, " << c.bytes << " bytes\n";
-    }
+    if (printStats)
+      printDeviceStats(run->devices, run->collectives, "");
   } else {
     reference::Interpreter interpreter(*module);
     results = interpreter.run(func, args);

@@ -131,6 +131,20 @@ struct ModelProfile {
   double trainFlops = 0;
   /// Parameters in total (elements).
   double parameters = 0;
+  /// Each parameter: its shape (ZeRO shards a parameter along a dimension
+  /// the data-parallel devices divide), whether the backward pass reads it
+  /// or a view of it (ZeRO-3 gathers only those again), and whether it is
+  /// a buffer updated by the forward pass (batch-norm running statistics:
+  /// no gradient to reduce).
+  struct ParameterInfo {
+    std::vector<int64_t> shape;
+    bool readBackward = false, buffer = false;
+  };
+  std::vector<ParameterInfo> parameterInfo;
+  enum class ParameterSet { All, Trained, ShardedTrained, ShardedReadBackward };
+  /// The fraction of parameter elements in `set` for `dp` replicas (ZeRO
+  /// shards trained parameters only; buffers stay whole, as in DeepSpeed).
+  double parameterFraction(ParameterSet set, int64_t dp) const;
   std::vector<SharedParameter> shared;
   /// Bytes per sample of the activation working set at the gradient
   /// function's peak (its liveness peak without arguments and results), and

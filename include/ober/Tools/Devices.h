@@ -27,6 +27,10 @@ shard::GridOp findGrid(ModuleOp module);
 FailureOr<RankedTensorType> globalType(func::FuncOp func, shard::GridOp grid,
                                        unsigned i, bool result = false);
 
+/// The type of argument `i` of `func` as a whole program sees it: its
+/// global type when the module has a grid, else its own type.
+RankedTensorType serialArgumentType(func::FuncOp func, unsigned i);
+
 struct DeviceRun {
   SmallVector<reference::Tensor> results;
   std::vector<reference::CollectiveRecord> collectives;

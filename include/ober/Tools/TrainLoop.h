@@ -8,6 +8,7 @@
 #define OBER_TOOLS_TRAINLOOP_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "ober/Reference/Collectives.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/Tensor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,10 +27,18 @@ struct TrainLoopOptions {
   std::map<unsigned, reference::Tensor> parameters;
   /// When set, receives the interpreter's statistics over all steps.
   reference::RunStats *stats = nullptr;
+  /// When set and the module has a device grid: the collectives of one
+  /// step (every step runs the same ones) and the device count.
+  std::vector<reference::CollectiveRecord> *collectives = nullptr;
+  int64_t *devices = nullptr;
 };
 
 /// Runs `step` (built by ober-build-train-step) `steps` times, printing
 /// `step <i> loss <value>` to `os`. Returns the final parameters by name.
+/// Runs `options.steps` steps of `step`, printing `step <i> loss <value>`,
+/// and returns the final parameters by name. A module with a `shard.grid`
+/// runs each step on its simulated devices: parameters, state and batches
+/// stay global between steps, cut and assembled by `ober.split`.
 FailureOr<std::map<std::string, reference::Tensor>>
 runTrainLoop(ModuleOp module, func::FuncOp step, const TrainLoopOptions &options,
              llvm::raw_ostream &os);

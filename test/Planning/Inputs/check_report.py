@@ -38,12 +38,17 @@ for col in report["collectives"]:
              "pipeline": 2}[col["scope"]]
     assert col["group_size"] == group, col
 for st, stage in enumerate(report["stages"]):
+    # Gradient reductions (whole, or reduce-scattered for ZeRO) cover the
+    # stage's parameters once (these models have no buffers).
     dp = [c for c in report["collectives"]
           if c["scope"] == "data-parallel" and c["stage"] == st
-          and c["per_step"] == 1]
+          and c["per_step"] == 1 and c["kind"] != "all-gather"
+          and not c["reason"].startswith("the step's")]
     if report["dp"] > 1:
         width = 4 if report["precision"] == "f32" else 2
-        assert len(dp) == 1 and dp[0]["bytes"] == stage["parameters"] * width
+        total = sum(c["bytes"] for c in dp)
+        assert 1 <= len(dp) <= 2 and \
+            abs(total - stage["parameters"] * width) <= 1e-6 * total, dp
 for pair in sys.argv[2:]:
     key, want = pair.split("=", 1)
     got = report[key]

@@ -1,0 +1,516 @@
+//===- Rules.cpp - how each ober op runs on split operands ----------------===//
+//
+// Part of Ober-Train. `decide` places one op along one grid axis. Rules
+// exist for the ops of transformer, MLP and CNN training steps: elementwise
+// ops with broadcasting, matmul, transpose, reshape, broadcast_to,
+// reductions, softmax, normalization, losses, one_hot, embedding and its
+// gradient, convolution and its gradients, pooling, slices and concats.
+// Linear ops pass partial sums through, so a gradient's data-parallel
+// reduction happens once, where the step needs it. Any other op, or a
+// split the rule cannot keep, runs on whole operands: always correct, and
+// the collectives that costs are visible in the program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Spmd.h"
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::partition;
+
+namespace {
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+int64_t rankOf(Value v) { return typeOf(v).getRank(); }
+
+struct Rule {
+  Operation *op;
+  ArrayRef<Placement> in;
+  int64_t parts;
+  AxisDecision d;
+
+  Rule(Operation *op, ArrayRef<Placement> in, int64_t parts)
+      : op(op), in(in), parts(parts) {
+    d.operands.assign(op->getNumOperands(), Placement::rep());
+    d.results.assign(op->getNumResults(), Placement::rep());
+    d.divideResult.assign(op->getNumResults(), false);
+  }
+
+  /// Whole operands and results.
+  AxisDecision &whole() {
+    d.operands.assign(op->getNumOperands(), Placement::rep());
+    d.results.assign(op->getNumResults(), Placement::rep());
+    d.divideResult.assign(op->getNumResults(), false);
+    return d;
+  }
+  bool divisible(Value v, int64_t dim) const {
+    int64_t size = typeOf(v).getDimSize(dim);
+    return dim >= 0 && dim < rankOf(v) && !ShapedType::isDynamic(size) &&
+           size % parts == 0 && size >= parts;
+  }
+  bool anyPartial() const {
+    return llvm::any_of(in, [](Placement p) { return p.isPartial(); });
+  }
+  /// Every operand split like it already is (partial ones completed).
+  AxisDecision &keepSplits() {
+    for (auto [i, p] : llvm::enumerate(in))
+      d.operands[i] = p.isPartial() ? Placement::rep() : p;
+    return d;
+  }
+  /// The result split on `dim` when that divides evenly, else whole.
+  AxisDecision &result(int64_t dim, unsigned r = 0) {
+    if (!divisible(op->getResult(r), dim))
+      return whole();
+    d.results[r] = Placement::split(dim);
+    return d;
+  }
+  /// A linear op of its partial operands: results partial.
+  AxisDecision &partialThrough() {
+    for (auto [i, p] : llvm::enumerate(in))
+      d.operands[i] = p;
+    for (Placement &r : d.results)
+      r = Placement::partial();
+    return d;
+  }
+};
+
+/// Ops linear in their operands: add and sub of partial sums, a partial
+/// sum scaled by whole factors (mul; div by a whole divisor), negation and
+/// float casts.
+bool linearInPartials(Operation *op, ArrayRef<Placement> in) {
+  auto partialSum = [&](unsigned i) { return in[i].isPartialSum(); };
+  auto whole = [&](unsigned i) { return in[i].isRep(); };
+  unsigned partials = llvm::count_if(in, [](Placement p) { return p.isPartial(); });
+  if (partials == 0)
+    return false;
+  if (isa<AddOp, SubOp>(op))
+    return partialSum(0) && partialSum(1);
+  if (isa<MulOp>(op))
+    return partials == 1 && (partialSum(0) ? whole(1) : whole(0) && partialSum(1));
+  if (isa<DivOp>(op))
+    return partialSum(0) && whole(1);
+  if (isa<NegOp>(op))
+    return partialSum(0);
+  if (auto cast = dyn_cast<CastOp>(op))
+    return partialSum(0) &&
+           isa<FloatType>(typeOf(cast.getResult()).getElementType());
+  return false;
+}
+
+/// Elementwise ops with NumPy broadcasting: the result keeps the first
+/// split operand's dimension; operands that span it are split alike,
+/// broadcast ones stay whole.
+AxisDecision &elementwise(Rule &rule) {
+  Operation *op = rule.op;
+  if (linearInPartials(op, rule.in))
+    return rule.partialThrough();
+  Value result = op->getResult(0);
+  int64_t r = rankOf(result);
+  auto resultDim = [&](unsigned i) -> int64_t {
+    Value v = op->getOperand(i);
+    Placement p = rule.in[i];
+    if (!p.isSplit())
+      return -1;
+    int64_t rd = p.dim + r - rankOf(v);
+    return typeOf(v).getDimSize(p.dim) == typeOf(result).getDimSize(rd) ? rd
+                                                                         : -1;
+  };
+  int64_t dim = -1;
+  for (unsigned i = 0; i < op->getNumOperands() && dim < 0; ++i)
+    dim = resultDim(i);
+  if (dim < 0 || !rule.divisible(result, dim))
+    return rule.whole();
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Value v = op->getOperand(i);
+    int64_t od = dim - (r - rankOf(v));
+    bool spans = od >= 0 && typeOf(v).getDimSize(od) != 1;
+    rule.d.operands[i] = spans ? Placement::split(od) : Placement::rep();
+  }
+  for (unsigned k = 0; k < op->getNumResults(); ++k)
+    rule.d.results[k] = Placement::split(dim);
+  return rule.d;
+}
+
+/// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
+/// batch, row and column loops stay split; a split contraction leaves
+/// partial sums.
+AxisDecision &matmul(Rule &rule, MatmulOp op) {
+  Value a = op.getLhs(), b = op.getRhs(), c = op.getResult();
+  int64_t ra = rankOf(a), rb = rankOf(b), r = rankOf(c);
+  if (ra < 2 || rb < 2)
+    return rule.whole();
+  if (rule.anyPartial()) {
+    // Linear in each operand.
+    if ((rule.in[0].isPartialSum() && rule.in[1].isRep()) ||
+        (rule.in[1].isPartialSum() && rule.in[0].isRep()))
+      return rule.partialThrough();
+    return rule.whole();
+  }
+  Placement pa = rule.in[0], pb = rule.in[1];
+  bool aK = pa.isSplit() && pa.dim == ra - 1, bK = pb.isSplit() && pb.dim == rb - 2;
+  if (aK || bK) {
+    rule.d.operands = {Placement::split(ra - 1), Placement::split(rb - 2)};
+    rule.d.results = {Placement::partial()};
+    return rule.d;
+  }
+  // The result dimension of a split operand dimension (-1: none).
+  auto fromA = [&](int64_t dim) -> int64_t {
+    if (dim == ra - 2)
+      return r - 2;
+    int64_t rd = dim + r - ra;
+    return typeOf(a).getDimSize(dim) == typeOf(c).getDimSize(rd) ? rd : -1;
+  };
+  auto fromB = [&](int64_t dim) -> int64_t {
+    if (dim == rb - 1)
+      return r - 1;
+    int64_t rd = dim + r - rb;
+    return typeOf(b).getDimSize(dim) == typeOf(c).getDimSize(rd) ? rd : -1;
+  };
+  int64_t dim = pa.isSplit() ? fromA(pa.dim) : -1;
+  if (dim < 0 && pb.isSplit())
+    dim = fromB(pb.dim);
+  if (dim < 0 || !rule.divisible(c, dim))
+    return rule.whole();
+  // Each operand that spans the loop is split on it; the other stays whole.
+  auto operandDim = [&](int64_t rank, Value v, bool isA) -> int64_t {
+    if (dim == r - 2)
+      return isA ? ra - 2 : -1;
+    if (dim == r - 1)
+      return isA ? -1 : rb - 1;
+    int64_t od = dim - (r - rank);
+    return od >= 0 && typeOf(v).getDimSize(od) != 1 ? od : -1;
+  };
+  int64_t da = operandDim(ra, a, true), db = operandDim(rb, b, false);
+  rule.d.operands = {da >= 0 ? Placement::split(da) : Placement::rep(),
+                     db >= 0 ? Placement::split(db) : Placement::rep()};
+  rule.d.results = {Placement::split(dim)};
+  return rule.d;
+}
+
+/// Reductions: a split reduced dimension leaves partial results (a local
+/// mean is divided by the parts, making a partial sum).
+AxisDecision &reduction(Rule &rule, ArrayRef<int64_t> axes, bool keepdims,
+                        shard::ReductionKind kind, bool mean) {
+  Operation *op = rule.op;
+  Placement p = rule.in[0];
+  int64_t rank = rankOf(op->getOperand(0));
+  SmallVector<int64_t> reduced;
+  for (int64_t a : axes)
+    reduced.push_back(a < 0 ? a + rank : a);
+  if (p.isPartial()) {
+    if (p.isPartialSum() && kind == shard::ReductionKind::Sum)
+      return rule.partialThrough();
+    return rule.whole();
+  }
+  if (!p.isSplit())
+    return rule.d;
+  rule.d.operands[0] = p;
+  if (llvm::is_contained(reduced, p.dim)) {
+    rule.d.results[0] = Placement::partial(kind);
+    rule.d.divideResult[0] = mean;
+    return rule.d;
+  }
+  int64_t dim = p.dim;
+  if (!keepdims)
+    dim -= llvm::count_if(reduced, [&](int64_t a) { return a < p.dim; });
+  return rule.result(dim);
+}
+
+/// An op that keeps a split of some dimensions of operand `lead` in the
+/// same dimension of its result, with `others` whole.
+AxisDecision &keepLead(Rule &rule, unsigned lead,
+                       llvm::function_ref<bool(int64_t)> allowed) {
+  Placement p = rule.in[lead];
+  if (rule.anyPartial() || !p.isSplit() || !allowed(p.dim))
+    return rule.whole();
+  rule.d.operands[lead] = p;
+  for (unsigned k = 0; k < rule.op->getNumResults(); ++k)
+    if (rankOf(rule.op->getResult(k)) == rankOf(rule.op->getOperand(lead)))
+      rule.d.results[k] = Placement::split(p.dim);
+  return rule.result(p.dim);
+}
+
+/// Reshape: a split dimension survives when the result has a dimension
+/// starting at the same element offset whose size the parts divide.
+AxisDecision &reshape(Rule &rule, ReshapeOp op) {
+  Placement p = rule.in[0];
+  if (p.isPartial())
+    return rule.partialThrough();
+  if (!p.isSplit())
+    return rule.d;
+  ArrayRef<int64_t> in = typeOf(op.getInput()).getShape(),
+                    out = op.getType().getShape();
+  int64_t outer = 1;
+  for (int64_t i = 0; i < p.dim; ++i)
+    outer *= in[i];
+  int64_t prefix = 1;
+  for (int64_t o = 0; o < static_cast<int64_t>(out.size()); ++o) {
+    if (prefix == outer && out[o] % rule.parts == 0 && out[o] > 1) {
+      rule.d.operands[0] = p;
+      return rule.result(o);
+    }
+    prefix *= out[o];
+    if (prefix > outer)
+      break;
+  }
+  return rule.whole();
+}
+
+/// Cross-entropy: samples (and spatial positions) may be split; a mean is
+/// divided by the parts. With ignored targets the mean's denominator is
+/// global, so that case runs whole.
+AxisDecision &crossEntropy(Rule &rule, CrossEntropyOp op) {
+  Placement pl = rule.in[0], pt = rule.in[1];
+  if (rule.anyPartial() || op.getIgnoreIndex())
+    return rule.whole();
+  int64_t td = pt.isSplit() ? pt.dim : pl.isSplit() && pl.dim != 1
+                                           ? (pl.dim == 0 ? 0 : pl.dim - 1)
+                                           : -1;
+  if (td < 0 || !rule.divisible(op.getTargets(), td))
+    return rule.whole();
+  rule.d.operands = {Placement::split(td == 0 ? 0 : td + 1),
+                     Placement::split(td)};
+  LossReduction reduction = op.getReduction();
+  if (reduction == LossReduction::none)
+    return rule.result(td);
+  rule.d.results[0] = Placement::partial();
+  rule.d.divideResult[0] = reduction == LossReduction::mean;
+  return rule.d;
+}
+
+/// A loss elementwise over same-shaped operands, then reduced.
+AxisDecision &mseLoss(Rule &rule, MSELossOp op) {
+  Placement p = rule.in[0].isSplit() ? rule.in[0] : rule.in[1];
+  if (rule.anyPartial() || !p.isSplit())
+    return rule.whole();
+  rule.d.operands = {p, p};
+  if (op.getReduction() == LossReduction::none)
+    return rule.result(p.dim);
+  rule.d.results[0] = Placement::partial();
+  rule.d.divideResult[0] = op.getReduction() == LossReduction::mean;
+  return rule.d;
+}
+
+/// `v` is zeros (a splat zero constant, possibly broadcast).
+bool isZeros(Value v) {
+  if (auto b = v.getDefiningOp<BroadcastToOp>())
+    v = b.getInput();
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+  if (!dense || !dense.isSplat())
+    return false;
+  if (isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isZero();
+  return dense.getSplatValue<APInt>().isZero();
+}
+} // namespace
+
+AxisDecision mlir::ober::partition::decide(Operation *op,
+                                           ArrayRef<Placement> in,
+                                           int64_t parts) {
+  Rule rule(op, in, parts);
+  if (op->getNumOperands() == 0)
+    return rule.d;
+  // Whole operands give whole results.
+  if (llvm::all_of(in, [](Placement p) { return p.isRep(); }))
+    return rule.d;
+  return TypeSwitch<Operation *, AxisDecision>(op)
+      .Case<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
+            ReluOp, SiluOp, ErfOp, ReciprocalOp, SinOp, CosOp, TanOp, AsinOp,
+            AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp,
+            CeilOp, RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp,
+            MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp,
+            CompareOp, SelectOp>([&](Operation *) { return elementwise(rule); })
+      .Case([&](DropoutOp d) {
+        // Without dropping, the mask is all true and the op is a copy;
+        // otherwise whole operands keep the serial random stream.
+        if (!d.getRatio().isZero() || !in[1].isRep())
+          return rule.whole();
+        return keepLead(rule, 0, [](int64_t) { return true; });
+      })
+      .Case([&](MatmulOp m) { return matmul(rule, m); })
+      .Case([&](TransposeOp t) {
+        Placement p = in[0];
+        if (p.isPartial())
+          return rule.partialThrough();
+        rule.d.operands[0] = p;
+        ArrayRef<int64_t> perm = t.getPermutation();
+        int64_t dim = llvm::find(perm, p.dim) - perm.begin();
+        return rule.result(dim);
+      })
+      .Case([&](ReshapeOp r) { return reshape(rule, r); })
+      .Case([&](BroadcastToOp b) {
+        Placement p = in[0];
+        if (p.isPartial())
+          return rule.partialThrough();
+        rule.d.operands[0] = p;
+        return rule.result(p.dim + rankOf(b.getResult()) - rankOf(b.getInput()));
+      })
+      .Case([&](ReduceSumOp r) {
+        return reduction(rule, r.getAxes(), r.getKeepdims(),
+                         shard::ReductionKind::Sum, false);
+      })
+      .Case([&](ReduceMeanOp r) {
+        return reduction(rule, r.getAxes(), r.getKeepdims(),
+                         shard::ReductionKind::Sum, true);
+      })
+      .Case([&](ReduceMaxOp r) {
+        return reduction(rule, r.getAxes(), r.getKeepdims(),
+                         shard::ReductionKind::Max, false);
+      })
+      .Case([&](ReduceMinOp r) {
+        return reduction(rule, r.getAxes(), r.getKeepdims(),
+                         shard::ReductionKind::Min, false);
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
+        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
+        if (axis < 0)
+          axis += rankOf(o->getOperand(0));
+        return keepLead(rule, 0, [&](int64_t d) { return d != axis; });
+      })
+      .Case<LayerNormOp, RMSNormOp>([&](Operation *o) {
+        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
+        if (axis < 0)
+          axis += rankOf(o->getOperand(0));
+        return keepLead(rule, 0, [&](int64_t d) { return d < axis; });
+      })
+      .Case([&](CrossEntropyOp c) { return crossEntropy(rule, c); })
+      .Case([&](MSELossOp m) { return mseLoss(rule, m); })
+      .Case([&](OneHotOp o) {
+        Placement p = in[0];
+        int64_t r = rankOf(o.getResult()), axis = o.getAxis();
+        if (axis < 0)
+          axis += r;
+        if (!p.isSplit())
+          return rule.whole();
+        rule.d.operands[0] = p;
+        return rule.result(p.dim < axis ? p.dim : p.dim + 1);
+      })
+      .Case([&](EmbeddingOp e) {
+        // Split ids look up whole rows; a split embedding width gives a
+        // split result width.
+        Placement pt = in[0], pi = in[1];
+        if (rule.anyPartial())
+          return rule.whole();
+        if (pi.isSplit() && !pt.isSplit()) {
+          rule.d.operands = {Placement::rep(), pi};
+          return rule.result(pi.dim);
+        }
+        if (pt.isSplit() && pt.dim == 1 && pi.isRep()) {
+          rule.d.operands = {pt, pi};
+          return rule.result(rankOf(e.getResult()) - 1);
+        }
+        return rule.whole();
+      })
+      .Case([&](ScatterAddOp s) {
+        // Embedding and gather gradients: split indices and updates add
+        // into zeros, leaving partial sums.
+        Placement pi = in[1], pu = in[2];
+        int64_t axis = s.getAxis();
+        // Linear in the updates: partial updates give a partial result.
+        if (isZeros(s.getInput()) && in[0].isRep() && pi.isRep() &&
+            pu.isPartialSum())
+          return rule.partialThrough();
+        if (!isZeros(s.getInput()) || !pi.isSplit() || !pu.isSplit() ||
+            pu.dim != axis + pi.dim || !in[0].isRep())
+          return rule.whole();
+        rule.d.operands = {Placement::rep(), pi, pu};
+        rule.d.results = {Placement::partial()};
+        return rule.d;
+      })
+      .Case([&](GatherOp g) {
+        // Split indices pick whole rows of a whole input.
+        Placement px = in[0], pi = in[1];
+        int64_t axis = g.getAxis();
+        if (axis < 0)
+          axis += rankOf(g.getInput());
+        if (rule.anyPartial() || px.isSplit() || !pi.isSplit())
+          return rule.whole();
+        rule.d.operands = {Placement::rep(), pi};
+        return rule.result(axis + pi.dim);
+      })
+      .Case([&](PadOp p) {
+        Placement x = in[0];
+        if (rule.anyPartial() || !x.isSplit() || p.getLow()[x.dim] != 0 ||
+            p.getHigh()[x.dim] != 0)
+          return rule.whole();
+        for (unsigned i = 0; i < p->getNumOperands(); ++i)
+          rule.d.operands[i] = i == 0 ? x : Placement::rep();
+        return rule.result(x.dim);
+      })
+      .Case<ConvOp, ConvTransposeOp>([&](Operation *o) {
+        // Samples split; or (plain convolution, one group) output channels
+        // through a split weight.
+        Placement px = in[0], pw = in[1];
+        if (rule.anyPartial())
+          return rule.whole();
+        if (px.isSplit() && px.dim == 0 && !pw.isSplit()) {
+          rule.d.operands[0] = px;
+          return rule.result(0);
+        }
+        auto conv = dyn_cast<ConvOp>(o);
+        if (conv && conv.getGroups() == 1 && pw.isSplit() && pw.dim == 0 &&
+            px.isRep()) {
+          rule.d.operands[1] = pw;
+          if (conv.getBias())
+            rule.d.operands[2] = Placement::split(0);
+          return rule.result(1);
+        }
+        return rule.whole();
+      })
+      .Case([&](ConvWeightGradOp g) {
+        Placement px = in[0], pg = in[1];
+        if (rule.anyPartial())
+          return rule.whole();
+        if ((px.isSplit() && px.dim == 0) || (pg.isSplit() && pg.dim == 0)) {
+          rule.d.operands = {Placement::split(0), Placement::split(0)};
+          rule.d.results = {Placement::partial()};
+          return rule.d;
+        }
+        if (g.getGroups() == 1 && pg.isSplit() && pg.dim == 1 && px.isRep()) {
+          rule.d.operands = {Placement::rep(), pg};
+          return rule.result(0);
+        }
+        return rule.whole();
+      })
+      .Case<MaxPoolOp, AvgPoolOp, BatchNormInferenceOp>([&](Operation *o) {
+        if (isa<BatchNormInferenceOp>(o) && (in[0].isSplit() && in[0].dim != 0))
+          return rule.whole();
+        return keepLead(rule, 0, [](int64_t d) { return d <= 1; });
+      })
+      .Case<MaxPoolGradOp, AvgPoolGradOp>([&](Operation *) {
+        Placement p = in[0].isSplit() ? in[0] : in[1];
+        if (rule.anyPartial() || !p.isSplit() || p.dim > 1)
+          return rule.whole();
+        rule.d.operands = {p, p};
+        return rule.result(p.dim);
+      })
+      .Case([&](SliceOp s) {
+        Placement p = in[0];
+        if (p.isPartial())
+          return rule.partialThrough();
+        int64_t dim = p.dim;
+        bool full = s.getStarts()[dim] == 0 &&
+                    s.getLimits()[dim] == typeOf(s.getInput()).getDimSize(dim) &&
+                    s.getStrides()[dim] == 1;
+        if (!full)
+          return rule.whole();
+        rule.d.operands[0] = p;
+        return rule.result(dim);
+      })
+      .Case([&](ConcatOp c) {
+        Placement p = in[0];
+        int64_t axis = c.getAxis();
+        if (axis < 0)
+          axis += rankOf(c.getResult());
+        if (rule.anyPartial() || !p.isSplit() || p.dim == axis)
+          return rule.whole();
+        for (unsigned i = 0; i < c->getNumOperands(); ++i)
+          rule.d.operands[i] = p;
+        return rule.result(p.dim);
+      })
+      .Default([&](Operation *) { return rule.whole(); });
+}

@@ -1,0 +1,193 @@
+//===- Spmd.cpp - per-device values and the collectives between them ------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Spmd.h"
+
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::partition;
+
+Layout Spmd::layoutOf(Value v) const {
+  auto it = layouts.find(v);
+  return it == layouts.end() ? replicated() : it->second;
+}
+
+RankedTensorType Spmd::localType(RankedTensorType global,
+                                 const Layout &layout) const {
+  SmallVector<int64_t> shape(global.getShape());
+  for (auto [axis, p] : llvm::enumerate(layout))
+    if (p.isSplit())
+      shape[p.dim] /= axisSize(axis);
+  return global.clone(shape);
+}
+
+RankedTensorType Spmd::globalTypeOf(Value v) const {
+  auto local = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(local.getShape());
+  for (auto [axis, p] : llvm::enumerate(layoutOf(v)))
+    if (p.isSplit())
+      shape[p.dim] *= axisSize(axis);
+  return local.clone(shape);
+}
+
+Value Spmd::scalar(Location loc, Type elementType, double value) {
+  return createScalarConstant(builder, loc, elementType, value);
+}
+
+/// One collective along `axis` taking `v` from `from` to `to`.
+Value Spmd::create(Location loc, Value v, unsigned axis, Placement from,
+                   Placement to) {
+  Layout after = layoutOf(v);
+  RankedTensorType global = globalTypeOf(v);
+  after[axis] = to;
+  RankedTensorType type = localType(global, after);
+  auto gridRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
+  auto axes = builder.getDenseI16ArrayAttr({static_cast<int16_t>(axis)});
+  Value out;
+  if (from.isPartial() && to.isRep()) {
+    out = shard::AllReduceOp::create(
+        builder, loc, type, gridRef, axes, v,
+        shard::ReductionKindAttr::get(builder.getContext(), from.reduction));
+  } else if (from.isPartial() && to.isSplit()) {
+    out = shard::ReduceScatterOp::create(
+        builder, loc, type, gridRef, axes, v,
+        shard::ReductionKindAttr::get(builder.getContext(), from.reduction),
+        builder.getIndexAttr(to.dim));
+  } else if (from.isSplit() && to.isRep()) {
+    out = shard::AllGatherOp::create(builder, loc, type, gridRef, axes, v,
+                                     builder.getIndexAttr(from.dim));
+  } else if (from.isRep() && to.isSplit()) {
+    out = shard::AllSliceOp::create(builder, loc, type, v, grid.getSymName(),
+                                    {static_cast<shard::GridAxis>(axis)},
+                                    to.dim);
+  } else {
+    llvm_unreachable("no single collective for this change");
+  }
+  setLayout(out, after);
+  return out;
+}
+
+Value Spmd::reshard(Value v, unsigned axis, Placement target, Location loc,
+                    bool again) {
+  Placement from = layoutOf(v)[axis];
+  if (from == target)
+    return v;
+  auto key = std::make_tuple(v.getAsOpaquePointer(), axis,
+                             static_cast<int>(target.kind), target.dim,
+                             static_cast<int>(target.reduction));
+  Value &slot = moved[key];
+  if (!slot || again)
+    slot = move(v, axis, from, target, loc);
+  return slot;
+}
+
+Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
+                 Location loc) {
+  assert(!target.isPartial() && "values become partial only through ops");
+  // A partial max (or min, product) has no reduce-scatter: reduce, slice.
+  if (from.isPartial() && target.isSplit() && !from.isPartialSum())
+    return create(loc, create(loc, v, axis, from, Placement::rep()), axis,
+                  Placement::rep(), target);
+  // Another dimension: gather, then take the block (an all-to-all moves
+  // the same bytes on real links; the simulated devices keep it simple).
+  if (from.isSplit() && target.isSplit())
+    return create(loc, create(loc, v, axis, from, Placement::rep()), axis,
+                  Placement::rep(), target);
+  return create(loc, v, axis, from, target);
+}
+
+Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
+  for (auto [axis, p] : llvm::enumerate(target))
+    v = reshard(v, axis, p, loc, again);
+  return v;
+}
+
+/// Attributes that spell out a size along a split dimension: a slice that
+/// keeps all of a split dimension keeps all of the local block.
+void Spmd::localizeAttributes(Operation *local) {
+  if (auto slice = dyn_cast<SliceOp>(local)) {
+    auto type = cast<RankedTensorType>(slice.getInput().getType());
+    SmallVector<int64_t> limits(slice.getLimits());
+    for (auto [axis, p] : llvm::enumerate(layoutOf(slice.getInput())))
+      if (p.isSplit())
+        limits[p.dim] = type.getDimSize(p.dim);
+    slice.setLimits(limits);
+  }
+}
+
+LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
+  if (std::optional<LogicalResult> done = rebuildBatchNorm(*this, op, map))
+    return *done;
+  unsigned numOperands = op->getNumOperands(), numResults = op->getNumResults();
+  SmallVector<Layout> operandTargets(numOperands, replicated()),
+      resultLayouts(numResults, replicated());
+  SmallVector<SmallVector<bool>> divide(numResults,
+                                        SmallVector<bool>(numAxes(), false));
+  for (unsigned axis = 0; axis < numAxes(); ++axis) {
+    SmallVector<Placement> in;
+    for (Value operand : op->getOperands())
+      in.push_back(layoutOf(map.lookup(operand))[axis]);
+    AxisDecision d = decide(op, in, axisSize(axis));
+    for (unsigned i = 0; i < numOperands; ++i)
+      operandTargets[i][axis] = d.operands[i];
+    for (unsigned r = 0; r < numResults; ++r) {
+      resultLayouts[r][axis] = d.results[r];
+      divide[r][axis] = !d.divideResult.empty() && d.divideResult[r];
+    }
+  }
+  // Two axes may not split one dimension: keep the first.
+  auto dedupe = [&](Layout &layout) {
+    for (unsigned a = 0; a < layout.size(); ++a)
+      for (unsigned b = a + 1; b < layout.size(); ++b)
+        if (layout[a].isSplit() && layout[b].isSplit() &&
+            layout[a].dim == layout[b].dim)
+          layout[b] = Placement::rep();
+  };
+  IRMapping operands;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    dedupe(operandTargets[i]);
+    operands.map(operand,
+                 reshard(map.lookup(operand), operandTargets[i], op->getLoc()));
+  }
+  Operation *local = builder.clone(*op, operands);
+  localizeAttributes(local);
+  for (unsigned r = 0; r < numResults; ++r) {
+    auto global = dyn_cast<RankedTensorType>(op->getResult(r).getType());
+    if (!global)
+      return op->emitError("the partitioner handles ranked tensors only");
+    local->getResult(r).setType(localType(global, resultLayouts[r]));
+  }
+  if (auto infer = dyn_cast<InferTypeOpInterface>(local)) {
+    SmallVector<Type> inferred;
+    if (failed(infer.inferReturnTypes(
+            local->getContext(), local->getLoc(), local->getOperands(),
+            local->getAttrDictionary(), local->getPropertiesStorage(),
+            local->getRegions(), inferred)) ||
+        TypeRange(inferred) != local->getResultTypes())
+      return op->emitError("partitioning '")
+             << op->getName() << "' gave local types that the op does not "
+             << "accept (an internal error of its partitioning rule)";
+  }
+  for (unsigned r = 0; r < numResults; ++r) {
+    Value value = local->getResult(r);
+    for (unsigned axis = 0; axis < numAxes(); ++axis)
+      if (divide[r][axis]) {
+        auto type = cast<RankedTensorType>(value.getType());
+        value = MulOp::create(
+            builder, op->getLoc(), type, value,
+            scalar(op->getLoc(), type.getElementType(),
+                   1.0 / static_cast<double>(axisSize(axis))));
+      }
+    setLayout(value, resultLayouts[r]);
+    map.map(op->getResult(r), value);
+  }
+  return success();
+}

@@ -1,0 +1,129 @@
+//===- Spmd.h - per-device values and the collectives between them -*- C++ -*-===//
+//
+// Part of Ober-Train. The partitioner rewrites a serial (global) program
+// into the program one device of a `shard.grid` runs. Every local value has
+// a layout: for each grid axis, whether the devices along it hold the whole
+// tensor (replicated), a block of one dimension (split), or addends of it
+// (partial, with a reduction kind). `Spmd` keeps those layouts, computes
+// local types, and moves a value between layouts with the cheapest
+// collective: all-reduce (partial -> replicated), reduce-scatter
+// (partial -> split), all-gather (split -> replicated), all-to-all (split
+// on one dimension -> split on another) or a local slice (replicated ->
+// split). `rebuild` (Rules.cpp) clones one serial op onto local operands.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_PARTITIONING_SPMD_H
+#define OBER_LIB_PARTITIONING_SPMD_H
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <map>
+
+namespace mlir::ober::partition {
+
+struct Placement {
+  enum Kind : uint8_t { Replicated, Split, Partial };
+  Kind kind = Replicated;
+  int64_t dim = -1;
+  shard::ReductionKind reduction = shard::ReductionKind::Sum;
+
+  static Placement rep() { return {}; }
+  static Placement split(int64_t d) {
+    return {Split, d, shard::ReductionKind::Sum};
+  }
+  static Placement partial(shard::ReductionKind k = shard::ReductionKind::Sum) {
+    return {Partial, -1, k};
+  }
+  bool isRep() const { return kind == Replicated; }
+  bool isSplit() const { return kind == Split; }
+  bool isPartial() const { return kind == Partial; }
+  bool isPartialSum() const {
+    return kind == Partial && reduction == shard::ReductionKind::Sum;
+  }
+  bool operator==(const Placement &o) const {
+    return kind == o.kind && (kind != Split || dim == o.dim) &&
+           (kind != Partial || reduction == o.reduction);
+  }
+  bool operator!=(const Placement &o) const { return !(*this == o); }
+};
+
+/// One placement per grid axis.
+using Layout = SmallVector<Placement, 2>;
+
+/// How one op is placed along one grid axis: what each operand must be,
+/// what each result is, and which results are local means to be divided by
+/// the axis size (making partial sums).
+struct AxisDecision {
+  SmallVector<Placement> operands, results;
+  SmallVector<bool> divideResult;
+};
+
+class Spmd {
+public:
+  Spmd(shard::GridOp grid, OpBuilder &builder)
+      : grid(grid), shape(grid.getShape()), builder(builder) {}
+
+  unsigned numAxes() const { return shape.size(); }
+  int64_t axisSize(unsigned axis) const { return shape[axis]; }
+  Layout replicated() const { return Layout(numAxes(), Placement::rep()); }
+  shard::GridOp getGrid() const { return grid; }
+  OpBuilder &getBuilder() { return builder; }
+
+  /// The layout of local value `v` (replicated when never set).
+  Layout layoutOf(Value v) const;
+  void setLayout(Value v, const Layout &layout) { layouts[v] = layout; }
+
+  /// The block of `global` one device holds under `layout`.
+  RankedTensorType localType(RankedTensorType global,
+                             const Layout &layout) const;
+  /// The global type of local value `v`.
+  RankedTensorType globalTypeOf(Value v) const;
+
+  /// `v` moved to `target` along `axis` (or along every axis). A value
+  /// moved before is reused unless `again` (a deliberate second copy).
+  Value reshard(Value v, unsigned axis, Placement target, Location loc,
+                bool again = false);
+  Value reshard(Value v, const Layout &target, Location loc,
+                bool again = false);
+
+  /// Clones serial op `op` onto local operands (`map` holds the local value
+  /// of each serial value), inserting the collectives its rule asks for.
+  /// Records the local results in `map`.
+  LogicalResult rebuild(Operation *op, IRMapping &map);
+
+  /// A rank-0 constant of `elementType` (replicated).
+  Value scalar(Location loc, Type elementType, double value);
+
+private:
+  void localizeAttributes(Operation *local);
+  Value move(Value v, unsigned axis, Placement from, Placement target,
+             Location loc);
+  Value create(Location loc, Value v, unsigned axis, Placement from,
+               Placement to);
+
+  shard::GridOp grid;
+  SmallVector<int64_t> shape;
+  OpBuilder &builder;
+  DenseMap<Value, Layout> layouts;
+  /// (value, axis, kind, dimension, reduction) -> the value moved there.
+  std::map<std::tuple<void *, unsigned, int, int64_t, int>, Value> moved;
+};
+
+/// How `op` is placed along an axis of `parts` devices, given its operands'
+/// placements and the serial (global) operand and result types. Ops without
+/// a rule run on whole operands (replicated), which is always correct.
+AxisDecision decide(Operation *op, ArrayRef<Placement> operands,
+                    int64_t parts);
+
+/// Rebuilds a training batch norm over split samples with synchronized
+/// statistics; nullopt when `op` is not one.
+std::optional<LogicalResult> rebuildBatchNorm(Spmd &spmd, Operation *op,
+                                              IRMapping &map);
+
+} // namespace mlir::ober::partition
+
+#endif // OBER_LIB_PARTITIONING_SPMD_H
