@@ -287,9 +287,12 @@ void StepPartitioner::reduceBucket(ArrayRef<unsigned> group, bool scatter,
     int64_t count = type.getNumElements();
     SmallVector<int64_t> shape =
         scatter ? SmallVector<int64_t>{n, count / n} : SmallVector<int64_t>{count};
-    Value flat =
-        ReshapeOp::create(builder, loc, RankedTensorType::get(shape, element), local);
-    spmd->setLayout(flat, partial);
+    Value flat = local;
+    if (type.getShape() != ArrayRef<int64_t>(shape)) {
+      flat = ReshapeOp::create(builder, loc,
+                               RankedTensorType::get(shape, element), local);
+      spmd->setLayout(flat, partial);
+    }
     pieces.push_back(flat);
     lengths.push_back(shape.back());
   }
@@ -324,8 +327,10 @@ void StepPartitioner::reduceBucket(ArrayRef<unsigned> group, bool scatter,
         builder, loc, RankedTensorType::get(pieceShape, element), reduced,
         builder.getDenseI64ArrayAttr(starts), builder.getDenseI64ArrayAttr(limits),
         builder.getDenseI64ArrayAttr(strides));
-    Value back = ReshapeOp::create(builder, loc, spmd->localType(global, target),
-                                   piece);
+    RankedTensorType localType = spmd->localType(global, target);
+    Value back = piece;
+    if (localType != piece.getType())
+      back = ReshapeOp::create(builder, loc, localType, piece);
     spmd->setLayout(back, target);
     map.map(serial, back);
     offset += length;

@@ -1,0 +1,73 @@
+// RUN: ober-opt %s --split-input-file --ober-partition -verify-diagnostics
+
+// expected-error@+1 {{ober-partition: the module has no 'ober.plan'; plan it first with --ober-plan}}
+module {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{ober-partition: the plan's tp = 2 is not partitioned yet; supported: data parallelism with ZeRO 0-3 in f32}}
+module attributes {ober.plan = {tp = 2 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{ober-partition: the plan's recompute = full is not partitioned yet}}
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "full", precision = "f32"}} {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{ober-partition: 'ober.plan' has no integer 'zero_stage'}}
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 2 : i64, recompute = "none", precision = "f32"}} {
+  // expected-error@+1 {{ober-partition: the plan runs 2 micro-batch(es) per step on each replica but the step was built with 1; rebuild it with --ober-build-train-step="micro-batches=2 ..." or pin the plan's micro-batch}}
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 3 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  // expected-error@+1 {{ober-partition: batch input 'input0' ('tensor<4x8xf32>') has no dimension 0 that the 3 data-parallel devices divide}}
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{ober-partition: expected one train step (a function with 'ober.train_step'), found 0}}
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    return %x : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    // expected-error@+1 {{ober-partition: cannot inline 'missing': no body in the module}}
+    %0 = func.call @missing(%x) : (tensor<4x8xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+  func.func private @missing(tensor<4x8xf32>) -> tensor<f32>
+}
