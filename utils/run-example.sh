@@ -6,8 +6,11 @@
 # it into ober IR and runs it on the reference interpreter on a seeded batch,
 # printing the class probabilities; then builds its training step
 # (cross-entropy, AdamW) and trains it for 8 steps on the reference
-# interpreter, printing the losses, and plans it for 4 devices of this
-# machine. Later stages of the pipeline extend this command.
+# interpreter, printing the losses; then plans it for 4 devices, partitions
+# it into the program each device runs, and trains that on 4 simulated
+# devices, printing the plan, the losses next to the serial ones, and the
+# bytes of each collective. Later stages of the pipeline extend this
+# command.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -37,7 +40,18 @@ grep -o 'func.func @train_step([^)]*)' "$work/step.mlir" | cut -c1-200
 echo "== ober-run --train-steps 8: AdamW on one batch (lr 0.05)"
 "$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
   --input "$work/x.npy" --input "$work/y.npy" --save-params "$work/trained"
-echo "== ober-opt --ober-plan: the step on 4 devices of this machine"
+echo "== ober-opt --ober-plan --ober-partition: the step on 4 simulated devices"
+# Partitioning covers data parallelism (with ZeRO) so far: pin the rest.
 "$build/bin/ober-opt" "$work/step.mlir" \
-  --ober-plan="cluster=cpu gpus=4 global-batch=4" --ober-plan-explain \
-  -o "$work/planned.mlir"
+  --ober-plan="cluster=cpu gpus=4 global-batch=4 tp=1 pp=1 recompute=none precision=f32" \
+  --ober-plan-explain --ober-partition -o "$work/partitioned.mlir"
+echo "== ober-run --train-steps 8 on the 4 devices, next to the serial losses"
+"$build/bin/ober-run" "$work/partitioned.mlir" --train-steps 8 --lr 0.05 \
+  --input "$work/x.npy" --input "$work/y.npy" \
+  --save-params "$work/trained-4" --run-stats > "$work/losses-4.txt" \
+  2> "$work/stats-4.txt"
+"$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
+  --input "$work/x.npy" --input "$work/y.npy" > "$work/losses-1.txt"
+paste "$work/losses-1.txt" "$work/losses-4.txt" |
+  awk '{ printf "step %s  serial %s  4 devices %s\n", $2, $4, $8 }'
+grep -E '^(devices|collective)' "$work/stats-4.txt"

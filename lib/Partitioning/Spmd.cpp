@@ -105,6 +105,13 @@ Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
 }
 
 Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
+  // Gather the splits that change first: a dimension another axis is about
+  // to split must be whole before (blocks of two axes nest in axis order).
+  for (auto [axis, p] : llvm::enumerate(target)) {
+    Placement from = layoutOf(v)[axis];
+    if (from.isSplit() && from != p)
+      v = reshard(v, axis, Placement::rep(), loc, again);
+  }
   for (auto [axis, p] : llvm::enumerate(target))
     v = reshard(v, axis, p, loc, again);
   return v;
@@ -132,6 +139,9 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   SmallVector<SmallVector<bool>> divide(numResults,
                                         SmallVector<bool>(numAxes(), false));
   for (unsigned axis = 0; axis < numAxes(); ++axis) {
+    // One device along the axis: everything is whole there.
+    if (axisSize(axis) == 1)
+      continue;
     SmallVector<Placement> in;
     for (Value operand : op->getOperands())
       in.push_back(layoutOf(map.lookup(operand))[axis]);

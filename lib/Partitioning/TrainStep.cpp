@@ -29,8 +29,8 @@ using namespace mlir::ober;
 using namespace mlir::ober::partition;
 
 namespace {
-/// The data-parallel axis of the grid.
-constexpr unsigned kDp = 0;
+/// The grid axes: data parallel, then (with tp > 1) tensor parallel.
+constexpr unsigned kDp = 0, kTp = 1;
 
 struct PlanFields {
   int64_t tp = 1, pp = 1, dp = 1, zero = 0, microBatches = 1;
@@ -77,11 +77,15 @@ LogicalResult checkSupported(ModuleOp module, const PlanFields &f) {
     return module.emitError("ober-partition: the plan's ")
            << field << " = " << value
            << " is not partitioned yet; supported: data parallelism with "
-              "ZeRO 0-3 in f32 (pin it with --ober-plan=\"... tp=1 pp=1 "
-              "recompute=none precision=f32\")";
+              "ZeRO 0-3 and tensor parallelism in f32 (pin it with "
+              "--ober-plan=\"... pp=1 recompute=none sequence-parallel=0 "
+              "precision=f32\")";
   };
-  if (f.tp != 1)
-    return unsupported("tp", std::to_string(f.tp));
+  if (f.sequenceParallel)
+    return unsupported("sequence_parallel", "true");
+  if (f.tp < 1)
+    return module.emitError("ober-partition: the plan's tp = ")
+           << f.tp << " is out of range (tp >= 1)";
   if (f.pp != 1)
     return unsupported("pp", std::to_string(f.pp));
   if (f.recompute != "none")
@@ -129,6 +133,8 @@ private:
   DenseMap<unsigned, unsigned> stateOf;
   int64_t batchDim = 0;
   DenseSet<unsigned> buffers;
+  /// Parameter argument -> the dimension tensor parallelism splits.
+  DenseMap<unsigned, int64_t> tpDim;
   /// Serial values that hold a gradient (tag k < params.size()) or the
   /// loss (tag params.size()), and the latest value of each tag.
   DenseMap<Value, unsigned> tags;
@@ -155,9 +161,22 @@ LogicalResult StepPartitioner::classifyArguments() {
       stateOf[i] = it->second;
   }
   // Buffers (batch-norm running statistics): the loss function lists the
-  // arguments it updates; ZeRO keeps them whole.
+  // arguments it updates; ZeRO keeps them whole. The planner's tensor
+  // parallel splits sit on the gradient function's parameters.
   for (auto call : step.getBody().getOps<func::CallOp>()) {
     StringRef callee = call.getCallee();
+    if (auto grad = module.lookupSymbol<func::FuncOp>(callee))
+      for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+        auto arg = dyn_cast<BlockArgument>(operand);
+        auto dim = i < grad.getNumArguments()
+                       ? grad.getArgAttrOfType<IntegerAttr>(i, "ober.tp_dim")
+                       : nullptr;
+        auto type = cast<RankedTensorType>(operand.getType());
+        if (plan.tp > 1 && arg && dim &&
+            arg.getOwner() == &step.getBody().front() &&
+            type.getDimSize(dim.getInt()) % plan.tp == 0)
+          tpDim[arg.getArgNumber()] = dim.getInt();
+      }
     auto lossFn = module.lookupSymbol<func::FuncOp>(
         callee.ends_with("_grad") ? callee.drop_back(5) : callee);
     auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
@@ -199,8 +218,10 @@ int64_t StepPartitioner::zeroDim(unsigned param) {
   if (buffers.contains(params[param]))
     return -1;
   auto type = cast<RankedTensorType>(step.getArgumentTypes()[params[param]]);
+  int64_t tp = tpDim.lookup_or(params[param], -1);
   for (int64_t d = 0; d < type.getRank() && plan.dp > 1; ++d)
-    if (type.getDimSize(d) >= plan.dp && type.getDimSize(d) % plan.dp == 0)
+    if (d != tp && type.getDimSize(d) >= plan.dp &&
+        type.getDimSize(d) % plan.dp == 0)
       return d;
   return -1;
 }
@@ -208,24 +229,28 @@ int64_t StepPartitioner::zeroDim(unsigned param) {
 Layout StepPartitioner::argLayout(unsigned i) {
   Layout layout = spmd->replicated();
   if (step.getArgAttr(i, OberDialect::kBatchAttrName)) {
-    layout[kDp] = Placement::split(batchDim);
+    if (plan.dp > 1)
+      layout[kDp] = Placement::split(batchDim);
   } else if (auto it = llvm::find(params, i); it != params.end()) {
     int64_t d = zeroDim(it - params.begin());
     if (plan.zero >= 3 && d >= 0)
       layout[kDp] = Placement::split(d);
+    if (auto t = tpDim.find(i); t != tpDim.end())
+      layout[kTp] = Placement::split(t->second);
   } else if (auto s = stateOf.find(i); s != stateOf.end()) {
     int64_t d = zeroDim(s->second);
     if (plan.zero >= 1 && d >= 0)
       layout[kDp] = Placement::split(d);
+    if (auto t = tpDim.find(params[s->second]); t != tpDim.end())
+      layout[kTp] = Placement::split(t->second);
   }
   return layout;
 }
 
 Layout StepPartitioner::gradientTarget(unsigned t) {
-  Layout layout = spmd->replicated();
+  Layout layout = t < params.size() ? argLayout(params[t]) : spmd->replicated();
   int64_t d = t < params.size() ? zeroDim(t) : -1;
-  if (plan.zero >= 1 && d >= 0)
-    layout[kDp] = Placement::split(d);
+  layout[kDp] = plan.zero >= 1 && d >= 0 ? Placement::split(d) : Placement::rep();
   return layout;
 }
 
@@ -269,19 +294,26 @@ void StepPartitioner::reduceBucket(ArrayRef<unsigned> group, bool scatter,
   int64_t n = plan.dp;
   Layout partial = spmd->replicated();
   partial[kDp] = Placement::partial();
+  // The bucket is a device-local buffer: only its data-parallel placement
+  // means anything (the collective runs along that axis alone).
   Layout target = spmd->replicated();
   if (scatter)
     target[kDp] = Placement::split(0);
   if (group.size() == 1) {
     Value v = latest.lookup(group.front());
-    map.map(v, spmd->reshard(map.lookup(v), target, loc));
+    map.map(v, spmd->reshard(map.lookup(v), gradientTarget(group.front()), loc));
     return;
   }
   SmallVector<Value> pieces;
   SmallVector<int64_t> lengths;
   Type element;
   for (unsigned t : group) {
+    // First the gradient's own placement along the other axes (the
+    // parameter's tensor-parallel split).
     Value local = map.lookup(latest.lookup(t));
+    Layout other = gradientTarget(t);
+    other[kDp] = spmd->layoutOf(local)[kDp];
+    local = spmd->reshard(local, other, loc);
     auto type = cast<RankedTensorType>(local.getType());
     element = type.getElementType();
     int64_t count = type.getNumElements();
@@ -327,11 +359,12 @@ void StepPartitioner::reduceBucket(ArrayRef<unsigned> group, bool scatter,
         builder, loc, RankedTensorType::get(pieceShape, element), reduced,
         builder.getDenseI64ArrayAttr(starts), builder.getDenseI64ArrayAttr(limits),
         builder.getDenseI64ArrayAttr(strides));
-    RankedTensorType localType = spmd->localType(global, target);
+    Layout layout = gradientTarget(t);
+    RankedTensorType localType = spmd->localType(global, layout);
     Value back = piece;
     if (localType != piece.getType())
       back = ReshapeOp::create(builder, loc, localType, piece);
-    spmd->setLayout(back, target);
+    spmd->setLayout(back, layout);
     map.map(serial, back);
     offset += length;
   }
@@ -392,7 +425,7 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, IRMapping &map) {
                    spmd->layoutOf(local)[kDp].isSplit();
     if (sharded) {
       gatherAgain[arg] = local;
-      local = spmd->reshard(local, spmd->replicated(), call.getLoc(),
+      local = spmd->reshard(local, kDp, Placement::rep(), call.getLoc(),
                             /*again=*/true);
     }
     inner.map(arg, local);
@@ -405,7 +438,7 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, IRMapping &map) {
       return it->second;
     Value copy;
     if (auto it = gatherAgain.find(v); it != gatherAgain.end()) {
-      copy = spmd->reshard(it->second, spmd->replicated(), v.getLoc(),
+      copy = spmd->reshard(it->second, kDp, Placement::rep(), v.getLoc(),
                            /*again=*/true);
     } else if (Operation *def = v.getDefiningOp();
                def && forward.contains(def) && def->getNumOperands() == 1 &&
@@ -462,8 +495,10 @@ LogicalResult StepPartitioner::run() {
   std::string gridName = "devices";
   for (int i = 1; module.lookupSymbol(gridName); ++i)
     gridName = "devices_" + std::to_string(i);
-  auto grid = shard::GridOp::create(builder, module.getLoc(), gridName,
-                                    ArrayRef<int64_t>{plan.dp});
+  SmallVector<int64_t> shape = {plan.dp};
+  if (plan.tp > 1)
+    shape.push_back(plan.tp);
+  auto grid = shard::GridOp::create(builder, module.getLoc(), gridName, shape);
   spmd = std::make_unique<Spmd>(grid, builder);
   if (failed(classifyArguments()))
     return failure();

@@ -243,9 +243,9 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
       firstOfKind[seg.kind] = &seg;
   for (auto [i, seg] : llvm::enumerate(m.segments)) {
     const TPProfile &tp = m.kinds[seg.kind].at(c.tp);
-    llvm::StringMap<std::string> decision;
-    for (auto &[name, how] : tp.parameterSharding)
-      decision[name] = how;
+    llvm::StringMap<std::pair<std::string, int64_t>> decision;
+    for (const auto &split : tp.parameterSharding)
+      decision[split.name] = {split.how, split.dim};
     for (auto [op, model] : llvm::zip(seg.ops, firstOfKind[seg.kind]->ops)) {
       op->setAttr("ober.stage", b.getI64IntegerAttr(where[i].first));
       if (c.pp > 1 && c.chunks > 1)
@@ -277,10 +277,16 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
         if (!grad.getArgAttr(n, "ober.stage"))
           grad.setArgAttr(n, "ober.stage", b.getI64IntegerAttr(where[i].first));
         auto it = decision.find(name.getValue());
-        if (!grad.getArgAttr(n, "ober.sharding"))
+        if (!grad.getArgAttr(n, "ober.sharding")) {
+          bool split = it != decision.end() && it->second.first != "replicated";
           grad.setArgAttr(n, "ober.sharding",
-                          b.getStringAttr(it != decision.end() ? it->second
-                                                               : "replicated"));
+                          b.getStringAttr(split ? it->second.first
+                                                : "replicated"));
+          // The dimension tensor parallelism splits (of the stored value).
+          if (split && it->second.second >= 0)
+            grad.setArgAttr(n, "ober.tp_dim",
+                            b.getI64IntegerAttr(it->second.second));
+        }
       }
     }
   }

@@ -71,6 +71,7 @@ struct Analysis {
   /// parameter's name: their sharding is free to choose.
   DenseMap<Value, std::string> paramOf;
   std::map<std::string, std::string> decision;
+  std::map<std::string, int64_t> decisionDim;
   /// Values that depend on the batch.
   DenseSet<Value> activation;
 
@@ -112,10 +113,35 @@ struct Analysis {
       gather(v, op);
   }
 
-  void splitParam(Value v, const std::string &how) {
+  /// Records how parameter view `v` is split: `how`, along its dimension
+  /// `dim`, which is traced back to the stored parameter's dimension
+  /// through the view's transposes, casts and reshapes (-1 where a reshape
+  /// does not keep it whole).
+  void splitParam(Value v, const std::string &how, int64_t dim) {
     auto it = paramOf.find(v);
-    if (it != paramOf.end())
-      decision.emplace(it->second, how);
+    if (it == paramOf.end() || !decision.emplace(it->second, how).second)
+      return;
+    while (Operation *d = v.getDefiningOp()) {
+      if (dim < 0 || d->getNumOperands() != 1 ||
+          !isa<ReshapeOp, TransposeOp, CastOp>(d))
+        break;
+      if (auto tr = dyn_cast<TransposeOp>(d)) {
+        dim = tr.getPermutation()[dim];
+      } else if (isa<ReshapeOp>(d)) {
+        ArrayRef<int64_t> out = shapeOf(v), in = shapeOf(d->getOperand(0));
+        int64_t prefix = 1, found = -1;
+        for (int64_t o = 0; o < dim; ++o)
+          prefix *= out[o];
+        for (int64_t i = 0, p = 1; i < static_cast<int64_t>(in.size()); ++i) {
+          if (p == prefix && in[i] % t == 0 && out[dim] % t == 0)
+            found = i;
+          p *= in[i];
+        }
+        dim = found;
+      }
+      v = d->getOperand(0);
+    }
+    decisionDim[it->second] = dim;
   }
 
   /// A plain block split of `dim` of `v`.
@@ -174,7 +200,7 @@ void Analysis::elementwise(Operation *op) {
   for (Value v : op->getOperands()) {
     int64_t d = dim - (r - rankOf(v));
     if (get(v).kind == Kind::Rep && d >= 0 && shapeOf(v)[d] != 1)
-      splitParam(v, "split");
+      splitParam(v, "split", d);
   }
   for (Value res : op->getResults())
     if (rankOf(res) == r)
@@ -197,14 +223,14 @@ void Analysis::matmul(MatmulOp op) {
   bool bK = sb.kind == Kind::Shard && sb.dim == rb - 2;
   if (sa.kind == Kind::Rep && sb.kind == Kind::Rep) {
     if (paramOf.count(b) && activation.contains(a) && divisible(b, rb - 1)) {
-      splitParam(b, "column");
+      splitParam(b, "column", rb - 1);
       state[op.getResult()] = block(op.getResult(), r - 1);
     }
     return;
   }
   if (aK && (bK || sb.kind == Kind::Rep)) {
     if (sb.kind == Kind::Rep)
-      splitParam(b, "row");
+      splitParam(b, "row", rb - 2);
     state[op.getResult()] = State::partial();
     return;
   }
@@ -281,7 +307,7 @@ void Analysis::visit(Operation *op) {
         if (ids.kind == Kind::Shard) {
           state[e.getResult()] = ids;
         } else if (paramOf.count(e.getTable()) && divisible(e.getTable(), 0)) {
-          splitParam(e.getTable(), "vocab");
+          splitParam(e.getTable(), "vocab", 0);
           state[e.getResult()] = State::partial();
         }
       })
@@ -310,7 +336,8 @@ void Analysis::visit(Operation *op) {
           collective(Collective::AllReduce, 2 * valueElements(x) / norm,
                      "normalization statistics over the split axis", op);
           for (Value v : op->getOperands().drop_front())
-            splitParam(v, "split");
+            splitParam(v, "split",
+                       in.dim - static_cast<int64_t>(n.getAxis()));
         }
         state[op->getResult(0)] = in;
       })
@@ -540,7 +567,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     (replicated ? a.out.parameters.full : a.out.parameters.split) +=
         valueElements(arg);
     a.out.parameterSharding.push_back(
-        {it->second, replicated ? "replicated" : d->second});
+        {it->second, replicated ? "replicated" : d->second,
+         replicated ? -1 : a.decisionDim[it->second]});
   }
   return a.out;
 }

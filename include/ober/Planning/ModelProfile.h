@@ -76,7 +76,11 @@ struct TPProfile {
   ByTP parameters;
   std::vector<TPCollective> collectives;
   /// Per-parameter decisions ("column", "row", "vocab", "replicated").
-  std::vector<std::pair<std::string, std::string>> parameterSharding;
+  struct ParameterSplit {
+    std::string name, how; // how: replicated, column, row, split, vocab
+    int64_t dim = -1;      // the stored parameter's split dimension
+  };
+  std::vector<ParameterSplit> parameterSharding;
 };
 
 /// One segment of the forward chain.

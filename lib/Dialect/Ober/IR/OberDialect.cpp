@@ -83,6 +83,16 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                   "axis or -1 per dimension)";
     return success();
   }
+  if (attrName == "ober.tp_dim") {
+    auto dim = dyn_cast<IntegerAttr>(attr.getValue());
+    auto type = dyn_cast<RankedTensorType>(
+        op->getRegion(regionIndex).getArgument(argIndex).getType());
+    if (!dim || !type || dim.getInt() < 0 || dim.getInt() >= type.getRank())
+      return op->emitOpError() << "argument #" << argIndex
+                               << ": 'ober.tp_dim' must be a dimension of the "
+                                  "argument's ranked tensor";
+    return success();
+  }
   if (attrName == "ober.stage") {
     auto stage = dyn_cast<IntegerAttr>(attr.getValue());
     if (!stage || stage.getInt() < 0)
