@@ -46,10 +46,12 @@ struct Rule {
     d.divideResult.assign(op->getNumResults(), false);
     return d;
   }
-  bool divisible(Value v, int64_t dim) const {
+  bool divisible(Value v, int64_t dim, int64_t groups = 1) const {
+    if (dim < 0 || dim >= rankOf(v))
+      return false;
     int64_t size = typeOf(v).getDimSize(dim);
-    return dim >= 0 && dim < rankOf(v) && !ShapedType::isDynamic(size) &&
-           size % parts == 0 && size >= parts;
+    return !ShapedType::isDynamic(size) && size % (parts * groups) == 0 &&
+           size >= parts * groups;
   }
   bool anyPartial() const {
     return llvm::any_of(in, [](Placement p) { return p.isPartial(); });
@@ -60,11 +62,12 @@ struct Rule {
       d.operands[i] = p.isPartial() ? Placement::rep() : p;
     return d;
   }
-  /// The result split on `dim` when that divides evenly, else whole.
-  AxisDecision &result(int64_t dim, unsigned r = 0) {
-    if (!divisible(op->getResult(r), dim))
+  /// The result split on `dim` (in `groups`) when that divides evenly,
+  /// else whole.
+  AxisDecision &result(int64_t dim, unsigned r = 0, int64_t groups = 1) {
+    if (!divisible(op->getResult(r), dim, groups))
       return whole();
-    d.results[r] = Placement::split(dim);
+    d.results[r] = Placement::split(dim, groups);
     return d;
   }
   /// A linear op of its partial operands: results partial.
@@ -118,19 +121,21 @@ AxisDecision &elementwise(Rule &rule) {
     return typeOf(v).getDimSize(p.dim) == typeOf(result).getDimSize(rd) ? rd
                                                                          : -1;
   };
-  int64_t dim = -1;
+  int64_t dim = -1, groups = 1;
   for (unsigned i = 0; i < op->getNumOperands() && dim < 0; ++i)
-    dim = resultDim(i);
-  if (dim < 0 || !rule.divisible(result, dim))
+    if ((dim = resultDim(i)) >= 0)
+      groups = rule.in[i].groups;
+  if (dim < 0 || !rule.divisible(result, dim, groups))
     return rule.whole();
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     Value v = op->getOperand(i);
     int64_t od = dim - (r - rankOf(v));
     bool spans = od >= 0 && typeOf(v).getDimSize(od) != 1;
-    rule.d.operands[i] = spans ? Placement::split(od) : Placement::rep();
+    rule.d.operands[i] =
+        spans ? Placement::split(od, groups) : Placement::rep();
   }
   for (unsigned k = 0; k < op->getNumResults(); ++k)
-    rule.d.results[k] = Placement::split(dim);
+    rule.d.results[k] = Placement::split(dim, groups);
   return rule.d;
 }
 
@@ -152,7 +157,9 @@ AxisDecision &matmul(Rule &rule, MatmulOp op) {
   Placement pa = rule.in[0], pb = rule.in[1];
   bool aK = pa.isSplit() && pa.dim == ra - 1, bK = pb.isSplit() && pb.dim == rb - 2;
   if (aK || bK) {
-    rule.d.operands = {Placement::split(ra - 1), Placement::split(rb - 2)};
+    int64_t groups = aK ? pa.groups : pb.groups;
+    rule.d.operands = {Placement::split(ra - 1, groups),
+                       Placement::split(rb - 2, groups)};
     rule.d.results = {Placement::partial()};
     return rule.d;
   }
@@ -169,10 +176,12 @@ AxisDecision &matmul(Rule &rule, MatmulOp op) {
     int64_t rd = dim + r - rb;
     return typeOf(b).getDimSize(dim) == typeOf(c).getDimSize(rd) ? rd : -1;
   };
-  int64_t dim = pa.isSplit() ? fromA(pa.dim) : -1;
-  if (dim < 0 && pb.isSplit())
+  int64_t dim = pa.isSplit() ? fromA(pa.dim) : -1, groups = pa.groups;
+  if (dim < 0 && pb.isSplit()) {
     dim = fromB(pb.dim);
-  if (dim < 0 || !rule.divisible(c, dim))
+    groups = pb.groups;
+  }
+  if (dim < 0 || !rule.divisible(c, dim, groups))
     return rule.whole();
   // Each operand that spans the loop is split on it; the other stays whole.
   auto operandDim = [&](int64_t rank, Value v, bool isA) -> int64_t {
@@ -184,9 +193,9 @@ AxisDecision &matmul(Rule &rule, MatmulOp op) {
     return od >= 0 && typeOf(v).getDimSize(od) != 1 ? od : -1;
   };
   int64_t da = operandDim(ra, a, true), db = operandDim(rb, b, false);
-  rule.d.operands = {da >= 0 ? Placement::split(da) : Placement::rep(),
-                     db >= 0 ? Placement::split(db) : Placement::rep()};
-  rule.d.results = {Placement::split(dim)};
+  rule.d.operands = {da >= 0 ? Placement::split(da, groups) : Placement::rep(),
+                     db >= 0 ? Placement::split(db, groups) : Placement::rep()};
+  rule.d.results = {Placement::split(dim, groups)};
   return rule.d;
 }
 
@@ -216,7 +225,7 @@ AxisDecision &reduction(Rule &rule, ArrayRef<int64_t> axes, bool keepdims,
   int64_t dim = p.dim;
   if (!keepdims)
     dim -= llvm::count_if(reduced, [&](int64_t a) { return a < p.dim; });
-  return rule.result(dim);
+  return rule.result(dim, 0, p.groups);
 }
 
 /// An op that keeps a split of some dimensions of operand `lead` in the
@@ -229,8 +238,8 @@ AxisDecision &keepLead(Rule &rule, unsigned lead,
   rule.d.operands[lead] = p;
   for (unsigned k = 0; k < rule.op->getNumResults(); ++k)
     if (rankOf(rule.op->getResult(k)) == rankOf(rule.op->getOperand(lead)))
-      rule.d.results[k] = Placement::split(p.dim);
-  return rule.result(p.dim);
+      rule.d.results[k] = p;
+  return rule.result(p.dim, 0, p.groups);
 }
 
 /// Reshape: a split dimension survives when the result has a dimension
@@ -317,6 +326,16 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
   // Whole operands give whole results.
   if (llvm::all_of(in, [](Placement p) { return p.isRep(); }))
     return rule.d;
+  // Grouped splits pass only the ops that keep dimensions apart.
+  bool grouped = llvm::any_of(in, [](Placement p) { return p.isGrouped(); });
+  if (grouped &&
+      !isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
+           ReluOp, SiluOp, ErfOp, ReciprocalOp, GeluOp, CastOp, AddOp, SubOp,
+           MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
+           MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
+           ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+           RMSNormOp, SliceOp, PadOp>(op))
+    return rule.whole();
   return TypeSwitch<Operation *, AxisDecision>(op)
       .Case<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
             ReluOp, SiluOp, ErfOp, ReciprocalOp, SinOp, CosOp, TanOp, AsinOp,
@@ -339,7 +358,7 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         rule.d.operands[0] = p;
         ArrayRef<int64_t> perm = t.getPermutation();
         int64_t dim = llvm::find(perm, p.dim) - perm.begin();
-        return rule.result(dim);
+        return rule.result(dim, 0, p.groups);
       })
       .Case([&](ReshapeOp r) { return reshape(rule, r); })
       .Case([&](BroadcastToOp b) {
@@ -347,7 +366,8 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         if (p.isPartial())
           return rule.partialThrough();
         rule.d.operands[0] = p;
-        return rule.result(p.dim + rankOf(b.getResult()) - rankOf(b.getInput()));
+        return rule.result(p.dim + rankOf(b.getResult()) - rankOf(b.getInput()),
+                           0, p.groups);
       })
       .Case([&](ReduceSumOp r) {
         return reduction(rule, r.getAxes(), r.getKeepdims(),
@@ -433,13 +453,19 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return rule.result(axis + pi.dim);
       })
       .Case([&](PadOp p) {
+        // Padding by whole groups of the split dimension: more groups.
         Placement x = in[0];
-        if (rule.anyPartial() || !x.isSplit() || p.getLow()[x.dim] != 0 ||
-            p.getHigh()[x.dim] != 0)
+        if (rule.anyPartial() || !x.isSplit() ||
+            p.getMode() != PadMode::constant)
+          return rule.whole();
+        int64_t group = typeOf(p.getInput()).getDimSize(x.dim) / x.groups;
+        int64_t low = p.getLow()[x.dim], high = p.getHigh()[x.dim];
+        if (low < 0 || high < 0 || low % group || high % group)
           return rule.whole();
         for (unsigned i = 0; i < p->getNumOperands(); ++i)
           rule.d.operands[i] = i == 0 ? x : Placement::rep();
-        return rule.result(x.dim);
+        return rule.result(x.dim, 0,
+                           typeOf(p.getResult()).getDimSize(x.dim) / group);
       })
       .Case<ConvOp, ConvTransposeOp>([&](Operation *o) {
         // Samples split; or (plain convolution, one group) output channels
@@ -492,14 +518,14 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         Placement p = in[0];
         if (p.isPartial())
           return rule.partialThrough();
-        int64_t dim = p.dim;
-        bool full = s.getStarts()[dim] == 0 &&
-                    s.getLimits()[dim] == typeOf(s.getInput()).getDimSize(dim) &&
-                    s.getStrides()[dim] == 1;
-        if (!full)
+        // Whole groups of the split dimension (or all of it) stay split.
+        int64_t dim = p.dim, size = typeOf(s.getInput()).getDimSize(dim);
+        int64_t group = size / p.groups, start = s.getStarts()[dim],
+                limit = s.getLimits()[dim];
+        if (s.getStrides()[dim] != 1 || start % group || limit % group)
           return rule.whole();
         rule.d.operands[0] = p;
-        return rule.result(dim);
+        return rule.result(dim, 0, (limit - start) / group);
       })
       .Case([&](ConcatOp c) {
         Placement p = in[0];

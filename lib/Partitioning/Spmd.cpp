@@ -82,7 +82,7 @@ Value Spmd::reshard(Value v, unsigned axis, Placement target, Location loc,
     return v;
   auto key = std::make_tuple(v.getAsOpaquePointer(), axis,
                              static_cast<int>(target.kind), target.dim,
-                             static_cast<int>(target.reduction));
+                             static_cast<int>(target.reduction), target.groups);
   Value &slot = moved[key];
   if (!slot || again)
     slot = move(v, axis, from, target, loc);
@@ -99,9 +99,43 @@ Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
   // Another dimension: gather, then take the block (an all-to-all moves
   // the same bytes on real links; the simulated devices keep it simple).
   if (from.isSplit() && target.isSplit())
-    return create(loc, create(loc, v, axis, from, Placement::rep()), axis,
-                  Placement::rep(), target);
+    return move(move(v, axis, from, Placement::rep(), loc), axis,
+                Placement::rep(), target, loc);
+  if (from.isGrouped() || target.isGrouped())
+    return grouped(loc, v, axis, from, target);
   return create(loc, v, axis, from, target);
+}
+
+Value Spmd::grouped(Location loc, Value v, unsigned axis, Placement from,
+                    Placement to) {
+  Placement g = from.isGrouped() ? from : to;
+  int64_t d = g.dim, groups = g.groups;
+  Layout layout = layoutOf(v);
+  auto local = cast<RankedTensorType>(v.getType());
+  // The same data with dimension d as [groups, size / groups]; other
+  // axes' splits of later dimensions move one dimension on.
+  auto expand = [&](Placement p) {
+    if (p.isSplit() && p.dim > d)
+      return p.on(p.dim + 1);
+    if (p.isSplit() && p.dim == d)
+      return Placement::split(d + 1);
+    return p;
+  };
+  SmallVector<int64_t> shape(local.getShape());
+  shape[d] /= groups;
+  shape.insert(shape.begin() + d, groups);
+  Layout expanded;
+  for (Placement p : layout)
+    expanded.push_back(expand(p));
+  Value view = ReshapeOp::create(builder, loc, local.clone(shape), v);
+  setLayout(view, expanded);
+  Value moved = reshard(view, axis, to.isGrouped() ? Placement::split(d + 1)
+                                                   : to, loc);
+  layout[axis] = to;
+  Value back = ReshapeOp::create(
+      builder, loc, localType(globalTypeOf(v), layout), moved);
+  setLayout(back, layout);
+  return back;
 }
 
 Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
@@ -117,16 +151,23 @@ Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
   return v;
 }
 
-/// Attributes that spell out a size along a split dimension: a slice that
-/// keeps all of a split dimension keeps all of the local block.
-void Spmd::localizeAttributes(Operation *local) {
-  if (auto slice = dyn_cast<SliceOp>(local)) {
-    auto type = cast<RankedTensorType>(slice.getInput().getType());
-    SmallVector<int64_t> limits(slice.getLimits());
-    for (auto [axis, p] : llvm::enumerate(layoutOf(slice.getInput())))
+/// Attributes that spell out positions along a split dimension: the rules
+/// keep a slice or pad there only when it covers whole groups (or the whole
+/// dimension), so the local offsets are the global ones over the parts.
+void Spmd::localizeAttributes(Operation *local, Operation *serial) {
+  auto scaled = [&](ArrayRef<int64_t> values, Value input) {
+    SmallVector<int64_t> out(values);
+    for (auto [axis, p] : llvm::enumerate(layoutOf(input)))
       if (p.isSplit())
-        limits[p.dim] = type.getDimSize(p.dim);
-    slice.setLimits(limits);
+        out[p.dim] /= axisSize(axis);
+    return out;
+  };
+  if (auto slice = dyn_cast<SliceOp>(local)) {
+    slice.setStarts(scaled(slice.getStarts(), slice.getInput()));
+    slice.setLimits(scaled(slice.getLimits(), slice.getInput()));
+  } else if (auto pad = dyn_cast<PadOp>(local)) {
+    pad.setLow(scaled(pad.getLow(), pad.getInput()));
+    pad.setHigh(scaled(pad.getHigh(), pad.getInput()));
   }
 }
 
@@ -168,7 +209,7 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
                  reshard(map.lookup(operand), operandTargets[i], op->getLoc()));
   }
   Operation *local = builder.clone(*op, operands);
-  localizeAttributes(local);
+  localizeAttributes(local, op);
   for (unsigned r = 0; r < numResults; ++r) {
     auto global = dyn_cast<RankedTensorType>(op->getResult(r).getType());
     if (!global)
@@ -197,6 +238,9 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
                    1.0 / static_cast<double>(axisSize(axis))));
       }
     setLayout(value, resultLayouts[r]);
+    for (unsigned axis : eager)
+      if (resultLayouts[r][axis].isPartial())
+        value = reshard(value, axis, Placement::rep(), op->getLoc());
     map.map(op->getResult(r), value);
   }
   return success();

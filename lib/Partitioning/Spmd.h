@@ -30,22 +30,28 @@ struct Placement {
   Kind kind = Replicated;
   int64_t dim = -1;
   shard::ReductionKind reduction = shard::ReductionKind::Sum;
+  /// A split dimension made of `groups` equal groups (a fused QKV weight's
+  /// columns): each device holds its block of every group.
+  int64_t groups = 1;
 
   static Placement rep() { return {}; }
-  static Placement split(int64_t d) {
-    return {Split, d, shard::ReductionKind::Sum};
+  static Placement split(int64_t d, int64_t groups = 1) {
+    return {Split, d, shard::ReductionKind::Sum, groups};
   }
   static Placement partial(shard::ReductionKind k = shard::ReductionKind::Sum) {
-    return {Partial, -1, k};
+    return {Partial, -1, k, 1};
   }
+  /// The same split on another dimension.
+  Placement on(int64_t d) const { return split(d, groups); }
   bool isRep() const { return kind == Replicated; }
   bool isSplit() const { return kind == Split; }
+  bool isGrouped() const { return kind == Split && groups > 1; }
   bool isPartial() const { return kind == Partial; }
   bool isPartialSum() const {
     return kind == Partial && reduction == shard::ReductionKind::Sum;
   }
   bool operator==(const Placement &o) const {
-    return kind == o.kind && (kind != Split || dim == o.dim) &&
+    return kind == o.kind && (kind != Split || (dim == o.dim && groups == o.groups)) &&
            (kind != Partial || reduction == o.reduction);
   }
   bool operator!=(const Placement &o) const { return !(*this == o); }
@@ -95,11 +101,20 @@ public:
   /// Records the local results in `map`.
   LogicalResult rebuild(Operation *op, IRMapping &map);
 
+  /// Partial sums along `axis` are completed right after the op that makes
+  /// them (Megatron's tensor-parallel regions), instead of at their first
+  /// use that needs whole values (data parallelism's gradients, which wait
+  /// for their bucket).
+  void setEager(unsigned axis) { eager.insert(axis); }
+
   /// A rank-0 constant of `elementType` (replicated).
   Value scalar(Location loc, Type elementType, double value);
 
 private:
-  void localizeAttributes(Operation *local);
+  void localizeAttributes(Operation *local, Operation *serial);
+  /// A grouped split moved through a view with each group as a dimension.
+  Value grouped(Location loc, Value v, unsigned axis, Placement from,
+                Placement to);
   Value move(Value v, unsigned axis, Placement from, Placement target,
              Location loc);
   Value create(Location loc, Value v, unsigned axis, Placement from,
@@ -109,8 +124,11 @@ private:
   SmallVector<int64_t> shape;
   OpBuilder &builder;
   DenseMap<Value, Layout> layouts;
-  /// (value, axis, kind, dimension, reduction) -> the value moved there.
-  std::map<std::tuple<void *, unsigned, int, int64_t, int>, Value> moved;
+  llvm::SmallDenseSet<unsigned> eager;
+  /// (value, axis, kind, dimension, reduction, groups) -> the value moved
+  /// there.
+  std::map<std::tuple<void *, unsigned, int, int64_t, int, int64_t>, Value>
+      moved;
 };
 
 /// How `op` is placed along an axis of `parts` devices, given its operands'

@@ -99,6 +99,55 @@ LogicalResult checkSupported(ModuleOp module, const PlanFields &f) {
   return success();
 }
 
+/// The groups a tensor-parallel split of `arg` along `dim` should have:
+/// when the matmul output (and bias sum) it flows into is sliced along the
+/// split dimension into equal pieces (a fused QKV projection's query, key
+/// and value), each device holds its block of every piece, so the pieces
+/// stay split.
+int64_t sliceGroups(BlockArgument arg, int64_t dim, int64_t parts) {
+  int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
+  SmallVector<std::pair<Value, int64_t>> work = {{arg, dim}};
+  SmallVector<std::pair<int64_t, int64_t>> slices;
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    auto [v, d] = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    for (Operation *u : v.getUsers()) {
+      auto resultOf = [&]() { return u->getResult(0); };
+      if (auto tr = dyn_cast<TransposeOp>(u)) {
+        ArrayRef<int64_t> perm = tr.getPermutation();
+        work.push_back({resultOf(), llvm::find(perm, d) - perm.begin()});
+      } else if (isa<CastOp>(u)) {
+        work.push_back({resultOf(), d});
+      } else if (auto mm = dyn_cast<MatmulOp>(u)) {
+        if (mm.getRhs() == v && d == rank - 1)
+          work.push_back({resultOf(), cast<RankedTensorType>(
+                                          resultOf().getType()).getRank() - 1});
+      } else if (isa<AddOp>(u)) {
+        auto type = cast<RankedTensorType>(resultOf().getType());
+        int64_t rd = d + type.getRank() - rank;
+        if (type.getDimSize(rd) == size)
+          work.push_back({resultOf(), rd});
+      } else if (auto sl = dyn_cast<SliceOp>(u)) {
+        if (sl.getStrides()[d] != 1)
+          return 1;
+        slices.push_back({sl.getStarts()[d], sl.getLimits()[d]});
+      }
+    }
+  }
+  if (slices.size() < 2)
+    return 1;
+  int64_t group = slices.front().second - slices.front().first;
+  for (auto [start, limit] : slices)
+    if (limit - start != group || start % group)
+      return 1;
+  if (group <= 0 || size % group || group % parts)
+    return 1;
+  return size / group;
+}
+
 class StepPartitioner {
 public:
   StepPartitioner(ModuleOp module, func::FuncOp step, const PlanFields &plan,
@@ -133,8 +182,8 @@ private:
   DenseMap<unsigned, unsigned> stateOf;
   int64_t batchDim = 0;
   DenseSet<unsigned> buffers;
-  /// Parameter argument -> the dimension tensor parallelism splits.
-  DenseMap<unsigned, int64_t> tpDim;
+  /// Parameter argument -> the placement tensor parallelism gives it.
+  DenseMap<unsigned, Placement> tpSplit;
   /// Serial values that hold a gradient (tag k < params.size()) or the
   /// loss (tag params.size()), and the latest value of each tag.
   DenseMap<Value, unsigned> tags;
@@ -175,7 +224,9 @@ LogicalResult StepPartitioner::classifyArguments() {
         if (plan.tp > 1 && arg && dim &&
             arg.getOwner() == &step.getBody().front() &&
             type.getDimSize(dim.getInt()) % plan.tp == 0)
-          tpDim[arg.getArgNumber()] = dim.getInt();
+          tpSplit[arg.getArgNumber()] = Placement::split(
+              dim.getInt(),
+              sliceGroups(grad.getArgument(i), dim.getInt(), plan.tp));
       }
     auto lossFn = module.lookupSymbol<func::FuncOp>(
         callee.ends_with("_grad") ? callee.drop_back(5) : callee);
@@ -218,7 +269,8 @@ int64_t StepPartitioner::zeroDim(unsigned param) {
   if (buffers.contains(params[param]))
     return -1;
   auto type = cast<RankedTensorType>(step.getArgumentTypes()[params[param]]);
-  int64_t tp = tpDim.lookup_or(params[param], -1);
+  auto it = tpSplit.find(params[param]);
+  int64_t tp = it != tpSplit.end() ? it->second.dim : -1;
   for (int64_t d = 0; d < type.getRank() && plan.dp > 1; ++d)
     if (d != tp && type.getDimSize(d) >= plan.dp &&
         type.getDimSize(d) % plan.dp == 0)
@@ -235,14 +287,14 @@ Layout StepPartitioner::argLayout(unsigned i) {
     int64_t d = zeroDim(it - params.begin());
     if (plan.zero >= 3 && d >= 0)
       layout[kDp] = Placement::split(d);
-    if (auto t = tpDim.find(i); t != tpDim.end())
-      layout[kTp] = Placement::split(t->second);
+    if (auto t = tpSplit.find(i); t != tpSplit.end())
+      layout[kTp] = t->second;
   } else if (auto s = stateOf.find(i); s != stateOf.end()) {
     int64_t d = zeroDim(s->second);
     if (plan.zero >= 1 && d >= 0)
       layout[kDp] = Placement::split(d);
-    if (auto t = tpDim.find(params[s->second]); t != tpDim.end())
-      layout[kTp] = Placement::split(t->second);
+    if (auto t = tpSplit.find(params[s->second]); t != tpSplit.end())
+      layout[kTp] = t->second;
   }
   return layout;
 }
@@ -261,6 +313,19 @@ DenseI64ArrayAttr StepPartitioner::splitAttr(const Layout &layout,
     if (p.isSplit())
       split[p.dim] = axis;
   return builder.getDenseI64ArrayAttr(split);
+}
+
+/// `ober.split_groups` where a dimension is split in groups (else null).
+static DenseI64ArrayAttr groupsAttr(Builder &b, const Layout &layout,
+                                    int64_t rank) {
+  SmallVector<int64_t> groups(rank, 1);
+  bool any = false;
+  for (Placement p : layout)
+    if (p.isGrouped()) {
+      groups[p.dim] = p.groups;
+      any = true;
+    }
+  return any ? b.getDenseI64ArrayAttr(groups) : DenseI64ArrayAttr();
 }
 
 /// Accumulating a gradient (or the loss) over micro-batches, or scaling it
@@ -500,6 +565,8 @@ LogicalResult StepPartitioner::run() {
     shape.push_back(plan.tp);
   auto grid = shard::GridOp::create(builder, module.getLoc(), gridName, shape);
   spmd = std::make_unique<Spmd>(grid, builder);
+  if (plan.tp > 1)
+    spmd->setEager(kTp);
   if (failed(classifyArguments()))
     return failure();
 
@@ -521,9 +588,10 @@ LogicalResult StepPartitioner::run() {
   Block &body = step.getBody().front();
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     local.setArgAttrs(i, step.getArgAttrDict(i));
-    local.setArgAttr(i, "ober.split",
-                     splitAttr(argLayouts[i], cast<RankedTensorType>(
-                                                  argTypes[i]).getRank()));
+    int64_t rank = cast<RankedTensorType>(argTypes[i]).getRank();
+    local.setArgAttr(i, "ober.split", splitAttr(argLayouts[i], rank));
+    if (auto groups = groupsAttr(builder, argLayouts[i], rank))
+      local.setArgAttr(i, "ober.split_groups", groups);
     spmd->setLayout(entry->getArgument(i), argLayouts[i]);
     map.map(body.getArgument(i), entry->getArgument(i));
   }
@@ -565,10 +633,10 @@ LogicalResult StepPartitioner::run() {
       FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
   for (unsigned r = 0; r < results.size(); ++r) {
     local.setResultAttrs(r, step.getResultAttrDict(r));
-    local.setResultAttr(
-        r, "ober.split",
-        splitAttr(resultLayouts[r],
-                  cast<RankedTensorType>(results[r].getType()).getRank()));
+    int64_t rank = cast<RankedTensorType>(results[r].getType()).getRank();
+    local.setResultAttr(r, "ober.split", splitAttr(resultLayouts[r], rank));
+    if (auto groups = groupsAttr(builder, resultLayouts[r], rank))
+      local.setResultAttr(r, "ober.split_groups", groups);
   }
   step.erase();
   if (failed(verify(local)))

@@ -74,10 +74,28 @@ RankedTensorType mlir::ober::serialArgumentType(func::FuncOp func, unsigned i) {
   return succeeded(global) ? *global : type;
 }
 
+/// The `ober.split_groups` of an argument or result: per dimension, the
+/// groups a split dimension is made of (each device holds its block of
+/// every group); all 1 without the attribute.
+static SmallVector<int64_t> groupsOf(func::FuncOp func, unsigned i,
+                                     bool result) {
+  auto type = cast<RankedTensorType>(result ? func.getResultTypes()[i]
+                                            : func.getArgumentTypes()[i]);
+  auto attr =
+      result ? func.getResultAttrOfType<DenseI64ArrayAttr>(i, "ober.split_groups")
+             : func.getArgAttrOfType<DenseI64ArrayAttr>(i, "ober.split_groups");
+  SmallVector<int64_t> groups(type.getRank(), 1);
+  if (attr && attr.size() == type.getRank())
+    for (auto [d, g] : llvm::enumerate(attr.asArrayRef()))
+      groups[d] = std::max<int64_t>(1, g);
+  return groups;
+}
+
 namespace {
 /// Copies between a global tensor and device `rank`'s block of it.
 void copyBlock(Tensor &global, Tensor &local, ArrayRef<int64_t> split,
-               ArrayRef<int64_t> gridShape, int64_t rank, bool toLocal) {
+               ArrayRef<int64_t> groups, ArrayRef<int64_t> gridShape,
+               int64_t rank, bool toLocal) {
   SmallVector<int64_t> coord =
       reference::Communicator::coordinates(gridShape, rank);
   SmallVector<int64_t> g = reference::stridesOf(global.getShape()),
@@ -87,8 +105,13 @@ void copyBlock(Tensor &global, Tensor &local, ArrayRef<int64_t> split,
     for (int64_t d = 0; d < local.getRank(); ++d) {
       int64_t c = rem / l[d];
       rem %= l[d];
-      if (split[d] >= 0)
-        c += coord[split[d]] * local.getShape()[d];
+      if (split[d] >= 0) {
+        // Block `coord` of every group.
+        int64_t block = local.getShape()[d] / groups[d];
+        int64_t group = c / block, within = c % block;
+        c = group * block * gridShape[split[d]] + coord[split[d]] * block +
+            within;
+      }
       offset += c * g[d];
     }
     if (toLocal)
@@ -125,7 +148,8 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
       auto local = cast<RankedTensorType>(func.getArgumentTypes()[i]);
       Tensor t(local.getElementType(), local.getShape());
       Tensor g = global;
-      copyBlock(g, t, argSplits[i], gridShape, r, /*toLocal=*/true);
+      copyBlock(g, t, argSplits[i], groupsOf(func, i, false), gridShape, r,
+                /*toLocal=*/true);
       args[r].push_back(std::move(t));
     }
   std::vector<FailureOr<SmallVector<Tensor>>> outs(n, failure());
@@ -155,8 +179,8 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
       return failure();
     Tensor global(type->getElementType(), type->getShape());
     for (int64_t r = 0; r < n; ++r)
-      copyBlock(global, (*outs[r])[i], resultSplits[i], gridShape, r,
-                /*toLocal=*/false);
+      copyBlock(global, (*outs[r])[i], resultSplits[i], groupsOf(func, i, true),
+                gridShape, r, /*toLocal=*/false);
     run.results.push_back(std::move(global));
   }
   run.collectives = comm.records();

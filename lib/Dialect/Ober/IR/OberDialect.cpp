@@ -83,6 +83,15 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                   "axis or -1 per dimension)";
     return success();
   }
+  if (attrName == "ober.split_groups") {
+    auto groups = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!groups || llvm::any_of(groups.asArrayRef(),
+                                [](int64_t g) { return g < 1; }))
+      return op->emitOpError() << "argument #" << argIndex
+                               << ": 'ober.split_groups' must be an i64 array "
+                                  "of positive group counts per dimension";
+    return success();
+  }
   if (attrName == "ober.tp_dim") {
     auto dim = dyn_cast<IntegerAttr>(attr.getValue());
     auto type = dyn_cast<RankedTensorType>(
