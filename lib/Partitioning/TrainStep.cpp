@@ -77,8 +77,8 @@ LogicalResult checkSupported(ModuleOp module, const PlanFields &f) {
     return module.emitError("ober-partition: the plan's ")
            << field << " = " << value
            << " is not partitioned yet; supported: data parallelism with "
-              "ZeRO 0-3 and tensor parallelism in f32 (pin it with "
-              "--ober-plan=\"... pp=1 recompute=none sequence-parallel=0 "
+              "ZeRO 0-3, tensor parallelism and recomputation in f32 (pin it "
+              "with --ober-plan=\"... pp=1 sequence-parallel=0 "
               "precision=f32\")";
   };
   if (f.sequenceParallel)
@@ -88,8 +88,6 @@ LogicalResult checkSupported(ModuleOp module, const PlanFields &f) {
            << f.tp << " is out of range (tp >= 1)";
   if (f.pp != 1)
     return unsupported("pp", std::to_string(f.pp));
-  if (f.recompute != "none")
-    return unsupported("recompute", f.recompute);
   if (f.precision != "f32")
     return unsupported("precision", f.precision);
   if (f.dp < 1 || f.zero < 0 || f.zero > 3)
@@ -496,26 +494,41 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, IRMapping &map) {
     inner.map(arg, local);
   }
   // The backward pass reads a parameter, or a view of it (a transpose,
-  // reshape or cast computed in the forward pass), from its second gather.
+  // reshape or cast computed in the forward pass), from its second gather;
+  // forward ops the plan recomputes (`ober.recompute`) run again, from the
+  // values they read, right before the backward pass first needs them, and
+  // their forward results are not kept for it.
+  bool recompute = llvm::any_of(body.without_terminator(), [](Operation &op) {
+    return op.hasAttr("ober.recompute");
+  });
   DenseMap<Value, Value> again;
   std::function<Value(Value)> backwardCopy = [&](Value v) -> Value {
     if (auto it = again.find(v); it != again.end())
       return it->second;
     Value copy;
+    Operation *def = v.getDefiningOp();
     if (auto it = gatherAgain.find(v); it != gatherAgain.end()) {
       copy = spmd->reshard(it->second, kDp, Placement::rep(), v.getLoc(),
                            /*again=*/true);
-    } else if (Operation *def = v.getDefiningOp();
-               def && forward.contains(def) && def->getNumOperands() == 1 &&
-               isa<TransposeOp, ReshapeOp, CastOp>(def)) {
-      Value source = backwardCopy(def->getOperand(0));
-      if (!source)
+    } else if (def && forward.contains(def) &&
+               (def->hasAttr("ober.recompute") ||
+                (def->getNumOperands() == 1 &&
+                 isa<TransposeOp, ReshapeOp, CastOp>(def)))) {
+      // Operands: recomputed or gathered again, else the kept values.
+      IRMapping operands;
+      bool changed = def->hasAttr("ober.recompute");
+      for (Value o : def->getOperands()) {
+        Value c = backwardCopy(o);
+        changed |= static_cast<bool>(c);
+        operands.map(o, c ? c : inner.lookup(o));
+      }
+      if (!changed)
         return Value();
-      IRMapping view;
-      view.map(def->getOperand(0), source);
-      if (failed(spmd->rebuild(def, view)))
+      if (failed(spmd->rebuild(def, operands)))
         return Value();
-      copy = view.lookup(v);
+      for (Value r : def->getResults())
+        again[r] = operands.lookup(r);
+      return again.lookup(v);
     }
     if (copy)
       again[v] = copy;
@@ -525,9 +538,10 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, IRMapping &map) {
     if (isa<func::CallOp>(op))
       return op.emitError("ober-partition: calls inside '")
              << callee.getSymName() << "' are not supported";
-    // Operands read from the second gather for this op only.
+    // Operands read from the second gather or the recomputation, for this
+    // op only.
     SmallVector<std::pair<Value, Value>> restore;
-    if (!gatherAgain.empty() && !forward.contains(&op))
+    if ((!gatherAgain.empty() || recompute) && !forward.contains(&op))
       for (Value v : op.getOperands())
         if (Value copy = backwardCopy(v)) {
           restore.push_back({v, inner.lookup(v)});

@@ -147,17 +147,29 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       // Training batch norms over split samples use the whole batch's
       // statistics: mean and variance forward; the backward pass
       // recomputes them and sums two gradient terms.
-      double channels = 0;
+      // A recomputed batch norm computes its statistics once more.
+      double channels = 0, recomputed = 0;
       for (auto [first, end] : st.chunks)
         for (unsigned i = first; i < end; ++i)
           for (Operation *op : m.segments[i].ops)
-            if (auto bn = dyn_cast<BatchNormTrainingOp>(op))
-              channels += bn.getScale().getType().getNumElements();
+            if (auto bn = dyn_cast<BatchNormTrainingOp>(op)) {
+              double count = bn.getScale().getType().getNumElements();
+              channels += count;
+              if ((c.recompute == Recompute::Full && i + 1 < n) ||
+                  (c.recompute == Recompute::Selective &&
+                   llvm::is_contained(m.segments[i].selective, op)))
+                recomputed += count;
+            }
       if (channels > 0)
         out.push_back({"data-parallel", "all-reduce", stage, c.dp,
                        channels * 4, 6 * micro,
                        "synchronized batch-norm statistics (f32)",
                        "in each training batch norm and its gradient"});
+      if (recomputed > 0)
+        out.push_back({"data-parallel", "all-reduce", stage, c.dp,
+                       recomputed * 4, 2 * micro,
+                       "synchronized batch-norm statistics, recomputed",
+                       "before the backward pass of recomputed batch norms"});
       if (j + 1 == plan.stages.size())
         out.push_back({"data-parallel", "all-reduce", stage, c.dp, 4, 1,
                        "the step's loss: the mean over the replicas (f32)",

@@ -32,10 +32,13 @@ BIN = None
 STEPS = 5
 warnings.filterwarnings("ignore")
 
-# (dp, tp, zero stage, micro-batches per step)
-PLANS = [(2, 1, 0, 1), (4, 1, 0, 1), (2, 1, 1, 1), (4, 1, 1, 1), (4, 1, 2, 1),
-         (4, 1, 3, 1), (2, 1, 0, 2), (2, 1, 3, 2), (1, 2, 0, 1), (2, 2, 0, 1),
-         (2, 2, 1, 1), (2, 2, 3, 2)]
+# (dp, tp, zero stage, micro-batches per step, recomputation)
+PLANS = [(2, 1, 0, 1, "none"), (4, 1, 0, 1, "none"), (2, 1, 1, 1, "none"),
+         (4, 1, 1, 1, "none"), (4, 1, 2, 1, "none"), (4, 1, 3, 1, "none"),
+         (2, 1, 0, 2, "none"), (2, 1, 3, 2, "none"), (1, 2, 0, 1, "none"),
+         (2, 2, 0, 1, "none"), (2, 2, 1, 1, "none"), (2, 2, 3, 2, "none"),
+         (2, 1, 0, 1, "full"), (2, 1, 3, 1, "selective"),
+         (1, 2, 0, 1, "full"), (2, 2, 1, 2, "selective")]
 
 
 def run(args):
@@ -84,7 +87,7 @@ class Partitioned(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             batch = x.shape[0]
             steps, serial = {}, {}
-            for micro in sorted({m for _, _, _, m in plans}):
+            for micro in sorted({p[3] for p in plans}):
                 # The model sees one micro-batch; the step takes
                 # [micro, batch / micro, ...].
                 onnx_path = os.path.join(tmp, f"model{micro}.onnx")
@@ -110,19 +113,21 @@ class Partitioned(unittest.TestCase):
                               "--save-params", saved] + args)
                 steps[micro] = (step, args)
                 serial[micro] = (losses_of(out), saved)
-            for dp, tp, zero, micro in plans:
-                with self.subTest(dp=dp, tp=tp, zero=zero, micro=micro):
+            for dp, tp, zero, micro, recompute in plans:
+                with self.subTest(dp=dp, tp=tp, zero=zero, micro=micro,
+                                  recompute=recompute):
                     self.check_plan(tmp, steps[micro], serial[micro], dp, tp,
-                                    zero, micro, batch, lr)
+                                    zero, micro, recompute, batch, lr)
 
-    def check_plan(self, tmp, step, serial, dp, tp, zero, micro, batch, lr):
+    def check_plan(self, tmp, step, serial, dp, tp, zero, micro, recompute,
+                   batch, lr):
         path, args = step
-        name = f"dp{dp}-tp{tp}-zero{zero}-m{micro}"
+        name = f"dp{dp}-tp{tp}-zero{zero}-m{micro}-{recompute}"
         part = os.path.join(tmp, name + ".mlir")
         report = os.path.join(tmp, name + ".json")
         run([os.path.join(BIN, "ober-opt"), path,
              f"--ober-plan=cluster=cpu gpus={dp * tp} global-batch={batch} "
-             f"dp={dp} tp={tp} pp=1 zero={zero} recompute=none precision=f32 "
+             f"dp={dp} tp={tp} pp=1 zero={zero} recompute={recompute} precision=f32 "
              f"sequence-parallel=0 micro-batch={batch // (dp * micro)}",
              f"--ober-plan-report={report}", "--ober-partition", "-o", part])
         saved = os.path.join(tmp, name)

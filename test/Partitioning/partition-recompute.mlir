@@ -1,0 +1,21 @@
+// Recomputation: forward ops the plan marks `ober.recompute` run again
+// right before the backward pass needs them, from the kept values they
+// read; the backward pass reads the copies. With tensor parallelism the
+// recomputed row-parallel matmul completes its partial sums again.
+// RUN: ober-opt %s --ober-build-train-step="loss=cross-entropy optimizer=sgd" --ober-plan="cluster=cpu gpus=2 dp=2 tp=1 pp=1 zero=0 recompute=full precision=f32" --ober-partition 2>/dev/null | FileCheck %s
+
+func.func @main(%x: tensor<4x8xf32>, %w1: tensor<8x4xf32> {ober.param = "w1"}, %w2: tensor<4x6xf32> {ober.param = "w2"}) -> tensor<4x6xf32> {
+  %0 = ober.matmul %x, %w1 : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %1 = ober.tanh %0 : tensor<4x4xf32>
+  %2 = ober.matmul %1, %w2 : (tensor<4x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %2 : tensor<4x6xf32>
+}
+
+// CHECK: func.func @train_step
+// CHECK: %[[H:.*]] = ober.matmul %arg{{[0-9]+}}, %arg0 {ober.recompute, ober.stage = 0 : i64}
+// CHECK: %[[T:.*]] = ober.tanh %[[H]] {ober.recompute, ober.stage = 0 : i64}
+// CHECK: ober.cross_entropy
+// CHECK: %[[H2:.*]] = ober.matmul %arg{{[0-9]+}}, %arg0 {ober.recompute, ober.stage = 0 : i64}
+// CHECK: %[[T2:.*]] = ober.tanh %[[H2]] {ober.recompute, ober.stage = 0 : i64}
+// CHECK-NOT: %[[T]]
+// CHECK: ober.transpose %[[T2]]
