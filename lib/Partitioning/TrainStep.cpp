@@ -1,44 +1,29 @@
-//===- TrainStep.cpp - a planned training step as an SPMD program ---------===//
+//===- TrainStep.cpp - a planned training step as per-device programs ----===//
 //
-// Part of Ober-Train. Data parallelism with ZeRO 0-3: the batch inputs are
-// split over the plan's `dp` devices, the gradient function is inlined and
-// rebuilt op by op on local operands (Rules.cpp), and the gradients, which
-// come out as partial sums, are reduced once per step, after micro-batch
-// accumulation and just before the optimizer first needs them, in buckets
-// (last layer first). ZeRO 1/2 reduce-scatter them onto the optimizer
-// state's shard and all-gather the updated parameters; ZeRO 3 also keeps
-// the parameters sharded, gathering them before the forward and again
-// before the backward pass of each micro-batch.
+// Part of Ober-Train. Reads the plan, places every argument of the step on
+// the device grid (batch inputs split over the data-parallel devices;
+// parameters and their optimizer state split as tensor parallelism says,
+// and over the data-parallel devices for ZeRO), and drives the rest: each
+// op of the step and of its inlined gradient function is rebuilt on local
+// operands by its rule (Rules.cpp), in the pipeline stage it belongs to
+// (Stages.cpp), and gradients are reduced where the optimizer first needs
+// them (Gradients.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "ober/Partitioning/Partition.h"
-
-#include "Spmd.h"
+#include "StepPartitioner.h"
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
-#include "ober/Planning/MemoryModel.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Verifier.h"
-
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::partition;
 
-namespace {
-/// The grid axes: data parallel, then (with tp > 1) tensor parallel.
-constexpr unsigned kDp = 0, kTp = 1;
-
-struct PlanFields {
-  int64_t tp = 1, pp = 1, dp = 1, zero = 0, microBatches = 1;
-  std::string recompute = "none", precision = "f32";
-  bool sequenceParallel = false;
-};
-
-FailureOr<PlanFields> readPlan(ModuleOp module) {
+FailureOr<PlanFields> mlir::ober::partition::readPlan(ModuleOp module) {
   auto plan = module->getAttrOfType<DictionaryAttr>("ober.plan");
   if (!plan)
     return module.emitError("ober-partition: the module has no 'ober.plan'; "
@@ -60,6 +45,10 @@ FailureOr<PlanFields> readPlan(ModuleOp module) {
     out = v.getValue().str();
     return success();
   };
+  if (auto chunks = plan.getAs<IntegerAttr>("chunks"))
+    f.chunks = chunks.getInt();
+  if (auto schedule = plan.getAs<StringAttr>("schedule"))
+    f.schedule = schedule.getValue().str();
   if (failed(getInt("tp", f.tp)) || failed(getInt("pp", f.pp)) ||
       failed(getInt("dp", f.dp)) || failed(getInt("zero_stage", f.zero)) ||
       failed(getInt("num_micro_batches", f.microBatches)) ||
@@ -72,24 +61,28 @@ FailureOr<PlanFields> readPlan(ModuleOp module) {
 }
 
 /// What is not partitioned yet, named by its plan field.
-LogicalResult checkSupported(ModuleOp module, const PlanFields &f) {
+LogicalResult mlir::ober::partition::checkSupported(ModuleOp module,
+                                                    const PlanFields &f) {
   auto unsupported = [&](StringRef field, StringRef value) {
     return module.emitError("ober-partition: the plan's ")
            << field << " = " << value
            << " is not partitioned yet; supported: data parallelism with "
-              "ZeRO 0-3, tensor parallelism and recomputation in f32 (pin it "
-              "with --ober-plan=\"... pp=1 sequence-parallel=0 "
+              "ZeRO 0-3, tensor and pipeline parallelism and recomputation "
+              "in f32 (pin it with --ober-plan=\"... sequence-parallel=0 "
               "precision=f32\")";
   };
   if (f.sequenceParallel)
     return unsupported("sequence_parallel", "true");
-  if (f.tp < 1)
+  if (f.tp < 1 || f.pp < 1)
     return module.emitError("ober-partition: the plan's tp = ")
-           << f.tp << " is out of range (tp >= 1)";
-  if (f.pp != 1)
-    return unsupported("pp", std::to_string(f.pp));
+           << f.tp << " and pp = " << f.pp << " must be at least 1";
   if (f.precision != "f32")
     return unsupported("precision", f.precision);
+  if (f.schedule != "gpipe" && f.schedule != "1f1b" &&
+      f.schedule != "interleaved-1f1b" && f.schedule != "zero-bubble")
+    return module.emitError("ober-partition: the plan's schedule '")
+           << f.schedule
+           << "' is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble";
   if (f.dp < 1 || f.zero < 0 || f.zero > 3)
     return module.emitError("ober-partition: the plan's dp = ")
            << f.dp << " and zero_stage = " << f.zero
@@ -102,7 +95,8 @@ LogicalResult checkSupported(ModuleOp module, const PlanFields &f) {
 /// split dimension into equal pieces (a fused QKV projection's query, key
 /// and value), each device holds its block of every piece, so the pieces
 /// stay split.
-int64_t sliceGroups(BlockArgument arg, int64_t dim, int64_t parts) {
+int64_t mlir::ober::partition::sliceGroups(BlockArgument arg, int64_t dim,
+                                           int64_t parts) {
   int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
   SmallVector<std::pair<Value, int64_t>> work = {{arg, dim}};
   SmallVector<std::pair<int64_t, int64_t>> slices;
@@ -145,49 +139,6 @@ int64_t sliceGroups(BlockArgument arg, int64_t dim, int64_t parts) {
     return 1;
   return size / group;
 }
-
-class StepPartitioner {
-public:
-  StepPartitioner(ModuleOp module, func::FuncOp step, const PlanFields &plan,
-                  const PartitionOptions &options)
-      : module(module), step(step), plan(plan), options(options),
-        builder(module.getContext()) {}
-
-  LogicalResult run();
-
-private:
-  LogicalResult classifyArguments();
-  int64_t zeroDim(unsigned param);
-  Layout argLayout(unsigned i);
-  LogicalResult inlineCall(func::CallOp call, IRMapping &map);
-  bool isAccumulation(Operation *op) const;
-  void tag(Operation *op);
-  void reduceGradients(IRMapping &map, Location loc);
-  void reduceBucket(ArrayRef<unsigned> tags, bool scatter, IRMapping &map,
-                    Location loc);
-  Layout gradientTarget(unsigned t);
-  DenseI64ArrayAttr splitAttr(const Layout &layout, int64_t rank);
-
-  ModuleOp module;
-  func::FuncOp step;
-  PlanFields plan;
-  PartitionOptions options;
-  OpBuilder builder;
-  std::unique_ptr<Spmd> spmd;
-
-  SmallVector<unsigned> params;
-  /// Argument -> the parameter (index into `params`) it is state of.
-  DenseMap<unsigned, unsigned> stateOf;
-  int64_t batchDim = 0;
-  DenseSet<unsigned> buffers;
-  /// Parameter argument -> the placement tensor parallelism gives it.
-  DenseMap<unsigned, Placement> tpSplit;
-  /// Serial values that hold a gradient (tag k < params.size()) or the
-  /// loss (tag params.size()), and the latest value of each tag.
-  DenseMap<Value, unsigned> tags;
-  DenseMap<unsigned, Value> latest;
-};
-} // namespace
 
 LogicalResult StepPartitioner::classifyArguments() {
   llvm::StringMap<unsigned> byName;
@@ -326,265 +277,28 @@ static DenseI64ArrayAttr groupsAttr(Builder &b, const Layout &layout,
   return any ? b.getDenseI64ArrayAttr(groups) : DenseI64ArrayAttr();
 }
 
-/// Accumulating a gradient (or the loss) over micro-batches, or scaling it
-/// by a whole factor, as the only use of the gradient: partial sums pass,
-/// and the reduction waits for a use that needs the whole gradient.
-bool StepPartitioner::isAccumulation(Operation *op) const {
-  auto tagged = [&](Value v) { return tags.count(v) > 0 && v.hasOneUse(); };
-  if (isa<AddOp, SubOp>(op))
-    return tagged(op->getOperand(0)) && tagged(op->getOperand(1)) &&
-           tags.lookup(op->getOperand(0)) == tags.lookup(op->getOperand(1));
-  if (isa<MulOp, DivOp>(op)) {
-    bool lhs = tags.count(op->getOperand(0)), rhs = tags.count(op->getOperand(1));
-    return lhs != rhs && tagged(op->getOperand(lhs ? 0 : 1)) &&
-           (isa<MulOp>(op) || lhs);
-  }
-  return false;
-}
-
-void StepPartitioner::tag(Operation *op) {
-  for (Value v : op->getOperands())
-    if (tags.count(v)) {
-      unsigned t = tags.lookup(v);
-      tags[op->getResult(0)] = t;
-      latest[t] = op->getResult(0);
-      return;
-    }
-}
-
-void StepPartitioner::reduceBucket(ArrayRef<unsigned> group, bool scatter,
-                                   IRMapping &map, Location loc) {
-  int64_t n = plan.dp;
-  Layout partial = spmd->replicated();
-  partial[kDp] = Placement::partial();
-  // The bucket is a device-local buffer: only its data-parallel placement
-  // means anything (the collective runs along that axis alone).
-  Layout target = spmd->replicated();
-  if (scatter)
-    target[kDp] = Placement::split(0);
-  if (group.size() == 1) {
-    Value v = latest.lookup(group.front());
-    map.map(v, spmd->reshard(map.lookup(v), gradientTarget(group.front()), loc));
-    return;
-  }
-  SmallVector<Value> pieces;
-  SmallVector<int64_t> lengths;
-  Type element;
-  for (unsigned t : group) {
-    // First the gradient's own placement along the other axes (the
-    // parameter's tensor-parallel split).
-    Value local = map.lookup(latest.lookup(t));
-    Layout other = gradientTarget(t);
-    other[kDp] = spmd->layoutOf(local)[kDp];
-    local = spmd->reshard(local, other, loc);
-    auto type = cast<RankedTensorType>(local.getType());
-    element = type.getElementType();
-    int64_t count = type.getNumElements();
-    SmallVector<int64_t> shape =
-        scatter ? SmallVector<int64_t>{n, count / n} : SmallVector<int64_t>{count};
-    Value flat = local;
-    if (type.getShape() != ArrayRef<int64_t>(shape)) {
-      flat = ReshapeOp::create(builder, loc,
-                               RankedTensorType::get(shape, element), local);
-      spmd->setLayout(flat, partial);
-    }
-    pieces.push_back(flat);
-    lengths.push_back(shape.back());
-  }
-  int64_t total = 0;
-  for (int64_t l : lengths)
-    total += l;
-  SmallVector<int64_t> shape =
-      scatter ? SmallVector<int64_t>{n, total} : SmallVector<int64_t>{total};
-  Value bucket = ConcatOp::create(builder, loc,
-                                  RankedTensorType::get(shape, element), pieces,
-                                  builder.getI64IntegerAttr(scatter ? 1 : 0));
-  spmd->setLayout(bucket, partial);
-  Value reduced = spmd->reshard(bucket, target, loc);
-  int64_t offset = 0;
-  for (auto [t, length] : llvm::zip(group, lengths)) {
-    Value serial = latest.lookup(t);
-    auto global = cast<RankedTensorType>(serial.getType());
-    int64_t rows = scatter ? 1 : 0;
-    SmallVector<int64_t> starts, limits, strides;
-    if (scatter) {
-      starts = {0, offset};
-      limits = {rows, offset + length};
-      strides = {1, 1};
-    } else {
-      starts = {offset};
-      limits = {offset + length};
-      strides = {1};
-    }
-    SmallVector<int64_t> pieceShape =
-        scatter ? SmallVector<int64_t>{1, length} : SmallVector<int64_t>{length};
-    Value piece = SliceOp::create(
-        builder, loc, RankedTensorType::get(pieceShape, element), reduced,
-        builder.getDenseI64ArrayAttr(starts), builder.getDenseI64ArrayAttr(limits),
-        builder.getDenseI64ArrayAttr(strides));
-    Layout layout = gradientTarget(t);
-    RankedTensorType localType = spmd->localType(global, layout);
-    Value back = piece;
-    if (localType != piece.getType())
-      back = ReshapeOp::create(builder, loc, localType, piece);
-    spmd->setLayout(back, layout);
-    map.map(serial, back);
-    offset += length;
-  }
-}
-
-void StepPartitioner::reduceGradients(IRMapping &map, Location loc) {
-  // Last parameter first: backward produces its gradient first.
-  for (bool scatter : {false, true}) {
-    SmallVector<unsigned> bucket;
-    int64_t bytes = 0;
-    for (unsigned t = params.size(); t-- > 0;) {
-      Value serial = latest.lookup(t);
-      if (!serial)
-        continue;
-      Value local = map.lookup(serial);
-      Placement target = gradientTarget(t)[kDp];
-      if (target.isSplit() != scatter)
-        continue;
-      // Buckets hold whole gradients and shards of dimension 0.
-      if (!spmd->layoutOf(local)[kDp].isPartialSum() ||
-          (target.isSplit() && target.dim != 0)) {
-        map.map(serial, spmd->reshard(local, gradientTarget(t), loc));
-        continue;
-      }
-      bucket.push_back(t);
-      auto type = cast<RankedTensorType>(serial.getType());
-      bytes += type.getNumElements() *
-               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      if (bytes >= options.bucketBytes) {
-        reduceBucket(bucket, scatter, map, loc);
-        bucket.clear();
-        bytes = 0;
-      }
-    }
-    if (!bucket.empty())
-      reduceBucket(bucket, scatter, map, loc);
-  }
-  latest.clear();
-  tags.clear();
-}
-
-LogicalResult StepPartitioner::inlineCall(func::CallOp call, IRMapping &map) {
-  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-  if (!callee || callee.isExternal())
-    return call.emitError("ober-partition: cannot inline '")
-           << call.getCallee() << "': no body in the module";
-  llvm::DenseSet<Operation *> forward = planning::forwardOps(callee);
-  Block &body = callee.getBody().front();
-  IRMapping inner;
-  // ZeRO-3 parameters are gathered before the forward pass, and again
-  // before the backward pass (real runs free the first copy).
-  DenseMap<Value, Value> gatherAgain;
-  for (auto [arg, operand] : llvm::zip(body.getArguments(), call.getOperands())) {
-    Value local = map.lookup(operand);
-    auto p = dyn_cast<BlockArgument>(operand);
-    bool sharded = p && p.getOwner() == &step.getBody().front() &&
-                   llvm::is_contained(params, p.getArgNumber()) &&
-                   spmd->layoutOf(local)[kDp].isSplit();
-    if (sharded) {
-      gatherAgain[arg] = local;
-      local = spmd->reshard(local, kDp, Placement::rep(), call.getLoc(),
-                            /*again=*/true);
-    }
-    inner.map(arg, local);
-  }
-  // The backward pass reads a parameter, or a view of it (a transpose,
-  // reshape or cast computed in the forward pass), from its second gather;
-  // forward ops the plan recomputes (`ober.recompute`) run again, from the
-  // values they read, right before the backward pass first needs them, and
-  // their forward results are not kept for it.
-  bool recompute = llvm::any_of(body.without_terminator(), [](Operation &op) {
-    return op.hasAttr("ober.recompute");
-  });
-  DenseMap<Value, Value> again;
-  std::function<Value(Value)> backwardCopy = [&](Value v) -> Value {
-    if (auto it = again.find(v); it != again.end())
-      return it->second;
-    Value copy;
-    Operation *def = v.getDefiningOp();
-    if (auto it = gatherAgain.find(v); it != gatherAgain.end()) {
-      copy = spmd->reshard(it->second, kDp, Placement::rep(), v.getLoc(),
-                           /*again=*/true);
-    } else if (def && forward.contains(def) &&
-               (def->hasAttr("ober.recompute") ||
-                (def->getNumOperands() == 1 &&
-                 isa<TransposeOp, ReshapeOp, CastOp>(def)))) {
-      // Operands: recomputed or gathered again, else the kept values.
-      IRMapping operands;
-      bool changed = def->hasAttr("ober.recompute");
-      for (Value o : def->getOperands()) {
-        Value c = backwardCopy(o);
-        changed |= static_cast<bool>(c);
-        operands.map(o, c ? c : inner.lookup(o));
-      }
-      if (!changed)
-        return Value();
-      if (failed(spmd->rebuild(def, operands)))
-        return Value();
-      for (Value r : def->getResults())
-        again[r] = operands.lookup(r);
-      return again.lookup(v);
-    }
-    if (copy)
-      again[v] = copy;
-    return copy;
-  };
-  for (Operation &op : body.without_terminator()) {
-    if (isa<func::CallOp>(op))
-      return op.emitError("ober-partition: calls inside '")
-             << callee.getSymName() << "' are not supported";
-    // Operands read from the second gather or the recomputation, for this
-    // op only.
-    SmallVector<std::pair<Value, Value>> restore;
-    if ((!gatherAgain.empty() || recompute) && !forward.contains(&op))
-      for (Value v : op.getOperands())
-        if (Value copy = backwardCopy(v)) {
-          restore.push_back({v, inner.lookup(v)});
-          inner.map(v, copy);
-        }
-    if (failed(spmd->rebuild(&op, inner)))
-      return failure();
-    for (auto [v, original] : restore)
-      inner.map(v, original);
-  }
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  unsigned numResults = call.getNumResults();
-  for (auto [result, value] : llvm::zip(call.getResults(), ret.getOperands()))
-    map.map(result, inner.lookup(value));
-  // The loss, and the gradients (the last results, one per parameter).
-  tags[call.getResult(0)] = params.size();
-  latest[params.size()] = call.getResult(0);
-  if (numResults >= params.size() + 1)
-    for (unsigned k = 0; k < params.size(); ++k) {
-      Value g = call.getResult(numResults - params.size() + k);
-      tags[g] = k;
-      latest[k] = g;
-    }
-  return success();
-}
 
 LogicalResult StepPartitioner::run() {
   MLIRContext *ctx = module.getContext();
+  if (failed(classifyArguments()))
+    return failure();
   builder.setInsertionPointToStart(module.getBody());
   std::string gridName = "devices";
   for (int i = 1; module.lookupSymbol(gridName); ++i)
     gridName = "devices_" + std::to_string(i);
-  SmallVector<int64_t> shape = {plan.dp};
-  if (plan.tp > 1)
-    shape.push_back(plan.tp);
+  SmallVector<int64_t> shape = {plan.dp, plan.tp};
+  if (plan.pp > 1)
+    shape.push_back(plan.pp);
   auto grid = shard::GridOp::create(builder, module.getLoc(), gridName, shape);
   spmd = std::make_unique<Spmd>(grid, builder);
   if (plan.tp > 1)
     spmd->setEager(kTp);
-  if (failed(classifyArguments()))
+  if (failed(assignStages()))
     return failure();
 
-  // The local step: same name, arguments and results; local types.
+  // One program per stage, each with the step's arguments and results in
+  // local types; `ober.split` says how the global tensors are cut.
+  Block &body = step.getBody().front();
   SmallVector<Type> argTypes;
   SmallVector<Layout> argLayouts;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
@@ -592,69 +306,145 @@ LogicalResult StepPartitioner::run() {
     argTypes.push_back(spmd->localType(
         cast<RankedTensorType>(step.getArgumentTypes()[i]), argLayouts.back()));
   }
+  maps.assign(calls.size() + 1, std::vector<IRMapping>(plan.pp));
   builder.setInsertionPoint(step);
-  auto local = func::FuncOp::create(builder, step.getLoc(), step.getSymName(),
-                                    FunctionType::get(ctx, argTypes, {}));
-  local->setAttrs(step->getAttrs());
-  local.setFunctionType(FunctionType::get(ctx, argTypes, {}));
-  Block *entry = local.addEntryBlock();
-  IRMapping map;
-  Block &body = step.getBody().front();
-  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
-    local.setArgAttrs(i, step.getArgAttrDict(i));
-    int64_t rank = cast<RankedTensorType>(argTypes[i]).getRank();
-    local.setArgAttr(i, "ober.split", splitAttr(argLayouts[i], rank));
-    if (auto groups = groupsAttr(builder, argLayouts[i], rank))
-      local.setArgAttr(i, "ober.split_groups", groups);
-    spmd->setLayout(entry->getArgument(i), argLayouts[i]);
-    map.map(body.getArgument(i), entry->getArgument(i));
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    std::string name = step.getSymName().str();
+    if (s > 0)
+      name += ".stage" + std::to_string(s);
+    Stage stage;
+    stage.func = func::FuncOp::create(builder, step.getLoc(), name,
+                                      FunctionType::get(ctx, argTypes, {}));
+    if (s == 0)
+      stage.func->setAttrs(step->getAttrs());
+    else
+      stage.func.setPrivate();
+    stage.func.setFunctionType(FunctionType::get(ctx, argTypes, {}));
+    stage.entry = stage.func.addEntryBlock();
+    stage.pre = new Block();
+    stage.post = new Block();
+    for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+      stage.func.setArgAttrs(i, step.getArgAttrDict(i));
+      int64_t rank = cast<RankedTensorType>(argTypes[i]).getRank();
+      stage.func.setArgAttr(i, "ober.split", splitAttr(argLayouts[i], rank));
+      if (auto groups = groupsAttr(builder, argLayouts[i], rank))
+        stage.func.setArgAttr(i, "ober.split_groups", groups);
+      spmd->setLayout(stage.entry->getArgument(i), argLayouts[i]);
+      maps[0][s].map(body.getArgument(i), stage.entry->getArgument(i));
+    }
+    stages.push_back(stage);
   }
 
-  builder.setInsertionPointToStart(entry);
+  unsigned micro = 0;
   for (Operation &op : body.without_terminator()) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
-      if (failed(inlineCall(call, map)))
+      if (failed(inlineCall(call, micro++)))
         return failure();
       continue;
     }
-    bool partialOperand = llvm::any_of(op.getOperands(), [&](Value v) {
-      return spmd->layoutOf(map.lookup(v))[kDp].isPartial();
-    });
-    if (partialOperand && !isAccumulation(&op))
-      reduceGradients(map, op.getLoc());
-    else if (isAccumulation(&op))
-      tag(&op);
-    if (failed(spmd->rebuild(&op, map)))
+    if (failed(buildStepOp(op)))
       return failure();
   }
+  return finish(argLayouts);
+}
 
-  // Results keep the layout of the argument they replace; the loss whole.
+/// Erases ops whose results nobody reads (an op built for every stage that
+/// only some use); sends stay.
+static void eraseUnused(func::FuncOp func) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<Operation *> dead;
+    func.walk([&](Operation *op) {
+      if (op->getNumResults() > 0 && op->use_empty() &&
+          !isa<shard::SendOp>(op) &&
+          isa<OberDialect, shard::ShardDialect>(op->getDialect()))
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+    changed = !dead.empty();
+  }
+}
+
+LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
+  MLIRContext *ctx = module.getContext();
+  Block &body = step.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  // Results replace parameters, then state, then the loss.
   SmallVector<unsigned> updated(params);
   for (unsigned i = 0; i < step.getNumArguments(); ++i)
     if (step.getArgAttr(i, OberDialect::kStateAttrName))
       updated.push_back(i);
-  SmallVector<Value> results;
-  SmallVector<Layout> resultLayouts;
+  SmallVector<Layout> targets;
+  SmallVector<int> owners;
   for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
-    Layout target = r < updated.size() ? argLayouts[updated[r]]
-                                       : spmd->replicated();
-    results.push_back(spmd->reshard(map.lookup(value), target, ret.getLoc()));
-    resultLayouts.push_back(target);
+    targets.push_back(r < updated.size() ? argLayouts[updated[r]]
+                                         : spmd->replicated());
+    int owner = stageOf(value, -1);
+    owners.push_back(owner < 0 ? 0 : owner);
   }
-  func::ReturnOp::create(builder, ret.getLoc(), results);
-  local.setFunctionType(
-      FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
-  for (unsigned r = 0; r < results.size(); ++r) {
-    local.setResultAttrs(r, step.getResultAttrDict(r));
-    int64_t rank = cast<RankedTensorType>(results[r].getType()).getRank();
-    local.setResultAttr(r, "ober.split", splitAttr(resultLayouts[r], rank));
-    if (auto groups = groupsAttr(builder, resultLayouts[r], rank))
-      local.setResultAttr(r, "ober.split_groups", groups);
+  SmallVector<Attribute> names;
+  for (unsigned t = 0; t < stages.size(); ++t) {
+    Stage &stage = stages[t];
+    builder.setInsertionPointToEnd(stage.post);
+    SmallVector<Value> results;
+    for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
+      if (owners[r] == static_cast<int>(t) || stageOf(value, -1) < 0) {
+        Value local = fetch(t, value, -1, ret.getLoc());
+        if (!local)
+          return failure();
+        results.push_back(spmd->reshard(local, targets[r], ret.getLoc()));
+      } else if (r < updated.size()) {
+        // Another stage's parameter or state: unchanged here.
+        results.push_back(stage.entry->getArgument(updated[r]));
+      } else {
+        auto type = spmd->localType(
+            cast<RankedTensorType>(value.getType()), targets[r]);
+        results.push_back(ConstantOp::create(
+            builder, ret.getLoc(),
+            cast<DenseElementsAttr>(builder.getZeroAttr(type))));
+      }
+    }
+    func::ReturnOp::create(builder, ret.getLoc(), results);
+    // The stage's program in schedule order.
+    auto splice = [&](Block *b) {
+      stage.entry->getOperations().splice(stage.entry->end(),
+                                          b->getOperations());
+      delete b;
+    };
+    splice(stage.pre);
+    for (auto [micro, backward] : schedule(t))
+      if (auto it = stage.phases.find({micro, backward});
+          it != stage.phases.end())
+        splice(it->second);
+    splice(stage.post);
+    func::FuncOp func = stage.func;
+    func.setFunctionType(FunctionType::get(
+        ctx, func.getArgumentTypes(), ValueRange(results).getTypes()));
+    for (unsigned r = 0; r < results.size(); ++r) {
+      func.setResultAttrs(r, step.getResultAttrDict(r));
+      int64_t rank = cast<RankedTensorType>(results[r].getType()).getRank();
+      func.setResultAttr(r, "ober.split", splitAttr(targets[r], rank));
+      if (auto groups = groupsAttr(builder, targets[r], rank))
+        func.setResultAttr(r, "ober.split_groups", groups);
+      if (stages.size() > 1)
+        func.setResultAttr(r, "ober.stage",
+                           builder.getI64IntegerAttr(owners[r]));
+    }
+    eraseUnused(func);
+    names.push_back(FlatSymbolRefAttr::get(func.getSymNameAttr()));
+  }
+  if (stages.size() > 1) {
+    stages.front().func->setAttr("ober.stage_functions",
+                                 builder.getArrayAttr(names));
+    stages.front().func->setAttr("ober.pipeline_axis",
+                                 builder.getI64IntegerAttr(kPp));
   }
   step.erase();
-  if (failed(verify(local)))
-    return failure();
+  for (Stage &stage : stages)
+    if (failed(verify(stage.func)))
+      return failure();
   return success();
 }
 

@@ -221,6 +221,9 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     if (params.contains(arg)) {
       p.parameters += valueElements(arg);
       ModelProfile::ParameterInfo info;
+      if (auto name = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "ober.param"))
+        info.name = name.getValue().str();
       auto t = cast<RankedTensorType>(arg.getType());
       info.shape.assign(t.getShape().begin(), t.getShape().end());
       info.buffer = llvm::is_contained(buffers, arg.getArgNumber());

@@ -102,12 +102,24 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                        "in " + k.name + " (after " + col.where + ")"});
       }
     }
+    auto stageOf = [&](unsigned segment) {
+      for (auto [k, other] : llvm::enumerate(plan.stages))
+        for (auto [first, end] : other.chunks)
+          if (first <= segment && segment < end)
+            return static_cast<int64_t>(k);
+      return int64_t(0);
+    };
     if (c.dp > 1) {
-      // Gradients of trained parameters (not buffers) are reduced. ZeRO
-      // shards the parameters some dimension of which the replicas divide;
-      // the others keep whole state and are all-reduced.
+      // Gradients of trained parameters (not buffers) are reduced, a tied
+      // parameter's by the first stage that reads it. ZeRO shards the
+      // parameters some dimension of which the replicas divide; the others
+      // keep whole state and are all-reduced.
       using Set = ModelProfile::ParameterSet;
-      double bytes = st.parameterElements * w;
+      double elements = st.parameterElements;
+      for (const SharedParameter &sh : m.shared)
+        if (stageOf(sh.last) == stage && stageOf(sh.first) != stage)
+          elements -= sh.elements;
+      double bytes = elements * w;
       double trained = bytes * m.parameterFraction(Set::Trained, c.dp);
       double sharded =
           c.zeroStage == 0
@@ -131,13 +143,22 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                  : "each rank updates its 1/dp shard of the optimizer state, "
                    "then shares the new parameters",
              "after the last backward pass, bucketed to overlap it"});
+      // Every stage that reads a parameter gathers it (ZeRO-3).
+      bytes = st.parameterElements * w;
       if (c.zeroStage >= 3) {
         out.push_back({"data-parallel", "all-gather", stage, c.dp,
                        bytes * m.parameterFraction(Set::ShardedTrained, c.dp), micro,
                        "ZeRO-3 keeps only a 1/dp shard of the parameters",
                        "before each forward pass"});
+        // A tied parameter's backward reads are in its last stage (the
+        // head, not the embedding lookup).
         double again =
             bytes * m.parameterFraction(Set::ShardedReadBackward, c.dp);
+        for (const SharedParameter &sh : m.shared)
+          if (stageOf(sh.first) == stage && stageOf(sh.last) != stage)
+            for (const auto &info : m.parameterInfo)
+              if (info.name == sh.name && info.readBackward)
+                again -= sh.elements * w;
         if (again > 0)
           out.push_back({"data-parallel", "all-gather", stage, c.dp, again,
                          micro,
@@ -175,6 +196,15 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                        "the step's loss: the mean over the replicas (f32)",
                        "after the last micro-batch"});
     }
+    // A parameter read in several stages (tied embeddings): the later
+    // stage's share of its gradient travels to the stage that sums it.
+    for (const SharedParameter &sh : m.shared)
+      if (stageOf(sh.last) == stage && stageOf(sh.first) != stage)
+        out.push_back({"pipeline", "send/recv", stage, 2, sh.elements * w,
+                       micro,
+                       "gradient of the tied parameter " + sh.name +
+                           " to stage " + std::to_string(stageOf(sh.first)),
+                       "after each backward pass"});
     for (auto [first, end] : st.chunks)
       if (end < n)
         out.push_back({"pipeline", "send/recv", stage, 2,

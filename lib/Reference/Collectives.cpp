@@ -19,29 +19,54 @@ Communicator::Communicator(ArrayRef<int64_t> shape)
     : shape(shape.begin(), shape.end()) {
   for (int64_t d : shape)
     numDevices *= d;
-  slots.resize(numDevices);
 }
 
 bool Communicator::handles(Operation *op) {
   return isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-             shard::AllSliceOp>(op);
+             shard::AllSliceOp, shard::SendOp, shard::RecvOp>(op);
 }
 
-std::vector<Tensor> Communicator::exchange(int64_t rank, const Tensor &input) {
+std::vector<Tensor>
+Communicator::exchange(int64_t rank, const Tensor &input,
+                       const std::vector<int64_t> &members) {
   std::unique_lock<std::mutex> lock(mutex);
-  slots[rank] = input;
-  int64_t mine = generation;
-  if (++arrived == numDevices) {
-    published = slots;
-    arrived = 0;
-    ++generation;
+  GroupState &g = groups[members];
+  g.slots[rank] = input;
+  int64_t mine = g.generation;
+  if (++g.arrived == static_cast<int64_t>(members.size())) {
+    g.published = std::move(g.slots);
+    g.slots.clear();
+    g.arrived = 0;
+    ++g.generation;
     arrivedAll.notify_all();
   } else {
-    arrivedAll.wait(lock, [&] { return generation != mine; });
+    arrivedAll.wait(lock, [&] { return g.generation != mine; });
   }
-  // The next collective cannot complete before this device arrives there,
-  // so `published` still holds this one.
-  return published;
+  // The group's next collective cannot complete before this device
+  // arrives there, so `published` still holds this one.
+  std::vector<Tensor> parts;
+  for (int64_t m : members)
+    parts.push_back(g.published.at(m));
+  return parts;
+}
+
+int64_t Communicator::moveAlong(int64_t rank, ArrayRef<int16_t> axes,
+                                ArrayRef<int64_t> coords) const {
+  SmallVector<int64_t> c = coordinates(shape, rank);
+  for (auto [a, v] : llvm::zip(axes, coords))
+    c[a] = v;
+  int64_t linear = 0;
+  for (auto [i, v] : llvm::enumerate(c))
+    linear = linear * shape[i] + v;
+  return linear;
+}
+
+bool Communicator::recording(int64_t rank) const {
+  SmallVector<int64_t> c = coordinates(shape, rank);
+  for (auto [i, v] : llvm::enumerate(c))
+    if (static_cast<int64_t>(i) != pipelineAxis && v != 0)
+      return false;
+  return true;
 }
 
 SmallVector<int64_t> Communicator::coordinates(ArrayRef<int64_t> shape,
@@ -141,25 +166,38 @@ int64_t bytesOf(const Tensor &t) { return t.getSizeInBytes(); }
 FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
                                     const Tensor &input) {
   auto record = [&](StringRef kind, int64_t bytes, int64_t groupSize) {
-    if (rank == 0) {
+    if (recording(rank)) {
       std::lock_guard<std::mutex> lock(mutex);
       log.push_back({kind.str(), bytes, groupSize});
     }
   };
-  if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
-    std::vector<int64_t> members = group(rank, slice.getGridAxes());
-    int64_t index = std::find(members.begin(), members.end(), rank) -
-                    members.begin();
-    return block(input, slice.getSliceAxis().getSExtValue(), index,
-                 static_cast<int64_t>(members.size()));
+  auto tagOf = [&]() {
+    auto tag = op->getAttrOfType<IntegerAttr>("ober.tag");
+    return tag ? tag.getInt() : 0;
+  };
+  if (auto send = dyn_cast<shard::SendOp>(op)) {
+    int64_t to = moveAlong(rank, send.getGridAxes(), send.getDestination());
+    record("send/recv", bytesOf(input), 2);
+    std::lock_guard<std::mutex> lock(mutex);
+    mailbox[{rank, to, tagOf()}] = input;
+    arrivedAll.notify_all();
+    return input;
   }
-  std::vector<Tensor> all = exchange(rank, input);
-  auto gather = [&](ArrayRef<int16_t> axes, std::vector<int64_t> &members) {
+  if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+    if (!recv.getSource())
+      return op->emitError("the simulated devices need a static source");
+    int64_t from = moveAlong(rank, recv.getGridAxes(), *recv.getSource());
+    std::unique_lock<std::mutex> lock(mutex);
+    auto key = std::make_tuple(from, rank, tagOf());
+    arrivedAll.wait(lock, [&] { return mailbox.count(key) > 0; });
+    Tensor out = std::move(mailbox[key]);
+    mailbox.erase(key);
+    return out;
+  }
+  std::vector<int64_t> members;
+  auto gather = [&](ArrayRef<int16_t> axes) {
     members = group(rank, axes);
-    std::vector<Tensor> parts;
-    for (int64_t m : members)
-      parts.push_back(all[m]);
-    return parts;
+    return exchange(rank, input, members);
   };
   auto sum = [&](ArrayRef<Tensor> parts, shard::ReductionKind kind) {
     Tensor out = parts.front();
@@ -168,19 +206,25 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
         out.setFloat(i, reduce(kind, out.getFloat(i), p.getFloat(i)));
     return out;
   };
-  std::vector<int64_t> members;
+  if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+    members = group(rank, slice.getGridAxes());
+    int64_t index = std::find(members.begin(), members.end(), rank) -
+                    members.begin();
+    return block(input, slice.getSliceAxis().getSExtValue(), index,
+                 static_cast<int64_t>(members.size()));
+  }
   if (auto ar = dyn_cast<shard::AllReduceOp>(op)) {
-    std::vector<Tensor> parts = gather(ar.getGridAxes(), members);
+    std::vector<Tensor> parts = gather(ar.getGridAxes());
     record("all-reduce", bytesOf(input), members.size());
     return sum(parts, ar.getReduction());
   }
   if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
-    std::vector<Tensor> parts = gather(ag.getGridAxes(), members);
+    std::vector<Tensor> parts = gather(ag.getGridAxes());
     record("all-gather", bytesOf(input) * members.size(), members.size());
     return concat(parts, ag.getGatherAxis().getSExtValue());
   }
   if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
-    std::vector<Tensor> parts = gather(rs.getGridAxes(), members);
+    std::vector<Tensor> parts = gather(rs.getGridAxes());
     record("reduce-scatter", bytesOf(input), members.size());
     int64_t index = std::find(members.begin(), members.end(), rank) -
                     members.begin();

@@ -152,6 +152,27 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
                 /*toLocal=*/true);
       args[r].push_back(std::move(t));
     }
+  // Pipeline stages: each device runs its stage's program (all take and
+  // return the same values; each result comes from the stage that owns it).
+  SmallVector<func::FuncOp> programs(n, func);
+  int64_t pipelineAxis = -1;
+  if (auto names = func->getAttrOfType<ArrayAttr>("ober.stage_functions")) {
+    auto axis = func->getAttrOfType<IntegerAttr>("ober.pipeline_axis");
+    if (!axis || axis.getInt() < 0 || axis.getInt() >= grid.getRank() ||
+        gridShape[axis.getInt()] != static_cast<int64_t>(names.size()))
+      return func.emitError("'ober.stage_functions' needs an "
+                            "'ober.pipeline_axis' of as many devices");
+    pipelineAxis = axis.getInt();
+    comm.setPipelineAxis(pipelineAxis);
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t stage =
+          reference::Communicator::coordinates(gridShape, r)[pipelineAxis];
+      auto ref = dyn_cast<FlatSymbolRefAttr>(names[stage]);
+      programs[r] = ref ? module.lookupSymbol<func::FuncOp>(ref) : nullptr;
+      if (!programs[r])
+        return func.emitError("stage ") << stage << " has no function";
+    }
+  }
   std::vector<FailureOr<SmallVector<Tensor>>> outs(n, failure());
   std::vector<int64_t> peaks(n), ops(n);
   std::vector<std::thread> threads;
@@ -159,7 +180,7 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
     threads.emplace_back([&, r] {
       reference::Interpreter interpreter(module);
       interpreter.setDevice(&comm, r);
-      outs[r] = interpreter.run(func, args[r]);
+      outs[r] = interpreter.run(programs[r], args[r]);
       peaks[r] = interpreter.getStats().peakLiveBytes;
       ops[r] = interpreter.getStats().opsExecuted;
     });
@@ -178,9 +199,15 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
     if (failed(type))
       return failure();
     Tensor global(type->getElementType(), type->getShape());
-    for (int64_t r = 0; r < n; ++r)
+    auto owner = func.getResultAttrOfType<IntegerAttr>(i, "ober.stage");
+    for (int64_t r = 0; r < n; ++r) {
+      if (pipelineAxis >= 0 && owner &&
+          reference::Communicator::coordinates(gridShape, r)[pipelineAxis] !=
+              owner.getInt())
+        continue;
       copyBlock(global, (*outs[r])[i], resultSplits[i], groupsOf(func, i, true),
                 gridShape, r, /*toLocal=*/false);
+    }
     run.results.push_back(std::move(global));
   }
   run.collectives = comm.records();

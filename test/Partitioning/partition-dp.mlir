@@ -12,7 +12,7 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x4xf32> {ober.param = "w"}, %b:
   return %1 : tensor<4x4xf32>
 }
 
-// CHECK: shard.grid @devices(shape = 2)
+// CHECK: shard.grid @devices(shape = 2x1)
 // CHECK: func.func @train_step(%arg0: tensor<8x4xf32> {ober.param = "w", ober.split = array<i64: -1, -1>}
 // CHECK-SAME: %arg7: tensor<2x8xf32> {ober.batch = "input0", ober.split = array<i64: 0, -1>}
 // CHECK-SAME: %arg8: tensor<2xi64> {ober.batch = "target", ober.split = array<i64: 0>}

@@ -9,8 +9,8 @@ module {
 
 // -----
 
-// expected-error@+1 {{ober-partition: the plan's pp = 2 is not partitioned yet; supported: data parallelism with ZeRO 0-3, tensor parallelism and recomputation in f32}}
-module attributes {ober.plan = {tp = 1 : i64, pp = 2 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+// expected-error@+1 {{ober-partition: the plan's schedule 'round-robin' is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble}}
+module attributes {ober.plan = {tp = 1 : i64, pp = 2 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32", schedule = "round-robin"}} {
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }
@@ -18,7 +18,7 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 2 : i64, dp = 2 : i64, zero_s
 
 // -----
 
-// expected-error@+1 {{ober-partition: the plan's sequence_parallel = true is not partitioned yet}}
+// expected-error@+1 {{ober-partition: the plan's sequence_parallel = true is not partitioned yet; supported: data parallelism with ZeRO 0-3, tensor and pipeline parallelism and recomputation in f32}}
 module attributes {ober.plan = {tp = 2 : i64, pp = 1 : i64, dp = 1 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32", sequence_parallel = true}} {
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
@@ -65,7 +65,7 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_s
 
 module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
-    // expected-error@+1 {{ober-partition: cannot inline 'missing': no body in the module}}
+    // expected-error@+1 {{ober-partition: cannot inline 'missing': the step's calls must all reach one gradient function with a body in the module}}
     %0 = func.call @missing(%x) : (tensor<4x8xf32>) -> tensor<f32>
     return %0 : tensor<f32>
   }
@@ -76,6 +76,15 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_s
 
 // expected-error@+1 {{ober-partition: the plan's precision = bf16 is not partitioned yet}}
 module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "bf16"}} {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  // expected-error@+1 {{ober-partition: the step calls no gradient function}}
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }

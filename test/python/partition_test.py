@@ -32,13 +32,25 @@ BIN = None
 STEPS = 5
 warnings.filterwarnings("ignore")
 
-# (dp, tp, zero stage, micro-batches per step, recomputation)
-PLANS = [(2, 1, 0, 1, "none"), (4, 1, 0, 1, "none"), (2, 1, 1, 1, "none"),
-         (4, 1, 1, 1, "none"), (4, 1, 2, 1, "none"), (4, 1, 3, 1, "none"),
-         (2, 1, 0, 2, "none"), (2, 1, 3, 2, "none"), (1, 2, 0, 1, "none"),
-         (2, 2, 0, 1, "none"), (2, 2, 1, 1, "none"), (2, 2, 3, 2, "none"),
-         (2, 1, 0, 1, "full"), (2, 1, 3, 1, "selective"),
-         (1, 2, 0, 1, "full"), (2, 2, 1, 2, "selective")]
+# (dp, tp, pp, zero stage, micro-batches per step, recomputation, schedule)
+PLANS = [
+    (2, 1, 1, 0, 1, "none", "1f1b"), (4, 1, 1, 0, 1, "none", "1f1b"),
+    (2, 1, 1, 1, 1, "none", "1f1b"), (4, 1, 1, 1, 1, "none", "1f1b"),
+    (4, 1, 1, 2, 1, "none", "1f1b"), (4, 1, 1, 3, 1, "none", "1f1b"),
+    (2, 1, 1, 0, 2, "none", "1f1b"), (2, 1, 1, 3, 2, "none", "1f1b"),
+    (1, 2, 1, 0, 1, "none", "1f1b"), (2, 2, 1, 0, 1, "none", "1f1b"),
+    (2, 2, 1, 1, 1, "none", "1f1b"), (2, 2, 1, 3, 2, "none", "1f1b"),
+    (2, 1, 1, 0, 1, "full", "1f1b"), (2, 1, 1, 3, 1, "selective", "1f1b"),
+    (1, 2, 1, 0, 1, "full", "1f1b"), (2, 2, 1, 1, 2, "selective", "1f1b"),
+    (1, 1, 2, 0, 2, "none", "gpipe"), (1, 1, 2, 0, 2, "none", "1f1b"),
+    (1, 1, 2, 0, 2, "none", "zero-bubble"), (1, 1, 2, 0, 2, "full", "1f1b"),
+    (2, 1, 2, 1, 2, "none", "1f1b"), (2, 1, 2, 1, 2, "selective", "gpipe"),
+    (1, 2, 2, 0, 2, "none", "1f1b"), (2, 2, 2, 1, 2, "none", "1f1b"),
+]
+
+
+def micro_of(plan):
+    return plan[4]
 
 
 def run(args):
@@ -87,7 +99,7 @@ class Partitioned(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             batch = x.shape[0]
             steps, serial = {}, {}
-            for micro in sorted({p[3] for p in plans}):
+            for micro in sorted({p[4] for p in plans}):
                 # The model sees one micro-batch; the step takes
                 # [micro, batch / micro, ...].
                 onnx_path = os.path.join(tmp, f"model{micro}.onnx")
@@ -113,28 +125,28 @@ class Partitioned(unittest.TestCase):
                               "--save-params", saved] + args)
                 steps[micro] = (step, args)
                 serial[micro] = (losses_of(out), saved)
-            for dp, tp, zero, micro, recompute in plans:
-                with self.subTest(dp=dp, tp=tp, zero=zero, micro=micro,
-                                  recompute=recompute):
-                    self.check_plan(tmp, steps[micro], serial[micro], dp, tp,
-                                    zero, micro, recompute, batch, lr)
+            for plan in plans:
+                with self.subTest(plan=plan):
+                    self.check_plan(tmp, steps[micro_of(plan)],
+                                    serial[micro_of(plan)], plan, batch, lr)
 
-    def check_plan(self, tmp, step, serial, dp, tp, zero, micro, recompute,
-                   batch, lr):
+    def check_plan(self, tmp, step, serial, plan, batch, lr):
+        dp, tp, pp, zero, micro, recompute, schedule = plan
         path, args = step
-        name = f"dp{dp}-tp{tp}-zero{zero}-m{micro}-{recompute}"
+        name = f"dp{dp}-tp{tp}-pp{pp}-zero{zero}-m{micro}-{recompute}-{schedule}"
         part = os.path.join(tmp, name + ".mlir")
         report = os.path.join(tmp, name + ".json")
         run([os.path.join(BIN, "ober-opt"), path,
-             f"--ober-plan=cluster=cpu gpus={dp * tp} global-batch={batch} "
-             f"dp={dp} tp={tp} pp=1 zero={zero} recompute={recompute} precision=f32 "
+             f"--ober-plan=cluster=cpu gpus={dp * tp * pp} "
+             f"global-batch={batch} dp={dp} tp={tp} pp={pp} zero={zero} "
+             f"recompute={recompute} schedule={schedule} precision=f32 "
              f"sequence-parallel=0 micro-batch={batch // (dp * micro)}",
              f"--ober-plan-report={report}", "--ober-partition", "-o", part])
         saved = os.path.join(tmp, name)
         out, stats = run([os.path.join(BIN, "ober-run"), part,
                         "--train-steps", str(STEPS), "--lr", str(lr),
                         "--save-params", saved, "--run-stats"] + args)
-        self.assertIn(f"devices: {dp * tp}", stats)
+        self.assertIn(f"devices: {dp * tp * pp}", stats)
         losses, reference = losses_of(out), serial[0]
         self.assertEqual(len(losses), STEPS)
         for i, (a, b) in enumerate(zip(losses, reference)):

@@ -141,6 +141,7 @@ struct ModelProfile {
   /// a buffer updated by the forward pass (batch-norm running statistics:
   /// no gradient to reduce).
   struct ParameterInfo {
+    std::string name;
     std::vector<int64_t> shape;
     bool readBackward = false, buffer = false;
   };

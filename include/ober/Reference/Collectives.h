@@ -15,6 +15,8 @@
 #include "mlir/IR/Operation.h"
 
 #include <condition_variable>
+#include <map>
+#include <tuple>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -47,22 +49,41 @@ public:
   /// must call it in the same order.
   FailureOr<Tensor> run(Operation *op, int64_t rank, const Tensor &input);
 
-  /// The collectives run so far, in order (device 0's view).
+  /// The collectives run so far, in order, as one replica sees them: the
+  /// devices at coordinate 0 on every axis but the pipeline axis (with
+  /// pipeline stages, each stage's own collectives and the transfers it
+  /// sends).
   std::vector<CollectiveRecord> records() const;
 
+  /// The grid axis of pipeline stages, if any (transfers run along it).
+  void setPipelineAxis(int64_t axis) { pipelineAxis = axis; }
+
 private:
-  /// Every device's input, once all have arrived.
-  std::vector<Tensor> exchange(int64_t rank, const Tensor &input);
+  /// Every member's input, once all members of the group have arrived (in
+  /// `members` order). Members call their group's collectives in the same
+  /// order; other groups run independently.
+  std::vector<Tensor> exchange(int64_t rank, const Tensor &input,
+                               const std::vector<int64_t> &members);
   /// The ranks of `rank`'s group over `axes`, ordered by their coordinates
   /// on those axes.
   std::vector<int64_t> group(int64_t rank, ArrayRef<int16_t> axes) const;
+  /// `rank` with its coordinates on `axes` replaced by `coords`.
+  int64_t moveAlong(int64_t rank, ArrayRef<int16_t> axes,
+                    ArrayRef<int64_t> coords) const;
+  bool recording(int64_t rank) const;
+
+  struct GroupState {
+    int64_t arrived = 0, generation = 0;
+    std::map<int64_t, Tensor> slots, published;
+  };
 
   SmallVector<int64_t> shape;
-  int64_t numDevices = 1;
+  int64_t numDevices = 1, pipelineAxis = -1;
   mutable std::mutex mutex;
   std::condition_variable arrivedAll;
-  int64_t arrived = 0, generation = 0;
-  std::vector<Tensor> slots, published;
+  std::map<std::vector<int64_t>, GroupState> groups;
+  /// Point-to-point messages by (source, destination, tag).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Tensor> mailbox;
   std::vector<CollectiveRecord> log;
 };
 

@@ -161,6 +161,22 @@ LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
                                << "' must be an i64 array on a func.func";
     return success();
   }
+  if (attr.getName() == "ober.tag") {
+    // Matches a transfer's send and receive.
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitOpError() << "'ober.tag' must be an integer";
+    return success();
+  }
+  if (attr.getName() == "ober.stage_functions" ||
+      attr.getName() == "ober.pipeline_axis") {
+    // The partitioner's pipeline programs; read by the simulated devices.
+    if (!isa<func::FuncOp>(op) ||
+        !(isa<ArrayAttr>(attr.getValue()) || isa<IntegerAttr>(attr.getValue())))
+      return op->emitOpError() << "'" << attr.getName().getValue()
+                               << "' must be on a func.func (an array of "
+                                  "stage functions, or a grid axis)";
+    return success();
+  }
   if (attr.getName() == "ober.plan") {
     if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
       return op->emitOpError()

@@ -1,0 +1,356 @@
+//===- Stages.cpp - pipeline stages, transfers and the schedule -----------===//
+//
+// Part of Ober-Train. Every op of the step, and of the gradient function
+// inlined once per micro-batch, runs in one pipeline stage: forward ops in
+// the stage the plan gave them (`ober.stage`); a backward op in the lowest
+// stage among what it reads (a forward value counts for the stage that
+// consumes it, so the gradient of a stage's input stays there); an op that
+// reads nothing staged (constants, the batch, the step counter) wherever
+// it is needed. A value one stage computes and another reads travels by
+// `shard.send`/`shard.recv` along the pipeline axis, matched by an
+// `ober.tag`. Each stage's program is its ops before the micro-batches,
+// then each micro-batch's forward and backward pass in the order of the
+// plan's schedule, then the optimizer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StepPartitioner.h"
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Planning/MemoryModel.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::partition;
+
+namespace {
+int minStage(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
+} // namespace
+
+int StepPartitioner::stageOf(Value serial, int scope) const {
+  (void)scope;
+  return valueStage.lookup_or(serial, -1);
+}
+
+LogicalResult StepPartitioner::assignStages() {
+  Block &body = step.getBody().front();
+  for (Operation &op : body)
+    if (auto call = dyn_cast<func::CallOp>(op))
+      calls.push_back(call);
+  if (calls.empty())
+    return step.emitError("ober-partition: the step calls no gradient function");
+  grad = module.lookupSymbol<func::FuncOp>(calls.front().getCallee());
+  for (func::CallOp call : calls)
+    if (call.getCallee() != calls.front().getCallee() || !grad ||
+        grad.isExternal())
+      return call.emitError("ober-partition: cannot inline '")
+             << call.getCallee() << "': the step's calls must all reach one "
+             << "gradient function with a body in the module";
+  forward = planning::forwardOps(grad);
+  int last = static_cast<int>(plan.pp) - 1;
+  auto planned = [&](Operation *op) -> int {
+    auto s = op->getAttrOfType<IntegerAttr>("ober.stage");
+    return s && plan.pp > 1 ? std::min<int>(s.getInt(), last) : (s ? 0 : -1);
+  };
+
+  // The gradient function's forward ops in their planned stage, except
+  // those that read no activation (views of parameters, constants): they
+  // run wherever they are used. Every stage's program has all parameters,
+  // so reading one costs no transfer; a parameter's update runs where its
+  // gradient is computed.
+  Block &g = grad.getBody().front();
+  DenseSet<Value> activations;
+  for (BlockArgument arg : g.getArguments()) {
+    valueStage[arg] = -1;
+    if (!grad.getArgAttr(arg.getArgNumber(), OberDialect::kParamAttrName))
+      activations.insert(arg);
+  }
+  for (Operation &op : g.without_terminator()) {
+    if (!forward.contains(&op))
+      continue;
+    bool active = llvm::any_of(op.getOperands(), [&](Value v) {
+      return activations.contains(v);
+    });
+    int s = -1;
+    if (active) {
+      s = planned(&op);
+      for (Value v : op.getOperands())
+        if (s < 0)
+          s = minStage(s, valueStage.lookup_or(v, -1));
+      if (s < 0)
+        s = 0;
+      for (Value r : op.getResults())
+        activations.insert(r);
+    }
+    opStage[&op] = s;
+    for (Value r : op.getResults())
+      valueStage[r] = s;
+  }
+  // A forward value counts, for the backward pass, in the latest stage that
+  // consumes it.
+  auto forUse = [&](Value v) {
+    if (auto it = useStage.find(v); it != useStage.end())
+      return it->second;
+    int s = -1;
+    for (Operation *u : v.getUsers())
+      if (forward.contains(u) && opStage.lookup_or(u, -1) >= 0)
+        s = std::max(s, opStage.lookup(u));
+    if (s < 0)
+      s = valueStage.lookup_or(v, -1);
+    return useStage[v] = s;
+  };
+  for (Operation &op : g.without_terminator()) {
+    if (forward.contains(&op))
+      continue;
+    int s = -1;
+    for (Value v : op.getOperands()) {
+      Operation *def = v.getDefiningOp();
+      bool forwardValue = !def || forward.contains(def);
+      s = minStage(s, forwardValue ? forUse(v) : valueStage.lookup_or(v, -1));
+    }
+    opStage[&op] = s;
+    for (Value r : op.getResults())
+      valueStage[r] = s;
+  }
+
+  // The step: call results in the stage that computes them; other ops by
+  // what they read (arguments are in every stage).
+  Operation *ret = g.getTerminator();
+  for (Operation &op : body.without_terminator()) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      for (auto [r, v] : llvm::zip(call.getResults(), ret->getOperands())) {
+        valueStage[r] = valueStage.lookup_or(v, -1);
+        afterCalls.insert(r);
+      }
+      continue;
+    }
+    int s = -1;
+    bool after = false;
+    for (Value v : op.getOperands()) {
+      s = minStage(s, valueStage.lookup_or(v, -1));
+      after |= afterCalls.contains(v);
+    }
+    opStage[&op] = s;
+    for (Value r : op.getResults()) {
+      valueStage[r] = s;
+      if (after)
+        afterCalls.insert(r);
+    }
+  }
+  return success();
+}
+
+Block *StepPartitioner::phase(unsigned stage, unsigned micro, bool backward) {
+  Block *&b = stages[stage].phases[{micro, backward}];
+  if (!b)
+    b = new Block();
+  return b;
+}
+
+Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
+                             Location loc) {
+  IRMapping &map = maps[scope + 1][stage];
+  if (Value v = map.lookupOrNull(serial))
+    return v;
+  // An argument of the gradient function: the call's operand; a ZeRO-3
+  // parameter is gathered for this micro-batch.
+  if (auto arg = dyn_cast<BlockArgument>(serial);
+      arg && scope >= 0 && arg.getOwner() == &grad.getBody().front()) {
+    Value operand = calls[scope].getOperand(arg.getArgNumber());
+    Value local = fetch(stage, operand, -1, loc);
+    auto p = dyn_cast<BlockArgument>(operand);
+    if (p && p.getOwner() == &step.getBody().front() &&
+        llvm::is_contained(params, p.getArgNumber()) &&
+        spmd->layoutOf(local)[kDp].isSplit())
+      local = spmd->reshard(local, kDp, Placement::rep(), loc, /*again=*/true);
+    map.map(serial, local);
+    return local;
+  }
+  int from = stageOf(serial, scope);
+  Value remote =
+      from >= 0 ? maps[scope + 1][from].lookupOrNull(serial) : Value();
+  if (!remote || from == static_cast<int>(stage)) {
+    emitError(loc) << "ober-partition: internal error: a value of stage "
+                   << from << " is not available to stage " << stage;
+    return Value();
+  }
+  // Sent by its stage once computed, received here where first needed.
+  auto gridRef = FlatSymbolRefAttr::get(spmd->getGrid().getSymNameAttr());
+  auto axes = builder.getDenseI16ArrayAttr({static_cast<int16_t>(kPp)});
+  auto tag = builder.getI64IntegerAttr(nextTag++);
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(remote.getParentBlock());
+    auto send = shard::SendOp::create(
+        builder, loc, remote.getType(), gridRef, axes, remote,
+        builder.getDenseI64ArrayAttr({static_cast<int64_t>(stage)}), {});
+    send->setAttr("ober.tag", tag);
+  }
+  auto type = cast<RankedTensorType>(remote.getType());
+  Value buffer = ConstantOp::create(
+      builder, loc, cast<DenseElementsAttr>(builder.getZeroAttr(type)));
+  auto recv = shard::RecvOp::create(
+      builder, loc, type, gridRef, axes, buffer,
+      builder.getDenseI64ArrayAttr({static_cast<int64_t>(from)}), {});
+  recv->setAttr("ober.tag", tag);
+  spmd->setLayout(recv, spmd->layoutOf(remote));
+  map.map(serial, recv.getResult());
+  return recv;
+}
+
+Value StepPartitioner::backwardValue(unsigned stage, unsigned micro, Value v) {
+  DenseMap<Value, Value> &copies = again[{stage, micro}];
+  if (auto it = copies.find(v); it != copies.end())
+    return it->second;
+  Location loc = v.getLoc();
+  // ZeRO-3: a parameter is gathered again for the backward pass.
+  if (auto arg = dyn_cast<BlockArgument>(v);
+      arg && arg.getOwner() == &grad.getBody().front()) {
+    Value operand = calls[micro].getOperand(arg.getArgNumber());
+    Value local = fetch(stage, operand, -1, loc);
+    if (!local || !spmd->layoutOf(local)[kDp].isSplit())
+      return Value();
+    auto p = dyn_cast<BlockArgument>(operand);
+    if (!p || p.getOwner() != &step.getBody().front() ||
+        !llvm::is_contained(params, p.getArgNumber()))
+      return Value();
+    return copies[v] = spmd->reshard(local, kDp, Placement::rep(), loc,
+                                     /*again=*/true);
+  }
+  // Recomputed forward ops, and views of what is gathered again, run again
+  // from the values they read.
+  Operation *def = v.getDefiningOp();
+  int at = def ? opStage.lookup_or(def, -1) : -1;
+  if (!def || !forward.contains(def) ||
+      (at >= 0 && at != static_cast<int>(stage)) ||
+      !(def->hasAttr("ober.recompute") ||
+        (def->getNumOperands() == 1 && isa<TransposeOp, ReshapeOp, CastOp>(def))))
+    return Value();
+  IRMapping operands;
+  bool changed = def->hasAttr("ober.recompute");
+  for (Value o : def->getOperands()) {
+    Value c = backwardValue(stage, micro, o);
+    changed |= static_cast<bool>(c);
+    operands.map(o, c ? c : fetch(stage, o, micro, loc));
+  }
+  if (!changed || failed(spmd->rebuild(def, operands)))
+    return Value();
+  for (Value r : def->getResults())
+    copies[r] = operands.lookup(r);
+  return copies.lookup(v);
+}
+
+LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
+  bool regather = plan.zero >= 3 && plan.dp > 1;
+  bool recompute = plan.recompute != "none";
+  Block &body = grad.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    if (isa<func::CallOp>(op))
+      return op.emitError("ober-partition: calls inside '")
+             << grad.getSymName() << "' are not supported";
+    bool backward = !forward.contains(&op);
+    int s = opStage.lookup_or(&op, -1);
+    for (unsigned t = 0; t < stages.size(); ++t) {
+      if (s >= 0 && s != static_cast<int>(t))
+        continue;
+      builder.setInsertionPointToEnd(phase(t, micro, backward));
+      IRMapping &map = maps[micro + 1][t];
+      SmallVector<std::pair<Value, Value>> restore;
+      for (Value v : op.getOperands()) {
+        Value copy = backward && (regather || recompute)
+                         ? backwardValue(t, micro, v)
+                         : Value();
+        if (copy) {
+          restore.push_back({v, map.lookupOrNull(v)});
+          map.map(v, copy);
+        } else if (!fetch(t, v, micro, op.getLoc())) {
+          return failure();
+        }
+      }
+      if (failed(spmd->rebuild(&op, map)))
+        return failure();
+      for (auto [v, original] : restore)
+        if (original)
+          map.map(v, original);
+        else
+          map.erase(v);
+    }
+  }
+  // The call's results: the loss, and one gradient per parameter last.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [result, value] : llvm::zip(call.getResults(), ret.getOperands())) {
+    int s = stageOf(value, micro);
+    for (unsigned t = 0; t < stages.size(); ++t)
+      if (s < 0 || s == static_cast<int>(t)) {
+        builder.setInsertionPointToEnd(phase(t, micro, true));
+        Value local = fetch(t, value, micro, call.getLoc());
+        if (!local)
+          return failure();
+        maps[0][t].map(result, local);
+      }
+  }
+  unsigned numResults = call.getNumResults();
+  tags[call.getResult(0)] = params.size();
+  latest[params.size()] = call.getResult(0);
+  if (numResults >= params.size() + 1)
+    for (unsigned k = 0; k < params.size(); ++k) {
+      Value g = call.getResult(numResults - params.size() + k);
+      tags[g] = k;
+      latest[k] = g;
+    }
+  return success();
+}
+
+LogicalResult StepPartitioner::buildStepOp(Operation &op) {
+  int s = opStage.lookup_or(&op, -1);
+  bool after = llvm::any_of(op.getResults(), [&](Value r) {
+    return afterCalls.contains(r);
+  }) || llvm::any_of(op.getOperands(), [&](Value v) { return afterCalls.contains(v); });
+  bool accumulation = isAccumulation(&op);
+  if (accumulation)
+    tag(&op);
+  for (unsigned t = 0; t < stages.size(); ++t) {
+    if (s >= 0 && s != static_cast<int>(t))
+      continue;
+    builder.setInsertionPointToEnd(after ? stages[t].post : stages[t].pre);
+    IRMapping &map = maps[0][t];
+    for (Value v : op.getOperands())
+      if (!fetch(t, v, -1, op.getLoc()))
+        return failure();
+    bool partial = llvm::any_of(op.getOperands(), [&](Value v) {
+      return spmd->layoutOf(map.lookup(v))[kDp].isPartial();
+    });
+    if (partial && !accumulation)
+      reduceGradients(t, op.getLoc());
+    if (failed(spmd->rebuild(&op, map)))
+      return failure();
+  }
+  return success();
+}
+
+SmallVector<std::pair<unsigned, bool>>
+StepPartitioner::schedule(unsigned stage) const {
+  unsigned m = plan.microBatches, p = stages.size();
+  SmallVector<std::pair<unsigned, bool>> order;
+  if (plan.schedule == "gpipe") {
+    for (unsigned i = 0; i < m; ++i)
+      order.push_back({i, false});
+    for (unsigned i = 0; i < m; ++i)
+      order.push_back({i, true});
+    return order;
+  }
+  // 1F1B (and its interleaved and zero-bubble variants at the granularity
+  // of whole micro-batch passes): warm-up forwards, then one forward and
+  // one backward, then the remaining backwards.
+  unsigned warm = std::min(m, p - stage - 1);
+  for (unsigned i = 0; i < warm; ++i)
+    order.push_back({i, false});
+  for (unsigned i = 0; i + warm < m; ++i) {
+    order.push_back({i + warm, false});
+    order.push_back({i, true});
+  }
+  for (unsigned i = m - warm; i < m; ++i)
+    order.push_back({i, true});
+  return order;
+}

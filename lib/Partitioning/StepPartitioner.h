@@ -1,0 +1,123 @@
+//===- StepPartitioner.h - a planned training step as programs -*- C++ -*-===//
+//
+// Part of Ober-Train. The state of partitioning one training step: the
+// plan, how each argument is placed on the grid (TrainStep.cpp), the
+// gradient reduction (Gradients.cpp), and the pipeline stages each op runs
+// in, with the transfers between them and the schedule (Stages.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_PARTITIONING_STEPPARTITIONER_H
+#define OBER_LIB_PARTITIONING_STEPPARTITIONER_H
+
+#include "Spmd.h"
+
+#include "ober/Partitioning/Partition.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
+
+namespace mlir::ober::partition {
+
+/// The grid axes: data parallel, tensor parallel (size 1 without it), and
+/// pipeline stages (only with pp > 1).
+constexpr unsigned kDp = 0, kTp = 1, kPp = 2;
+
+struct PlanFields {
+  int64_t tp = 1, pp = 1, dp = 1, zero = 0, microBatches = 1, chunks = 1;
+  std::string recompute = "none", precision = "f32", schedule = "1f1b";
+  bool sequenceParallel = false;
+};
+
+FailureOr<PlanFields> readPlan(ModuleOp module);
+LogicalResult checkSupported(ModuleOp module, const PlanFields &plan);
+
+/// The groups a tensor-parallel split of `arg` along `dim` should have (see
+/// TrainStep.cpp).
+int64_t sliceGroups(BlockArgument arg, int64_t dim, int64_t parts);
+
+class StepPartitioner {
+public:
+  StepPartitioner(ModuleOp module, func::FuncOp step, const PlanFields &plan,
+                  const PartitionOptions &options)
+      : module(module), step(step), plan(plan), options(options),
+        builder(module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // Arguments and their placements (TrainStep.cpp).
+  LogicalResult classifyArguments();
+  int64_t zeroDim(unsigned param);
+  Layout argLayout(unsigned i);
+  Layout gradientTarget(unsigned t);
+  DenseI64ArrayAttr splitAttr(const Layout &layout, int64_t rank);
+
+  // Gradient reduction (Gradients.cpp).
+  bool isAccumulation(Operation *op) const;
+  void tag(Operation *op);
+  void reduceGradients(unsigned stage, Location loc);
+  void reduceBucket(unsigned stage, ArrayRef<unsigned> tags, bool scatter,
+                    Location loc);
+
+  // Stages, transfers and the schedule (Stages.cpp).
+  LogicalResult assignStages();
+  int stageOf(Value serial, int scope) const;
+  LogicalResult buildStepOp(Operation &op);
+  LogicalResult inlineCall(func::CallOp call, unsigned micro);
+  Value fetch(unsigned stage, Value serial, int scope, Location loc);
+  Value backwardValue(unsigned stage, unsigned micro, Value v);
+  Block *phase(unsigned stage, unsigned micro, bool backward);
+  SmallVector<std::pair<unsigned, bool>> schedule(unsigned stage) const;
+  LogicalResult finish(ArrayRef<Layout> argLayouts);
+
+  ModuleOp module;
+  func::FuncOp step;
+  PlanFields plan;
+  PartitionOptions options;
+  OpBuilder builder;
+  std::unique_ptr<Spmd> spmd;
+
+  SmallVector<unsigned> params;
+  /// Argument -> the parameter (index into `params`) it is state of.
+  DenseMap<unsigned, unsigned> stateOf;
+  int64_t batchDim = 0;
+  DenseSet<unsigned> buffers;
+  /// Parameter argument -> the placement tensor parallelism gives it.
+  DenseMap<unsigned, Placement> tpSplit;
+  /// Serial values that hold a gradient (tag k < params.size()) or the
+  /// loss (tag params.size()), the latest value of each tag, and the tags
+  /// already reduced.
+  DenseMap<Value, unsigned> tags;
+  DenseMap<unsigned, Value> latest;
+  DenseSet<unsigned> reduced;
+
+  /// One program per pipeline stage: its function, and blocks for the ops
+  /// before the micro-batches, each micro-batch's forward and backward
+  /// pass, and the ops after them (spliced in schedule order at the end).
+  struct Stage {
+    func::FuncOp func;
+    Block *entry = nullptr, *pre = nullptr, *post = nullptr;
+    std::map<std::pair<unsigned, bool>, Block *> phases;
+  };
+  SmallVector<Stage> stages;
+  /// maps[0][s]: the step's serial values in stage s; maps[m + 1][s]: the
+  /// gradient function's values for micro-batch m.
+  std::vector<std::vector<IRMapping>> maps;
+  SmallVector<func::CallOp> calls;
+  func::FuncOp grad;
+  llvm::DenseSet<Operation *> forward;
+  /// The stage of each op of the step and the gradient function (-1: no
+  /// stage, built wherever it is used), and of the step's values.
+  DenseMap<Operation *, int> opStage;
+  DenseMap<Value, int> valueStage, useStage;
+  DenseSet<Value> afterCalls;
+  /// Per (stage, micro-batch): values the backward pass reads again.
+  std::map<std::pair<unsigned, unsigned>, DenseMap<Value, Value>> again;
+  int64_t nextTag = 0;
+};
+
+} // namespace mlir::ober::partition
+
+#endif // OBER_LIB_PARTITIONING_STEPPARTITIONER_H
