@@ -41,9 +41,10 @@ echo "== ober-run --train-steps 8: AdamW on one batch (lr 0.05)"
 "$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
   --input "$work/x.npy" --input "$work/y.npy" --save-params "$work/trained"
 echo "== ober-opt --ober-plan --ober-partition: the step on 4 simulated devices"
-# Partitioning covers data parallelism (with ZeRO) so far: pin the rest.
+# The planner chooses freely; the step was built for one micro-batch of 4
+# samples per step, and the plan must run the step as built.
 "$build/bin/ober-opt" "$work/step.mlir" \
-  --ober-plan="cluster=cpu gpus=4 global-batch=4 tp=1 pp=1 recompute=none precision=f32" \
+  --ober-plan="cluster=cpu gpus=4 global-batch=4 micro-batch=2" \
   --ober-plan-explain --ober-partition -o "$work/partitioned.mlir"
 echo "== ober-run --train-steps 8 on the 4 devices, next to the serial losses"
 "$build/bin/ober-run" "$work/partitioned.mlir" --train-steps 8 --lr 0.05 \
