@@ -329,28 +329,66 @@ LogicalResult StepPartitioner::buildStepOp(Operation &op) {
   return success();
 }
 
-SmallVector<std::pair<unsigned, bool>>
+SmallVector<std::pair<unsigned, unsigned>>
 StepPartitioner::schedule(unsigned stage) const {
+  enum { F = 0, B = 1, W = 2 };
   unsigned m = plan.microBatches, p = stages.size();
-  SmallVector<std::pair<unsigned, bool>> order;
+  SmallVector<std::pair<unsigned, unsigned>> order;
   if (plan.schedule == "gpipe") {
     for (unsigned i = 0; i < m; ++i)
-      order.push_back({i, false});
+      order.push_back({i, F});
     for (unsigned i = 0; i < m; ++i)
-      order.push_back({i, true});
+      order.push_back({i, B});
     return order;
   }
-  // 1F1B (and its interleaved and zero-bubble variants at the granularity
-  // of whole micro-batch passes): warm-up forwards, then one forward and
-  // one backward, then the remaining backwards.
-  unsigned warm = std::min(m, p - stage - 1);
+  // 1F1B: warm-up forwards, then one forward and one backward, then the
+  // remaining backwards. Zero-bubble (ZB-H1) splits each backward pass and
+  // runs the weight-gradient part up to p - stage - 1 passes later, so the
+  // input gradients the earlier stages wait for go out first.
+  bool zeroBubble = plan.schedule == "zero-bubble";
+  unsigned warm = std::min(m, p - stage - 1), delay = p - stage - 1;
+  SmallVector<unsigned> pending;
+  auto backward = [&](unsigned i) {
+    order.push_back({i, B});
+    if (!zeroBubble)
+      return;
+    pending.push_back(i);
+    if (pending.size() > delay) {
+      order.push_back({pending.front(), W});
+      pending.erase(pending.begin());
+    }
+  };
   for (unsigned i = 0; i < warm; ++i)
-    order.push_back({i, false});
+    order.push_back({i, F});
   for (unsigned i = 0; i + warm < m; ++i) {
-    order.push_back({i + warm, false});
-    order.push_back({i, true});
+    order.push_back({i + warm, F});
+    backward(i);
   }
   for (unsigned i = m - warm; i < m; ++i)
-    order.push_back({i, true});
+    backward(i);
+  for (unsigned i : pending)
+    order.push_back({i, W});
   return order;
+}
+
+Block *StepPartitioner::splitWeightGradients(Block *backward) {
+  // What the sends to earlier stages need, within the block.
+  DenseSet<Operation *> needed;
+  SmallVector<Operation *> work;
+  for (Operation &op : *backward)
+    if (auto send = dyn_cast<shard::SendOp>(op))
+      work.push_back(&op);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (op->getBlock() != backward || !needed.insert(op).second)
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        work.push_back(def);
+  }
+  auto *weights = new Block();
+  for (Operation &op : llvm::make_early_inc_range(*backward))
+    if (!needed.contains(&op))
+      op.moveBefore(weights, weights->end());
+  return weights;
 }

@@ -69,7 +69,12 @@ private:
   Value fetch(unsigned stage, Value serial, int scope, Location loc);
   Value backwardValue(unsigned stage, unsigned micro, Value v);
   Block *phase(unsigned stage, unsigned micro, bool backward);
-  SmallVector<std::pair<unsigned, bool>> schedule(unsigned stage) const;
+  /// The stage's passes in order: (micro-batch, 0 forward / 1 backward /
+  /// 2 weight gradients).
+  SmallVector<std::pair<unsigned, unsigned>> schedule(unsigned stage) const;
+  /// Moves the ops of a backward pass that no transfer to an earlier stage
+  /// waits for (the weight gradients) into a block of their own.
+  Block *splitWeightGradients(Block *backward);
   LogicalResult finish(ArrayRef<Layout> argLayouts);
 
   ModuleOp module;

@@ -414,10 +414,21 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
       delete b;
     };
     splice(stage.pre);
-    for (auto [micro, backward] : schedule(t))
-      if (auto it = stage.phases.find({micro, backward});
+    std::map<unsigned, Block *> weights;
+    if (plan.schedule == "zero-bubble")
+      for (auto &[key, block] : stage.phases)
+        if (key.second)
+          weights[key.first] = splitWeightGradients(block);
+    for (auto [micro, kind] : schedule(t)) {
+      if (kind == 2) {
+        if (Block *w = weights[micro])
+          splice(w);
+        continue;
+      }
+      if (auto it = stage.phases.find({micro, kind == 1});
           it != stage.phases.end())
         splice(it->second);
+    }
     splice(stage.post);
     func::FuncOp func = stage.func;
     func.setFunctionType(FunctionType::get(
