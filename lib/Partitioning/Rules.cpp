@@ -369,22 +369,16 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return rule.result(p.dim + rankOf(b.getResult()) - rankOf(b.getInput()),
                            0, p.groups);
       })
-      .Case([&](ReduceSumOp r) {
-        return reduction(rule, r.getAxes(), r.getKeepdims(),
-                         shard::ReductionKind::Sum, false);
-      })
-      .Case([&](ReduceMeanOp r) {
-        return reduction(rule, r.getAxes(), r.getKeepdims(),
-                         shard::ReductionKind::Sum, true);
-      })
-      .Case([&](ReduceMaxOp r) {
-        return reduction(rule, r.getAxes(), r.getKeepdims(),
-                         shard::ReductionKind::Max, false);
-      })
-      .Case([&](ReduceMinOp r) {
-        return reduction(rule, r.getAxes(), r.getKeepdims(),
-                         shard::ReductionKind::Min, false);
-      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+          [&](auto r) {
+            using Op = decltype(r);
+            shard::ReductionKind kind =
+                std::is_same_v<Op, ReduceMaxOp>   ? shard::ReductionKind::Max
+                : std::is_same_v<Op, ReduceMinOp> ? shard::ReductionKind::Min
+                                                  : shard::ReductionKind::Sum;
+            return reduction(rule, r.getAxes(), r.getKeepdims(), kind,
+                             std::is_same_v<Op, ReduceMeanOp>);
+          })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
         int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
         if (axis < 0)
