@@ -156,6 +156,16 @@ AxisDecision &matmul(Rule &rule, MatmulOp op) {
   }
   Placement pa = rule.in[0], pb = rule.in[1];
   bool aK = pa.isSplit() && pa.dim == ra - 1, bK = pb.isSplit() && pb.dim == rb - 2;
+  // One operand split on the contraction, the other elsewhere: gather the
+  // first rather than the second and a partial result (a weight gradient
+  // from tokens split by sequence parallelism gathers the tokens again).
+  if (aK && pb.isSplit() && !bK) {
+    pa = Placement::rep();
+    aK = false;
+  } else if (bK && pa.isSplit() && !aK) {
+    pb = Placement::rep();
+    bK = false;
+  }
   if (aK || bK) {
     int64_t groups = aK ? pa.groups : pb.groups;
     rule.d.operands = {Placement::split(ra - 1, groups),
@@ -176,10 +186,12 @@ AxisDecision &matmul(Rule &rule, MatmulOp op) {
     int64_t rd = dim + r - rb;
     return typeOf(b).getDimSize(dim) == typeOf(c).getDimSize(rd) ? rd : -1;
   };
-  int64_t dim = pa.isSplit() ? fromA(pa.dim) : -1, groups = pa.groups;
-  if (dim < 0 && pb.isSplit()) {
-    dim = fromB(pb.dim);
-    groups = pb.groups;
+  // The weight's split wins over the activation's (sequence parallelism:
+  // the tokens are gathered for a column-parallel matmul).
+  int64_t dim = pb.isSplit() ? fromB(pb.dim) : -1, groups = pb.groups;
+  if (dim < 0 && pa.isSplit()) {
+    dim = fromA(pa.dim);
+    groups = pa.groups;
   }
   if (dim < 0 || !rule.divisible(c, dim, groups))
     return rule.whole();

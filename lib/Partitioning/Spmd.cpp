@@ -9,6 +9,7 @@
 #include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 using namespace mlir;
@@ -171,6 +172,25 @@ void Spmd::localizeAttributes(Operation *local, Operation *serial) {
   }
 }
 
+/// A matmul with a parameter (or a view of one) on its right: its result is
+/// an activation (or an activation's gradient), whose tokens sequence
+/// parallelism splits; a weight gradient is not.
+static bool isActivationMatmul(Operation *op) {
+  auto matmul = dyn_cast<MatmulOp>(op);
+  if (!matmul)
+    return false;
+  Value v = matmul.getRhs();
+  while (Operation *def = v.getDefiningOp()) {
+    if (def->getNumOperands() != 1 || !isa<TransposeOp, ReshapeOp, CastOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  return func && func.getArgAttr(arg.getArgNumber(), "ober.param");
+}
+
 LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   if (std::optional<LogicalResult> done = rebuildBatchNorm(*this, op, map))
     return *done;
@@ -238,9 +258,21 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
                    1.0 / static_cast<double>(axisSize(axis))));
       }
     setLayout(value, resultLayouts[r]);
-    for (unsigned axis : eager)
-      if (resultLayouts[r][axis].isPartial())
-        value = reshard(value, axis, Placement::rep(), op->getLoc());
+    for (unsigned axis : eager) {
+      if (!resultLayouts[r][axis].isPartial())
+        continue;
+      Placement target = Placement::rep();
+      auto type = cast<RankedTensorType>(op->getResult(r).getType());
+      int64_t tokens = type.getRank() - 2;
+      bool free = tokens >= 0 && llvm::none_of(resultLayouts[r], [&](Placement p) {
+        return p.isSplit() && p.dim == tokens;
+      });
+      if (sequence.contains(axis) && free && isActivationMatmul(op) &&
+          type.getDimSize(tokens) % axisSize(axis) == 0 &&
+          resultLayouts[r][axis].isPartialSum())
+        target = Placement::split(tokens);
+      value = reshard(value, axis, target, op->getLoc());
+    }
     map.map(op->getResult(r), value);
   }
   return success();

@@ -106,6 +106,10 @@ public:
   /// use that needs whole values (data parallelism's gradients, which wait
   /// for their bucket).
   void setEager(unsigned axis) { eager.insert(axis); }
+  /// With sequence parallelism, an eager completion scatters the tokens
+  /// (dimension rank - 2) instead of replicating: a reduce-scatter, with
+  /// the all-gather where whole tokens are next needed.
+  void setSequenceParallel(unsigned axis) { sequence.insert(axis); }
 
   /// A rank-0 constant of `elementType` (replicated).
   Value scalar(Location loc, Type elementType, double value);
@@ -124,7 +128,7 @@ private:
   SmallVector<int64_t> shape;
   OpBuilder &builder;
   DenseMap<Value, Layout> layouts;
-  llvm::SmallDenseSet<unsigned> eager;
+  llvm::SmallDenseSet<unsigned> eager, sequence;
   /// (value, axis, kind, dimension, reduction, groups) -> the value moved
   /// there.
   std::map<std::tuple<void *, unsigned, int, int64_t, int, int64_t>, Value>

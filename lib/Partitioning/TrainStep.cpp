@@ -67,12 +67,10 @@ LogicalResult mlir::ober::partition::checkSupported(ModuleOp module,
     return module.emitError("ober-partition: the plan's ")
            << field << " = " << value
            << " is not partitioned yet; supported: data parallelism with "
-              "ZeRO 0-3, tensor and pipeline parallelism and recomputation "
-              "in f32 (pin it with --ober-plan=\"... sequence-parallel=0 "
+              "ZeRO 0-3, tensor (and sequence) and pipeline parallelism and "
+              "recomputation in f32 (pin it with --ober-plan=\"... "
               "precision=f32\")";
   };
-  if (f.sequenceParallel)
-    return unsupported("sequence_parallel", "true");
   if (f.tp < 1 || f.pp < 1)
     return module.emitError("ober-partition: the plan's tp = ")
            << f.tp << " and pp = " << f.pp << " must be at least 1";
@@ -293,6 +291,8 @@ LogicalResult StepPartitioner::run() {
   spmd = std::make_unique<Spmd>(grid, builder);
   if (plan.tp > 1)
     spmd->setEager(kTp);
+  if (plan.tp > 1 && plan.sequenceParallel)
+    spmd->setSequenceParallel(kTp);
   if (failed(assignStages()))
     return failure();
 

@@ -18,8 +18,8 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 2 : i64, dp = 2 : i64, zero_s
 
 // -----
 
-// expected-error@+1 {{ober-partition: the plan's sequence_parallel = true is not partitioned yet; supported: data parallelism with ZeRO 0-3, tensor and pipeline parallelism and recomputation in f32}}
-module attributes {ober.plan = {tp = 2 : i64, pp = 1 : i64, dp = 1 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32", sequence_parallel = true}} {
+// expected-error@+1 {{ober-partition: the plan's tp = 0 and pp = 1 must be at least 1}}
+module attributes {ober.plan = {tp = 0 : i64, pp = 1 : i64, dp = 1 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }
@@ -74,7 +74,7 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_s
 
 // -----
 
-// expected-error@+1 {{ober-partition: the plan's precision = bf16 is not partitioned yet}}
+// expected-error@+1 {{ober-partition: the plan's precision = bf16 is not partitioned yet; supported: data parallelism with ZeRO 0-3, tensor (and sequence) and pipeline parallelism and recomputation in f32}}
 module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "bf16"}} {
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>

@@ -32,7 +32,8 @@ BIN = None
 STEPS = 5
 warnings.filterwarnings("ignore")
 
-# (dp, tp, pp, zero stage, micro-batches per step, recomputation, schedule)
+# (dp, tp, pp, zero stage, micro-batches per step, recomputation, schedule
+#  [, sequence parallelism])
 PLANS = [
     (2, 1, 1, 0, 1, "none", "1f1b"), (4, 1, 1, 0, 1, "none", "1f1b"),
     (2, 1, 1, 1, 1, "none", "1f1b"), (4, 1, 1, 1, 1, "none", "1f1b"),
@@ -46,6 +47,9 @@ PLANS = [
     (1, 1, 2, 0, 2, "none", "zero-bubble"), (1, 1, 2, 0, 2, "full", "1f1b"),
     (2, 1, 2, 1, 2, "none", "1f1b"), (2, 1, 2, 1, 2, "selective", "gpipe"),
     (1, 2, 2, 0, 2, "none", "1f1b"), (2, 2, 2, 1, 2, "none", "1f1b"),
+    # Sequence parallelism.
+    (1, 2, 1, 0, 1, "none", "1f1b", 1), (2, 2, 1, 1, 1, "selective", "1f1b", 1),
+    (1, 2, 2, 0, 2, "none", "1f1b", 1),
 ]
 
 
@@ -132,16 +136,18 @@ class Partitioned(unittest.TestCase):
                                     serial[micro_of(plan)], plan, batch, lr)
 
     def check_plan(self, tmp, step, serial, plan, batch, lr):
-        dp, tp, pp, zero, micro, recompute, schedule = plan
+        dp, tp, pp, zero, micro, recompute, schedule = plan[:7]
+        sp = plan[7] if len(plan) > 7 else 0
         path, args = step
-        name = f"dp{dp}-tp{tp}-pp{pp}-zero{zero}-m{micro}-{recompute}-{schedule}"
+        name = (f"dp{dp}-tp{tp}-pp{pp}-zero{zero}-m{micro}-{recompute}-"
+                f"{schedule}-sp{sp}")
         part = os.path.join(tmp, name + ".mlir")
         report = os.path.join(tmp, name + ".json")
         run([os.path.join(BIN, "ober-opt"), path,
              f"--ober-plan=cluster=cpu gpus={dp * tp * pp} "
              f"global-batch={batch} dp={dp} tp={tp} pp={pp} zero={zero} "
              f"recompute={recompute} schedule={schedule} precision=f32 "
-             f"sequence-parallel=0 micro-batch={batch // (dp * micro)}",
+             f"sequence-parallel={sp} micro-batch={batch // (dp * micro)}",
              f"--ober-plan-report={report}", "--ober-partition", "-o", part])
         saved = os.path.join(tmp, name)
         out, stats = run([os.path.join(BIN, "ober-run"), part,

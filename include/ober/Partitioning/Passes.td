@@ -9,23 +9,33 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
   let summary = "Turn a planned training step into per-device SPMD programs";
   let description = [{
     Reads the module's `ober.plan` (from `--ober-plan`) and rewrites the
-    training step into the program each device runs: a `shard.grid` of the
-    plan's devices, local argument and result types with `ober.split`
-    saying how global tensors are cut, and every collective explicit
-    (`shard.all_reduce`, `all_gather`, `reduce_scatter`, `all_slice`).
+    training step into the programs the devices run: a `shard.grid` of
+    `[dp, tp]` (and `pp`) devices, local argument and result types with
+    `ober.split` saying how global tensors are cut, and every collective
+    and transfer explicit (`shard.all_reduce`, `all_gather`,
+    `reduce_scatter`, `all_slice`, `send`, `recv`).
 
-    Data parallelism splits the batch inputs; the gradient function is
-    inlined and each op is rebuilt on local operands by its partitioning
-    rule, so losses and parameter gradients come out as partial sums.
-    Gradients are reduced once per step (after micro-batch accumulation) in
-    buckets of `bucket-mb`, last layer first. ZeRO 1 and 2 reduce-scatter
-    the gradients onto the optimizer state's shard (dimension 0 of each
-    parameter that the devices divide), update that shard and all-gather
-    the new parameters; ZeRO 3 keeps the parameters sharded too and
-    all-gathers them before the forward and again before the backward pass.
+    The gradient function is inlined once per micro-batch and each op is
+    rebuilt on local operands by its partitioning rule. Data parallelism
+    splits the batch inputs; gradients come out as partial sums and are
+    reduced once per step, just before the optimizer needs them, in
+    buckets of `bucket-mb` (last layer first). ZeRO 1 and 2 reduce-scatter
+    them onto the optimizer state's shard, update it and all-gather the
+    new parameters; ZeRO 3 keeps the parameters sharded and gathers them
+    before each forward and again before each backward pass. Tensor
+    parallelism splits parameters as the planner decided (`ober.tp_dim`;
+    fused projections in groups) and completes partial sums right away;
+    with sequence parallelism by a reduce-scatter of the tokens. Training
+    batch norms over split samples synchronize their statistics. Ops marked
+    `ober.recompute` run again before the backward pass. Pipeline
+    parallelism gives each stage its own function (listed in
+    `ober.stage_functions` on the first), with values crossing stages sent
+    and received, and each stage's passes ordered by the schedule (GPipe,
+    1F1B, zero-bubble with deferred weight gradients; interleaved 1F1B runs
+    its chunks within 1F1B's passes).
 
-    Not partitioned yet (an error names the plan field): tensor and
-    pipeline parallelism, recomputation, bf16/f16 precision.
+    Not partitioned yet (an error names the plan field): bf16/f16
+    precision.
   }];
   let options = [
     Option<"bucketMB", "bucket-mb", "double", /*default=*/"25.0",
