@@ -41,7 +41,7 @@ mlir::ober::partition::rebuildBatchNorm(Spmd &spmd, Operation *op,
   OpBuilder &b = spmd.getBuilder();
   Location loc = op->getLoc();
   auto global = cast<RankedTensorType>(bn.getInput().getType());
-  Type element = global.getElementType();
+  Type element = spmd.computed(global).getElementType();
   int64_t rank = global.getRank(), channels = global.getDimSize(1);
   SmallVector<int64_t> axes = {0};
   for (int64_t d = 2; d < rank; ++d)

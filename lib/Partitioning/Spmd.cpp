@@ -191,9 +191,34 @@ static bool isActivationMatmul(Operation *op) {
   return func && func.getArgAttr(arg.getArgNumber(), "ober.param");
 }
 
+RankedTensorType Spmd::computed(RankedTensorType type) const {
+  if (computeType && type.getElementType().isF32())
+    return type.clone(computeType);
+  return type;
+}
+
 LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   if (std::optional<LogicalResult> done = rebuildBatchNorm(*this, op, map))
     return *done;
+  // Constants in the compute type (no operands: whole everywhere).
+  if (auto constant = dyn_cast<ConstantOp>(op); constant && computeType) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (dense && dense.getElementType().isF32()) {
+      auto type = computed(cast<RankedTensorType>(dense.getType()));
+      auto semantics = &cast<FloatType>(computeType).getFloatSemantics();
+      DenseElementsAttr value = dense.mapValues(computeType, [&](const APFloat &f) {
+        APFloat c = f;
+        bool lost;
+        c.convert(*semantics, APFloat::rmNearestTiesToEven, &lost);
+        return c.bitcastToAPInt();
+      });
+      Value local = ConstantOp::create(builder, op->getLoc(), value);
+      (void)type;
+      setLayout(local, replicated());
+      map.map(op->getResult(0), local);
+      return success();
+    }
+  }
   unsigned numOperands = op->getNumOperands(), numResults = op->getNumResults();
   SmallVector<Layout> operandTargets(numOperands, replicated()),
       resultLayouts(numResults, replicated());
@@ -234,7 +259,7 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
     auto global = dyn_cast<RankedTensorType>(op->getResult(r).getType());
     if (!global)
       return op->emitError("the partitioner handles ranked tensors only");
-    local->getResult(r).setType(localType(global, resultLayouts[r]));
+    local->getResult(r).setType(computed(localType(global, resultLayouts[r])));
   }
   if (auto infer = dyn_cast<InferTypeOpInterface>(local)) {
     SmallVector<Type> inferred;

@@ -111,6 +111,12 @@ public:
   /// the all-gather where whole tokens are next needed.
   void setSequenceParallel(unsigned axis) { sequence.insert(axis); }
 
+  /// While set, ops are rebuilt computing in `compute` where the serial
+  /// program uses f32 (mixed precision); null restores f32.
+  void setComputeType(Type compute) { computeType = compute; }
+  /// `type` with f32 elements in the compute type.
+  RankedTensorType computed(RankedTensorType type) const;
+
   /// A rank-0 constant of `elementType` (replicated).
   Value scalar(Location loc, Type elementType, double value);
 
@@ -129,6 +135,7 @@ private:
   OpBuilder &builder;
   DenseMap<Value, Layout> layouts;
   llvm::SmallDenseSet<unsigned> eager, sequence;
+  Type computeType;
   /// (value, axis, kind, dimension, reduction, groups) -> the value moved
   /// there.
   std::map<std::tuple<void *, unsigned, int, int64_t, int, int64_t>, Value>

@@ -20,6 +20,8 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Planning/MemoryModel.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::partition;
@@ -158,7 +160,7 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
   if (auto arg = dyn_cast<BlockArgument>(serial);
       arg && scope >= 0 && arg.getOwner() == &grad.getBody().front()) {
     Value operand = calls[scope].getOperand(arg.getArgNumber());
-    Value local = fetch(stage, operand, -1, loc);
+    Value local = lowered(fetch(stage, operand, -1, loc), loc);
     auto p = dyn_cast<BlockArgument>(operand);
     if (p && p.getOwner() == &step.getBody().front() &&
         llvm::is_contained(params, p.getArgNumber()) &&
@@ -208,7 +210,7 @@ Value StepPartitioner::backwardValue(unsigned stage, unsigned micro, Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v);
       arg && arg.getOwner() == &grad.getBody().front()) {
     Value operand = calls[micro].getOperand(arg.getArgNumber());
-    Value local = fetch(stage, operand, -1, loc);
+    Value local = lowered(fetch(stage, operand, -1, loc), loc);
     if (!local || !spmd->layoutOf(local)[kDp].isSplit())
       return Value();
     auto p = dyn_cast<BlockArgument>(operand);
@@ -241,7 +243,22 @@ Value StepPartitioner::backwardValue(unsigned stage, unsigned micro, Value v) {
   return copies.lookup(v);
 }
 
+Value StepPartitioner::lowered(Value local, Location loc) {
+  if (!local || !compute)
+    return local;
+  auto type = cast<RankedTensorType>(local.getType());
+  if (!type.getElementType().isF32())
+    return local;
+  Value cast = CastOp::create(builder, loc, type.clone(compute), local);
+  spmd->setLayout(cast, spmd->layoutOf(local));
+  return cast;
+}
+
 LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
+  // Mixed precision: the gradient function computes in bf16 on casts of
+  // the f32 parameters and batch; its results return to f32.
+  spmd->setComputeType(compute);
+  auto restore = llvm::make_scope_exit([&] { spmd->setComputeType(Type()); });
   bool regather = plan.zero >= 3 && plan.dp > 1;
   bool recompute = plan.recompute != "none";
   Block &body = grad.getBody().front();
@@ -287,6 +304,14 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
         Value local = fetch(t, value, micro, call.getLoc());
         if (!local)
           return failure();
+        auto type = cast<RankedTensorType>(local.getType());
+        if (compute && type.getElementType() == compute &&
+            cast<RankedTensorType>(result.getType()).getElementType().isF32()) {
+          Value f32 = CastOp::create(builder, call.getLoc(),
+                                     type.clone(builder.getF32Type()), local);
+          spmd->setLayout(f32, spmd->layoutOf(local));
+          local = f32;
+        }
         maps[0][t].map(result, local);
       }
   }

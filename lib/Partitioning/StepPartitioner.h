@@ -69,6 +69,8 @@ private:
   Value fetch(unsigned stage, Value serial, int scope, Location loc);
   Value backwardValue(unsigned stage, unsigned micro, Value v);
   Block *phase(unsigned stage, unsigned micro, bool backward);
+  /// `local` cast to the compute type (mixed precision), else itself.
+  Value lowered(Value local, Location loc);
   /// The stage's passes in order: (micro-batch, 0 forward / 1 backward /
   /// 2 weight gradients).
   SmallVector<std::pair<unsigned, unsigned>> schedule(unsigned stage) const;
@@ -121,6 +123,9 @@ private:
   /// Per (stage, micro-batch): values the backward pass reads again.
   std::map<std::pair<unsigned, unsigned>, DenseMap<Value, Value>> again;
   int64_t nextTag = 0;
+  /// The gradient function's compute type under mixed precision (bf16),
+  /// null in f32.
+  Type compute;
 };
 
 } // namespace mlir::ober::partition

@@ -68,14 +68,16 @@ LogicalResult mlir::ober::partition::checkSupported(ModuleOp module,
            << field << " = " << value
            << " is not partitioned yet; supported: data parallelism with "
               "ZeRO 0-3, tensor (and sequence) and pipeline parallelism and "
-              "recomputation in f32 (pin it with --ober-plan=\"... "
-              "precision=f32\")";
+              "recomputation, in f32 or bf16";
   };
   if (f.tp < 1 || f.pp < 1)
     return module.emitError("ober-partition: the plan's tp = ")
            << f.tp << " and pp = " << f.pp << " must be at least 1";
-  if (f.precision != "f32")
-    return unsupported("precision", f.precision);
+  if (f.precision != "f32" && f.precision != "bf16")
+    return module.emitError("ober-partition: the plan's precision = ")
+           << f.precision
+           << " is not partitioned yet; supported: f32, and bf16 compute with "
+              "f32 master weights (f16 needs loss scaling)";
   if (f.schedule != "gpipe" && f.schedule != "1f1b" &&
       f.schedule != "interleaved-1f1b" && f.schedule != "zero-bubble")
     return module.emitError("ober-partition: the plan's schedule '")
@@ -289,6 +291,8 @@ LogicalResult StepPartitioner::run() {
     shape.push_back(plan.pp);
   auto grid = shard::GridOp::create(builder, module.getLoc(), gridName, shape);
   spmd = std::make_unique<Spmd>(grid, builder);
+  if (plan.precision == "bf16")
+    compute = builder.getBF16Type();
   if (plan.tp > 1)
     spmd->setEager(kTp);
   if (plan.tp > 1 && plan.sequenceParallel)

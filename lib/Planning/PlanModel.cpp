@@ -345,7 +345,10 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   const Device &dev = cluster.device;
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
-    double gradBytes = st.parameterElements * w;
+    // Gradients reduce in f32 (accumulated there whatever the compute
+    // precision, like the updated master weights ZeRO shares); ZeRO-3
+    // gathers compute copies.
+    double gradBytes = st.parameterElements * 4;
     double reduce;
     if (c.zeroStage == 0)
       reduce = groupCollectiveTime(Collective::AllReduce, gradBytes, c.dp,
@@ -360,8 +363,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     double exposed = std::max(reduce - st.backward, lastBucket);
     if (c.zeroStage >= 3) {
       // Parameters are gathered for every forward and backward pass.
-      double gather = groupCollectiveTime(Collective::AllGather, gradBytes,
-                                          c.dp, c.tp, cluster);
+      double gather = groupCollectiveTime(Collective::AllGather,
+                                          st.parameterElements * w, c.dp,
+                                          c.tp, cluster);
       reduce += 2 * mbs * gather;
       exposed += gather + std::max(0.0, 2 * mbs * gather -
                                             mbs * (st.forward + st.backward));

@@ -119,7 +119,9 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       for (const SharedParameter &sh : m.shared)
         if (stageOf(sh.last) == stage && stageOf(sh.first) != stage)
           elements -= sh.elements;
-      double bytes = elements * w;
+      // Gradients accumulate and reduce in f32 (the master weights' type),
+      // whatever the compute precision; ZeRO-3 gathers compute copies.
+      double bytes = elements * 4;
       double trained = bytes * m.parameterFraction(Set::Trained, c.dp);
       double sharded =
           c.zeroStage == 0
@@ -143,7 +145,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                  : "each rank updates its 1/dp shard of the optimizer state, "
                    "then shares the new parameters",
              "after the last backward pass, bucketed to overlap it"});
-      // Every stage that reads a parameter gathers it (ZeRO-3).
+      // Every stage that reads a parameter gathers it (ZeRO-3), in the
+      // compute precision.
       bytes = st.parameterElements * w;
       if (c.zeroStage >= 3) {
         out.push_back({"data-parallel", "all-gather", stage, c.dp,

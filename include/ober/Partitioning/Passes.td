@@ -34,8 +34,10 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
     1F1B, zero-bubble with deferred weight gradients; interleaved 1F1B runs
     its chunks within 1F1B's passes).
 
-    Not partitioned yet (an error names the plan field): bf16/f16
-    precision.
+    With `precision = bf16` the gradient function computes in bf16 on
+    casts of the f32 parameters and batch; gradients return to f32 and the
+    optimizer updates f32 master weights. Not partitioned yet (an error
+    names the plan field): f16, which needs loss scaling.
   }];
   let options = [
     Option<"bucketMB", "bucket-mb", "double", /*default=*/"25.0",

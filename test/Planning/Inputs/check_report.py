@@ -46,7 +46,7 @@ for st, stage in enumerate(report["stages"]):
           and c["per_step"] == 1 and c["kind"] != "all-gather"
           and not c["reason"].startswith("the step's")]
     if report["dp"] > 1:
-        width = 4 if report["precision"] == "f32" else 2
+        width = 4  # gradients reduce in f32 whatever the precision
         total = sum(c["bytes"] for c in dp)
         full = stage["parameters"] * width
         assert 1 <= len(dp) <= 2 and 0 < total <= full * (1 + 1e-6), dp
