@@ -178,12 +178,29 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
     return Value();
   }
   // Sent by its stage once computed, received here where first needed.
+  // A value whole on the tensor-parallel ranks travels as each rank's
+  // share and is gathered on arrival (Megatron's scatter-gather).
   auto gridRef = FlatSymbolRefAttr::get(spmd->getGrid().getSymNameAttr());
   auto axes = builder.getDenseI16ArrayAttr({static_cast<int16_t>(kPp)});
   auto tag = builder.getI64IntegerAttr(nextTag++);
+  int64_t share = -1;
+  if (plan.tp > 1 && spmd->layoutOf(remote)[kTp].isRep()) {
+    RankedTensorType global = spmd->globalTypeOf(remote);
+    Layout layout = spmd->layoutOf(remote);
+    for (int64_t d = global.getRank() - 1; d >= 0 && share < 0; --d) {
+      bool taken = llvm::any_of(layout, [&](Placement p) {
+        return p.isSplit() && p.dim == d;
+      });
+      if (!taken && global.getDimSize(d) % plan.tp == 0)
+        share = d;
+    }
+  }
+  Location remoteLoc = remote.getLoc();
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(remote.getParentBlock());
+    if (share >= 0)
+      remote = spmd->reshard(remote, kTp, Placement::split(share), remoteLoc);
     auto send = shard::SendOp::create(
         builder, loc, remote.getType(), gridRef, axes, remote,
         builder.getDenseI64ArrayAttr({static_cast<int64_t>(stage)}), {});
@@ -197,8 +214,11 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
       builder.getDenseI64ArrayAttr({static_cast<int64_t>(from)}), {});
   recv->setAttr("ober.tag", tag);
   spmd->setLayout(recv, spmd->layoutOf(remote));
-  map.map(serial, recv.getResult());
-  return recv;
+  Value local = recv.getResult();
+  if (share >= 0)
+    local = spmd->reshard(local, kTp, Placement::rep(), loc);
+  map.map(serial, local);
+  return local;
 }
 
 Value StepPartitioner::backwardValue(unsigned stage, unsigned micro, Value v) {

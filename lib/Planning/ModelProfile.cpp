@@ -10,6 +10,7 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <map>
@@ -459,32 +460,75 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   return p;
 }
 
-double ModelProfile::parameterFraction(ParameterSet set, int64_t dp) const {
-  double total = 0, in = 0;
-  for (const ParameterInfo &info : parameterInfo) {
-    double n = 1;
-    bool divides = false;
-    for (int64_t d : info.shape) {
-      n *= static_cast<double>(d);
-      divides |= dp > 1 && d >= dp && d % dp == 0;
-    }
-    total += n;
-    bool member = false;
-    switch (set) {
-    case ParameterSet::All:
-      member = true;
+
+/// The parameter argument `v` is, through reshapes, transposes and casts.
+static BlockArgument parameterRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (def->getNumOperands() != 1 || !isa<ReshapeOp, TransposeOp, CastOp>(def))
       break;
-    case ParameterSet::Trained:
-      member = !info.buffer;
-      break;
-    case ParameterSet::ShardedTrained:
-      member = divides && !info.buffer;
-      break;
-    case ParameterSet::ShardedReadBackward:
-      member = divides && !info.buffer && info.readBackward;
-      break;
-    }
-    in += member ? n : 0;
+    v = def->getOperand(0);
   }
-  return total > 0 ? in / total : 1.0;
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  return func && func.getArgAttr(arg.getArgNumber(), "ober.param")
+             ? arg
+             : BlockArgument();
+}
+
+static StringRef parameterName(BlockArgument arg) {
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ober.param")
+      .getValue();
+}
+
+llvm::StringSet<> mlir::ober::planning::parametersOf(const Segment &segment) {
+  llvm::StringSet<> names;
+  for (Operation *op : segment.ops)
+    for (Value v : op->getOperands())
+      if (BlockArgument arg = parameterRoot(v))
+        names.insert(parameterName(arg));
+  return names;
+}
+
+std::map<std::string, TPProfile::ParameterSplit>
+mlir::ober::planning::segmentSplits(const ModelProfile &m, unsigned segment,
+                                    int64_t degree) {
+  std::map<std::string, TPProfile::ParameterSplit> out;
+  const Segment &seg = m.segments[segment];
+  const Segment *model = nullptr;
+  for (const Segment &other : m.segments)
+    if (other.kind == seg.kind) {
+      model = &other;
+      break;
+    }
+  std::map<std::string, TPProfile::ParameterSplit> decision;
+  for (const auto &split : m.kinds[seg.kind].at(degree).parameterSharding)
+    decision[split.name] = split;
+  for (auto [op, mop] : llvm::zip(seg.ops, model->ops))
+    for (auto [v, mv] : llvm::zip(op->getOperands(), mop->getOperands())) {
+      BlockArgument arg = parameterRoot(v), marg = parameterRoot(mv);
+      if (!arg || !marg)
+        continue;
+      std::string name = parameterName(arg).str();
+      if (out.count(name))
+        continue;
+      auto it = decision.find(parameterName(marg).str());
+      TPProfile::ParameterSplit split{name, "replicated", -1};
+      if (it != decision.end() && it->second.how != "replicated") {
+        split.how = it->second.how;
+        split.dim = it->second.dim;
+      }
+      out[name] = split;
+    }
+  return out;
+}
+
+std::map<std::string, TPProfile::ParameterSplit>
+mlir::ober::planning::parameterSplits(const ModelProfile &m, int64_t degree) {
+  std::map<std::string, TPProfile::ParameterSplit> out;
+  for (unsigned i = 0; i < m.segments.size(); ++i)
+    for (auto &[name, split] : segmentSplits(m, i, degree))
+      out.try_emplace(name, split);
+  return out;
 }

@@ -284,6 +284,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         ends |= i == 0 || i + 1 == n;
       }
       if (g + 1 < groups) {
+        // Each tensor-parallel rank sends its share of the activation and
+        // the receivers all-gather it (Megatron's scatter-gather).
         double bytes = m.segments[end - 1].boundaryElements * mb * w / c.tp;
         p2p += 2 * sendTime(bytes, pipeStride, cluster);
       }

@@ -237,16 +237,10 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
     for (auto [chunk, range] : llvm::enumerate(st.chunks))
       for (unsigned i = range.first; i < range.second; ++i)
         where[i] = {static_cast<int64_t>(j), static_cast<int64_t>(chunk)};
-  std::vector<const Segment *> firstOfKind(m.kinds.size(), nullptr);
-  for (const Segment &seg : m.segments)
-    if (!firstOfKind[seg.kind])
-      firstOfKind[seg.kind] = &seg;
+  std::map<std::string, TPProfile::ParameterSplit> splits =
+      parameterSplits(m, c.tp);
   for (auto [i, seg] : llvm::enumerate(m.segments)) {
-    const TPProfile &tp = m.kinds[seg.kind].at(c.tp);
-    llvm::StringMap<std::pair<std::string, int64_t>> decision;
-    for (const auto &split : tp.parameterSharding)
-      decision[split.name] = {split.how, split.dim};
-    for (auto [op, model] : llvm::zip(seg.ops, firstOfKind[seg.kind]->ops)) {
+    for (Operation *op : seg.ops) {
       op->setAttr("ober.stage", b.getI64IntegerAttr(where[i].first));
       if (c.pp > 1 && c.chunks > 1)
         op->setAttr("ober.chunk", b.getI64IntegerAttr(where[i].second));
@@ -265,27 +259,26 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
         }
         return dyn_cast<BlockArgument>(v);
       };
-      for (auto [v, mv] : llvm::zip(op->getOperands(), model->getOperands())) {
-        BlockArgument arg = root(v), marg = root(mv);
-        if (!arg || !marg || arg.getOwner() != &grad.getBody().front())
+      for (Value v : op->getOperands()) {
+        BlockArgument arg = root(v);
+        if (!arg || arg.getOwner() != &grad.getBody().front())
           continue;
-        auto name = grad.getArgAttrOfType<StringAttr>(marg.getArgNumber(),
+        auto name = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                       "ober.param");
         if (!name)
           continue;
         unsigned n = arg.getArgNumber();
         if (!grad.getArgAttr(n, "ober.stage"))
           grad.setArgAttr(n, "ober.stage", b.getI64IntegerAttr(where[i].first));
-        auto it = decision.find(name.getValue());
+        auto it = splits.find(name.getValue().str());
         if (!grad.getArgAttr(n, "ober.sharding")) {
-          bool split = it != decision.end() && it->second.first != "replicated";
+          bool split = it != splits.end() && it->second.how != "replicated";
           grad.setArgAttr(n, "ober.sharding",
-                          b.getStringAttr(split ? it->second.first
-                                                : "replicated"));
+                          b.getStringAttr(split ? it->second.how : "replicated"));
           // The dimension tensor parallelism splits (of the stored value).
-          if (split && it->second.second >= 0)
+          if (split && it->second.dim >= 0)
             grad.setArgAttr(n, "ober.tp_dim",
-                            b.getI64IntegerAttr(it->second.second));
+                            b.getI64IntegerAttr(it->second.dim));
         }
       }
     }

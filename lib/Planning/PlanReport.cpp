@@ -67,8 +67,29 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
   int64_t micro = c.numMicroBatches;
   unsigned n = m.segments.size();
   std::vector<PlannedCollective> out;
+  // Which stages read each parameter, and how tensor parallelism splits it.
+  auto stageOfSegment = [&](unsigned segment) {
+    for (auto [k, other] : llvm::enumerate(plan.stages))
+      for (auto [first, end] : other.chunks)
+        if (first <= segment && segment < end)
+          return static_cast<int64_t>(k);
+    return int64_t(0);
+  };
+  llvm::StringMap<int64_t> firstStage, lastStage;
+  std::vector<llvm::StringSet<>> readBy(plan.stages.size());
+  for (auto [i, seg] : llvm::enumerate(m.segments)) {
+    int64_t s = stageOfSegment(i);
+    for (const auto &name : parametersOf(seg)) {
+      readBy[s].insert(name.getKey());
+      firstStage.try_emplace(name.getKey(), s);
+      lastStage[name.getKey()] = s;
+    }
+  }
+  std::map<std::string, TPProfile::ParameterSplit> splits =
+      parameterSplits(m, c.tp);
   for (auto [j, st] : llvm::enumerate(plan.stages)) {
     int64_t stage = static_cast<int64_t>(j);
+    const llvm::StringSet<> &readHere = readBy[j];
     if (c.tp > 1) {
       // Occurrences per step of each collective of each segment kind held
       // here: forward, its mirror in backward, and the forward again under
@@ -102,34 +123,43 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                        "in " + k.name + " (after " + col.where + ")"});
       }
     }
-    auto stageOf = [&](unsigned segment) {
-      for (auto [k, other] : llvm::enumerate(plan.stages))
-        for (auto [first, end] : other.chunks)
-          if (first <= segment && segment < end)
-            return static_cast<int64_t>(k);
-      return int64_t(0);
-    };
     if (c.dp > 1) {
-      // Gradients of trained parameters (not buffers) are reduced, a tied
-      // parameter's by the first stage that reads it. ZeRO shards the
-      // parameters some dimension of which the replicas divide; the others
-      // keep whole state and are all-reduced.
-      using Set = ModelProfile::ParameterSet;
-      double elements = st.parameterElements;
-      for (const SharedParameter &sh : m.shared)
-        if (stageOf(sh.last) == stage && stageOf(sh.first) != stage)
-          elements -= sh.elements;
-      // Gradients accumulate and reduce in f32 (the master weights' type),
-      // whatever the compute precision; ZeRO-3 gathers compute copies.
-      double bytes = elements * 4;
-      double trained = bytes * m.parameterFraction(Set::Trained, c.dp);
-      double sharded =
-          c.zeroStage == 0
-              ? 0
-              : bytes * m.parameterFraction(Set::ShardedTrained, c.dp);
-      if (trained - sharded > 0)
+      // Each parameter this stage reads, as tensor parallelism leaves it on
+      // one device. Gradients of trained parameters (not buffers) are
+      // reduced in f32 by the first stage that reads them; ZeRO shards a
+      // parameter along a dimension the replicas divide and tensor
+      // parallelism does not split, the others keep whole state and are
+      // all-reduced; ZeRO-3 gathers compute copies where they are read.
+      double reduced = 0, sharded = 0, gathered = 0, again = 0;
+      for (const auto &info : m.parameterInfo) {
+        if (info.buffer || !readHere.contains(info.name))
+          continue;
+        auto split = splits.find(info.name);
+        int64_t tpDim = split != splits.end() && c.tp > 1 ? split->second.dim : -1;
+        double local = 1;
+        bool divides = false;
+        for (auto [d, size] : llvm::enumerate(info.shape)) {
+          local *= static_cast<double>(size);
+          divides |= static_cast<int64_t>(d) != tpDim && size >= c.dp &&
+                     size % c.dp == 0;
+        }
+        if (tpDim >= 0)
+          local /= static_cast<double>(c.tp);
+        if (firstStage.lookup(info.name) == stage) {
+          reduced += local;
+          if (c.zeroStage >= 1 && divides)
+            sharded += local;
+        }
+        if (divides) {
+          gathered += local;
+          // The backward pass reads a tied parameter in its last stage.
+          if (info.readBackward && lastStage.lookup(info.name) == stage)
+            again += local;
+        }
+      }
+      if (reduced - sharded > 0)
         out.push_back({"data-parallel", "all-reduce", stage, c.dp,
-                       trained - sharded, 1,
+                       (reduced - sharded) * 4, 1,
                        c.zeroStage == 0
                            ? "sum the gradients of the replicas"
                            : "sum the gradients of parameters ZeRO cannot "
@@ -139,39 +169,25 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         out.push_back(
             {"data-parallel",
              c.zeroStage >= 3 ? "reduce-scatter" : "reduce-scatter + all-gather",
-             stage, c.dp, sharded, 1,
+             stage, c.dp, sharded * 4, 1,
              c.zeroStage >= 3
                  ? "each rank updates its 1/dp shard of parameters and state"
                  : "each rank updates its 1/dp shard of the optimizer state, "
                    "then shares the new parameters",
              "after the last backward pass, bucketed to overlap it"});
-      // Every stage that reads a parameter gathers it (ZeRO-3), in the
-      // compute precision.
-      bytes = st.parameterElements * w;
-      if (c.zeroStage >= 3) {
+      if (c.zeroStage >= 3 && gathered > 0)
         out.push_back({"data-parallel", "all-gather", stage, c.dp,
-                       bytes * m.parameterFraction(Set::ShardedTrained, c.dp), micro,
+                       gathered * w, micro,
                        "ZeRO-3 keeps only a 1/dp shard of the parameters",
                        "before each forward pass"});
-        // A tied parameter's backward reads are in its last stage (the
-        // head, not the embedding lookup).
-        double again =
-            bytes * m.parameterFraction(Set::ShardedReadBackward, c.dp);
-        for (const SharedParameter &sh : m.shared)
-          if (stageOf(sh.first) == stage && stageOf(sh.last) != stage)
-            for (const auto &info : m.parameterInfo)
-              if (info.name == sh.name && info.readBackward)
-                again -= sh.elements * w;
-        if (again > 0)
-          out.push_back({"data-parallel", "all-gather", stage, c.dp, again,
-                         micro,
-                         "ZeRO-3: the parameters the backward pass reads",
-                         "before each backward pass"});
-      }
+      if (c.zeroStage >= 3 && again > 0)
+        out.push_back({"data-parallel", "all-gather", stage, c.dp, again * w,
+                       micro, "ZeRO-3: the parameters the backward pass reads",
+                       "before each backward pass"});
       // Training batch norms over split samples use the whole batch's
       // statistics: mean and variance forward; the backward pass
-      // recomputes them and sums two gradient terms.
-      // A recomputed batch norm computes its statistics once more.
+      // recomputes them and sums two gradient terms. A recomputed batch
+      // norm computes its statistics once more.
       double channels = 0, recomputed = 0;
       for (auto [first, end] : st.chunks)
         for (unsigned i = first; i < end; ++i)
@@ -201,20 +217,36 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     }
     // A parameter read in several stages (tied embeddings): the later
     // stage's share of its gradient travels to the stage that sums it.
+    // With tensor parallelism each rank sends its share and the receivers
+    // all-gather (Megatron's scatter-gather).
+    // (With sequence parallelism the activations already travel as token
+    // shares.)
+    auto transfer = [&](double bytes, int64_t times, const std::string &why,
+                        const std::string &where, bool shared) {
+      out.push_back({"pipeline", "send/recv", stage, 2, bytes / c.tp, times,
+                     why, where});
+      if (c.tp > 1 && !shared)
+        out.push_back({"tensor-parallel", "all-gather", stage, c.tp, bytes,
+                       times, "the received shares of: " + why,
+                       "on arrival, " + where});
+    };
     for (const SharedParameter &sh : m.shared)
-      if (stageOf(sh.last) == stage && stageOf(sh.first) != stage)
-        out.push_back({"pipeline", "send/recv", stage, 2, sh.elements * w,
-                       micro,
-                       "gradient of the tied parameter " + sh.name +
-                           " to stage " + std::to_string(stageOf(sh.first)),
-                       "after each backward pass"});
+      if (stageOfSegment(sh.last) == stage && stageOfSegment(sh.first) != stage) {
+        // A tensor-parallel split parameter's gradient is already a share.
+        auto split = splits.find(sh.name);
+        bool share = c.tp > 1 && split != splits.end() &&
+                     split->second.how != "replicated";
+        transfer(sh.elements * w, micro,
+                 "gradient of the tied parameter " + sh.name + " to stage " +
+                     std::to_string(stageOfSegment(sh.first)),
+                 "after each backward pass", share);
+      }
     for (auto [first, end] : st.chunks)
       if (end < n)
-        out.push_back({"pipeline", "send/recv", stage, 2,
-                       m.segments[end - 1].boundaryElements * mb * w / c.tp,
-                       2 * micro,
-                       "activations forward, their gradients back",
-                       "after segment " + std::to_string(end - 1)});
+        transfer(m.segments[end - 1].boundaryElements * mb * w, 2 * micro,
+                 "activations forward, their gradients back",
+                 "after segment " + std::to_string(end - 1),
+                 c.sequenceParallel);
   }
   return out;
 }

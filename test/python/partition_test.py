@@ -164,7 +164,7 @@ class Partitioned(unittest.TestCase):
             self.assertLessEqual(abs(a - b), tolerance * abs(b),
                                  f"{name} step {i}: {a} vs serial {b}")
         if precision != "f32":
-            self.check_bytes(report, stats, tp, name)
+            self.check_bytes(report, stats, tp, sp, name)
             return
         names = sorted(os.listdir(serial[1]))
         self.assertEqual(names, sorted(os.listdir(saved)))
@@ -174,13 +174,20 @@ class Partitioned(unittest.TestCase):
             err = float(np.abs(a - b).max())
             self.assertLessEqual(err, 1e-5 * float(np.abs(b).max()) + 1e-7,
                                  f"{name}: parameter {f[:-4]} off by {err}")
-        self.check_bytes(report, stats, tp, name)
+        self.check_bytes(report, stats, tp, sp, name)
 
-    def check_bytes(self, report, stats, tp, name):
+    def check_bytes(self, report, stats, tp, sp, name):
+        """The bytes of each kind of collective equal the report's for plans
+        without tensor parallelism. With it they differ: the planner
+        analyses each segment on its own (a tied head priced as
+        vocabulary-parallel, a column/row pair cut apart and gathered at the
+        cut) while the partitioner gives each parameter one placement and
+        carries splits across segments (see docs/design/Partitioning.md)."""
+        if tp > 1:
+            return
         with open(report) as r:
             predicted = predicted_bytes(json.load(r))
-        if tp == 1:
-            self.assertEqual(measured_bytes(stats), predicted, name)
+        self.assertEqual(measured_bytes(stats), predicted, name)
 
     def test_gpt_bf16(self):
         # bf16 compute: data, tensor and pipeline parallelism.

@@ -19,7 +19,9 @@
 #include "ober/Planning/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -146,10 +148,6 @@ struct ModelProfile {
     bool readBackward = false, buffer = false;
   };
   std::vector<ParameterInfo> parameterInfo;
-  enum class ParameterSet { All, Trained, ShardedTrained, ShardedReadBackward };
-  /// The fraction of parameter elements in `set` for `dp` replicas (ZeRO
-  /// shards trained parameters only; buffers stay whole, as in DeepSpeed).
-  double parameterFraction(ParameterSet set, int64_t dp) const;
   std::vector<SharedParameter> shared;
   /// Bytes per sample of the activation working set at the gradient
   /// function's peak (its liveness peak without arguments and results), and
@@ -175,6 +173,21 @@ FailureOr<ModelProfile> profileTrainStep(ModuleOp module, const Cluster &cluster
 
 /// The tensor-parallel analysis of one segment's forward ops (exposed for
 /// ModelProfile.cpp; see TensorParallel.cpp).
+/// The parameters (by name) the ops of `segment` read, directly or through
+/// reshapes, transposes and casts.
+llvm::StringSet<> parametersOf(const Segment &segment);
+
+/// How tensor parallelism of `degree` splits each parameter `segment`
+/// reads, by name: its kind's decision mapped from the kind's first segment
+/// by op position.
+std::map<std::string, TPProfile::ParameterSplit>
+segmentSplits(const ModelProfile &m, unsigned segment, int64_t degree);
+
+/// How tensor parallelism of `degree` splits each parameter, by name (the
+/// first segment that reads it decides).
+std::map<std::string, TPProfile::ParameterSplit>
+parameterSplits(const ModelProfile &m, int64_t degree);
+
 TPProfile analyseTensorParallel(ArrayRef<Operation *> ops, int64_t degree,
                                 const Cluster &cluster, StringRef precision,
                                 double samples,
