@@ -254,6 +254,16 @@ AxisDecision &keepLead(Rule &rule, unsigned lead,
   return rule.result(p.dim, 0, p.groups);
 }
 
+/// A one-operand op that moves the operand's split dimension to `dim` of
+/// its result (linear: partial sums pass).
+AxisDecision &moved(Rule &rule, int64_t dim) {
+  Placement p = rule.in[0];
+  if (p.isPartial())
+    return rule.partialThrough();
+  rule.d.operands[0] = p;
+  return rule.result(dim, 0, p.groups);
+}
+
 /// Reshape: a split dimension survives when the result has a dimension
 /// starting at the same element offset whose size the parts divide.
 AxisDecision &reshape(Rule &rule, ReshapeOp op) {
@@ -364,22 +374,13 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
       })
       .Case([&](MatmulOp m) { return matmul(rule, m); })
       .Case([&](TransposeOp t) {
-        Placement p = in[0];
-        if (p.isPartial())
-          return rule.partialThrough();
-        rule.d.operands[0] = p;
         ArrayRef<int64_t> perm = t.getPermutation();
-        int64_t dim = llvm::find(perm, p.dim) - perm.begin();
-        return rule.result(dim, 0, p.groups);
+        return moved(rule, llvm::find(perm, in[0].dim) - perm.begin());
       })
       .Case([&](ReshapeOp r) { return reshape(rule, r); })
       .Case([&](BroadcastToOp b) {
-        Placement p = in[0];
-        if (p.isPartial())
-          return rule.partialThrough();
-        rule.d.operands[0] = p;
-        return rule.result(p.dim + rankOf(b.getResult()) - rankOf(b.getInput()),
-                           0, p.groups);
+        return moved(rule,
+                     in[0].dim + rankOf(b.getResult()) - rankOf(b.getInput()));
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
           [&](auto r) {
