@@ -470,5 +470,9 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
     return failure();
   if (step.getNumResults() == 0 || step.isExternal())
     return step.emitError("ober-partition: not a train step");
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (step.getArgAttr(i, "ober.split"))
+      return step.emitError("ober-partition: the step is already "
+                            "partitioned (its arguments carry 'ober.split')");
   return StepPartitioner(module, step, *plan, options).run();
 }

@@ -89,3 +89,12 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_s
     return %lr : tensor<f32>
   }
 }
+
+// -----
+
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
+  // expected-error@+1 {{ober-partition: the step is already partitioned (its arguments carry 'ober.split')}}
+  func.func @train_step(%x: tensor<2x8xf32> {ober.batch = "input0", ober.split = array<i64: 0, -1>}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
