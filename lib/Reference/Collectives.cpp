@@ -6,6 +6,8 @@
 
 #include "ober/Reference/Collectives.h"
 
+#include <chrono>
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -14,6 +16,9 @@
 
 using namespace mlir;
 using namespace mlir::ober::reference;
+
+/// How long a receive waits for its send before reporting a deadlock.
+static constexpr int kWaitSeconds = 300;
 
 Communicator::Communicator(ArrayRef<int64_t> shape)
     : shape(shape.begin(), shape.end()) {
@@ -39,8 +44,10 @@ Communicator::exchange(int64_t rank, const Tensor &input,
     g.arrived = 0;
     ++g.generation;
     arrivedAll.notify_all();
-  } else {
-    arrivedAll.wait(lock, [&] { return g.generation != mine; });
+  } else if (!arrivedAll.wait_for(lock, std::chrono::seconds(kWaitSeconds),
+                                  [&] { return g.generation != mine; })) {
+    // A member never came (it failed, or the programs deadlock).
+    return {};
   }
   // The group's next collective cannot complete before this device
   // arrives there, so `published` still holds this one.
@@ -189,7 +196,14 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
     int64_t from = moveAlong(rank, recv.getGridAxes(), *recv.getSource());
     std::unique_lock<std::mutex> lock(mutex);
     auto key = std::make_tuple(from, rank, tagOf());
-    arrivedAll.wait(lock, [&] { return mailbox.count(key) > 0; });
+    // A program whose schedule waits for a transfer never sent would hang:
+    // give up with an error instead.
+    if (!arrivedAll.wait_for(lock, std::chrono::seconds(kWaitSeconds),
+                             [&] { return mailbox.count(key) > 0; }))
+      return op->emitError("device ")
+             << rank << " waited " << kWaitSeconds << " s for transfer "
+             << std::get<2>(key) << " from device " << from
+             << ": the stage programs deadlock";
     Tensor out = std::move(mailbox[key]);
     mailbox.erase(key);
     return out;
@@ -198,6 +212,12 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
   auto gather = [&](ArrayRef<int16_t> axes) {
     members = group(rank, axes);
     return exchange(rank, input, members);
+  };
+  auto missing = [&]() {
+    return op->emitError("device ")
+           << rank << " waited " << kWaitSeconds << " s for the other "
+           << (members.size() - 1)
+           << " devices of its group: one failed or the programs deadlock";
   };
   auto sum = [&](ArrayRef<Tensor> parts, shard::ReductionKind kind) {
     Tensor out = parts.front();
@@ -215,16 +235,22 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
   }
   if (auto ar = dyn_cast<shard::AllReduceOp>(op)) {
     std::vector<Tensor> parts = gather(ar.getGridAxes());
+    if (parts.empty())
+      return missing();
     record("all-reduce", bytesOf(input), members.size());
     return sum(parts, ar.getReduction());
   }
   if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
     std::vector<Tensor> parts = gather(ag.getGridAxes());
+    if (parts.empty())
+      return missing();
     record("all-gather", bytesOf(input) * members.size(), members.size());
     return concat(parts, ag.getGatherAxis().getSExtValue());
   }
   if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
     std::vector<Tensor> parts = gather(rs.getGridAxes());
+    if (parts.empty())
+      return missing();
     record("reduce-scatter", bytesOf(input), members.size());
     int64_t index = std::find(members.begin(), members.end(), rank) -
                     members.begin();
