@@ -50,10 +50,19 @@ LogicalResult StepPartitioner::assignStages() {
              << call.getCallee() << "': the step's calls must all reach one "
              << "gradient function with a body in the module";
   forward = planning::forwardOps(grad);
-  int last = static_cast<int>(plan.pp) - 1;
+  // Stages are virtual (chunk * pp + stage) while they are assigned, so
+  // the interleaved schedule's chunks order like the stages they are.
+  int64_t chunks = plan.pp > 1 ? std::max<int64_t>(plan.chunks, 1) : 1;
+  int last = static_cast<int>(plan.pp * chunks) - 1;
   auto planned = [&](Operation *op) -> int {
     auto s = op->getAttrOfType<IntegerAttr>("ober.stage");
-    return s && plan.pp > 1 ? std::min<int>(s.getInt(), last) : (s ? 0 : -1);
+    if (!s)
+      return -1;
+    if (plan.pp == 1)
+      return 0;
+    auto c = op->getAttrOfType<IntegerAttr>("ober.chunk");
+    int64_t v = (c ? c.getInt() : 0) * plan.pp + s.getInt();
+    return std::min<int>(v, last);
   };
 
   // The gradient function's forward ops in their planned stage, except
@@ -140,11 +149,21 @@ LogicalResult StepPartitioner::assignStages() {
         afterCalls.insert(r);
     }
   }
+  // Virtual stages to devices and chunks.
+  for (auto &[op, s] : opStage)
+    if (s >= 0) {
+      opChunk[op] = s / plan.pp;
+      s %= plan.pp;
+    }
+  for (auto &[v, s] : valueStage)
+    if (s >= 0)
+      s %= plan.pp;
   return success();
 }
 
-Block *StepPartitioner::phase(unsigned stage, unsigned micro, bool backward) {
-  Block *&b = stages[stage].phases[{micro, backward}];
+Block *StepPartitioner::phase(unsigned stage, unsigned micro, bool backward,
+                              unsigned chunk) {
+  Block *&b = stages[stage].phases[{micro, backward, chunk}];
   if (!b)
     b = new Block();
   return b;
@@ -291,7 +310,14 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
     for (unsigned t = 0; t < stages.size(); ++t) {
       if (s >= 0 && s != static_cast<int>(t))
         continue;
-      builder.setInsertionPointToEnd(phase(t, micro, backward));
+      // Ops of no stage go where every user of the micro-batch comes
+      // later: the first chunk's forward pass, the last chunk's backward.
+      unsigned chunk = s >= 0 ? opChunk.lookup(&op)
+                       : backward ? std::max<int64_t>(plan.chunks, 1) - 1
+                                  : 0;
+      if (plan.pp == 1)
+        chunk = 0;
+      builder.setInsertionPointToEnd(phase(t, micro, backward, chunk));
       IRMapping &map = maps[micro + 1][t];
       SmallVector<std::pair<Value, Value>> restore;
       for (Value v : op.getOperands()) {
@@ -374,16 +400,47 @@ LogicalResult StepPartitioner::buildStepOp(Operation &op) {
   return success();
 }
 
-SmallVector<std::pair<unsigned, unsigned>>
+SmallVector<std::tuple<unsigned, unsigned, unsigned>>
 StepPartitioner::schedule(unsigned stage) const {
   enum { F = 0, B = 1, W = 2 };
   unsigned m = plan.microBatches, p = stages.size();
-  SmallVector<std::pair<unsigned, unsigned>> order;
+  unsigned v = p > 1 ? std::max<int64_t>(plan.chunks, 1) : 1;
+  SmallVector<std::tuple<unsigned, unsigned, unsigned>> order;
+  // Interleaved 1F1B (Narayanan et al.): forwards go through the chunks in
+  // rounds of p micro-batches, backwards through them in reverse; warm-up
+  // of (p - stage - 1) * 2 + (v - 1) * p forwards.
+  if (v > 1 && m % p == 0) {
+    unsigned total = m * v;
+    auto forwardAt = [&](unsigned k) {
+      return std::make_tuple((k / (p * v)) * p + k % p, unsigned(F),
+                             (k / p) % v);
+    };
+    auto backwardAt = [&](unsigned k) {
+      return std::make_tuple((k / (p * v)) * p + k % p, unsigned(B),
+                             v - 1 - (k / p) % v);
+    };
+    unsigned warm = std::min(total, (p - stage - 1) * 2 + (v - 1) * p);
+    for (unsigned k = 0; k < warm; ++k)
+      order.push_back(forwardAt(k));
+    for (unsigned k = 0; k + warm < total; ++k) {
+      order.push_back(forwardAt(k + warm));
+      order.push_back(backwardAt(k));
+    }
+    for (unsigned k = total - warm; k < total; ++k)
+      order.push_back(backwardAt(k));
+    return order;
+  }
+  // Otherwise each micro-batch's chunks run within its pass: forwards in
+  // chunk order, backwards in reverse.
+  auto pass = [&](unsigned i, unsigned kind) {
+    for (unsigned c = 0; c < v; ++c)
+      order.push_back({i, kind, kind == F ? c : v - 1 - c});
+  };
   if (plan.schedule == "gpipe") {
     for (unsigned i = 0; i < m; ++i)
-      order.push_back({i, F});
+      pass(i, F);
     for (unsigned i = 0; i < m; ++i)
-      order.push_back({i, B});
+      pass(i, B);
     return order;
   }
   // 1F1B: warm-up forwards, then one forward and one backward, then the
@@ -394,25 +451,25 @@ StepPartitioner::schedule(unsigned stage) const {
   unsigned warm = std::min(m, p - stage - 1), delay = p - stage - 1;
   SmallVector<unsigned> pending;
   auto backward = [&](unsigned i) {
-    order.push_back({i, B});
+    pass(i, B);
     if (!zeroBubble)
       return;
     pending.push_back(i);
     if (pending.size() > delay) {
-      order.push_back({pending.front(), W});
+      order.push_back({pending.front(), W, 0});
       pending.erase(pending.begin());
     }
   };
   for (unsigned i = 0; i < warm; ++i)
-    order.push_back({i, F});
+    pass(i, F);
   for (unsigned i = 0; i + warm < m; ++i) {
-    order.push_back({i + warm, F});
+    pass(i + warm, F);
     backward(i);
   }
   for (unsigned i = m - warm; i < m; ++i)
     backward(i);
   for (unsigned i : pending)
-    order.push_back({i, W});
+    order.push_back({i, W, 0});
   return order;
 }
 

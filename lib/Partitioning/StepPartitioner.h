@@ -68,12 +68,14 @@ private:
   LogicalResult inlineCall(func::CallOp call, unsigned micro);
   Value fetch(unsigned stage, Value serial, int scope, Location loc);
   Value backwardValue(unsigned stage, unsigned micro, Value v);
-  Block *phase(unsigned stage, unsigned micro, bool backward);
+  Block *phase(unsigned stage, unsigned micro, bool backward,
+              unsigned chunk = 0);
   /// `local` cast to the compute type (mixed precision), else itself.
   Value lowered(Value local, Location loc);
   /// The stage's passes in order: (micro-batch, 0 forward / 1 backward /
-  /// 2 weight gradients).
-  SmallVector<std::pair<unsigned, unsigned>> schedule(unsigned stage) const;
+  /// 2 weight gradients, model chunk).
+  SmallVector<std::tuple<unsigned, unsigned, unsigned>>
+  schedule(unsigned stage) const;
   /// Moves the ops of a backward pass that no transfer to an earlier stage
   /// waits for (the weight gradients) into a block of their own.
   Block *splitWeightGradients(Block *backward);
@@ -106,7 +108,7 @@ private:
   struct Stage {
     func::FuncOp func;
     Block *entry = nullptr, *pre = nullptr, *post = nullptr;
-    std::map<std::pair<unsigned, bool>, Block *> phases;
+    std::map<std::tuple<unsigned, bool, unsigned>, Block *> phases;
   };
   SmallVector<Stage> stages;
   /// maps[0][s]: the step's serial values in stage s; maps[m + 1][s]: the
@@ -118,6 +120,8 @@ private:
   /// The stage of each op of the step and the gradient function (-1: no
   /// stage, built wherever it is used), and of the step's values.
   DenseMap<Operation *, int> opStage;
+  /// The model chunk of each op (interleaved schedules; 0 otherwise).
+  DenseMap<Operation *, unsigned> opChunk;
   DenseMap<Value, int> valueStage, useStage;
   DenseSet<Value> afterCalls;
   /// Per (stage, micro-batch): values the backward pass reads again.

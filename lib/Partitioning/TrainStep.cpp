@@ -421,18 +421,23 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
     std::map<unsigned, Block *> weights;
     if (plan.schedule == "zero-bubble")
       for (auto &[key, block] : stage.phases)
-        if (key.second)
-          weights[key.first] = splitWeightGradients(block);
-    for (auto [micro, kind] : schedule(t)) {
+        if (std::get<1>(key))
+          weights[std::get<0>(key)] = splitWeightGradients(block);
+    for (auto [micro, kind, chunk] : schedule(t)) {
       if (kind == 2) {
         if (Block *w = weights[micro])
           splice(w);
         continue;
       }
-      if (auto it = stage.phases.find({micro, kind == 1});
-          it != stage.phases.end())
+      if (auto it = stage.phases.find({micro, kind == 1, chunk});
+          it != stage.phases.end()) {
         splice(it->second);
+        stage.phases.erase(it);
+      }
     }
+    // Passes the schedule left out (none, by construction): keep them.
+    for (auto &[key, block] : stage.phases)
+      splice(block);
     splice(stage.post);
     func::FuncOp func = stage.func;
     func.setFunctionType(FunctionType::get(

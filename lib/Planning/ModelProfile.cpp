@@ -421,12 +421,20 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     k.trainFlops += k.forwardFlops;
   // Parameters read by several segments (tied embeddings) are held once
   // by a device that holds all of those segments.
+  // (A view of a parameter counts where it is read.)
   for (Value v : params) {
     unsigned first = p.segments.size(), last = 0;
-    for (Operation *u : v.getUsers())
-      if (auto it = segmentOf.find(u); it != segmentOf.end()) {
-        first = std::min(first, it->second);
-        last = std::max(last, it->second);
+    SmallVector<Value> views = {v};
+    while (!views.empty())
+      for (Operation *u : views.pop_back_val().getUsers()) {
+        if (u->getNumOperands() == 1 && isa<ReshapeOp, TransposeOp, CastOp>(u)) {
+          views.push_back(u->getResult(0));
+          continue;
+        }
+        if (auto it = segmentOf.find(u); it != segmentOf.end()) {
+          first = std::min(first, it->second);
+          last = std::max(last, it->second);
+        }
       }
     if (first < last)
       p.shared.push_back(

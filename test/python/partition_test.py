@@ -148,7 +148,8 @@ class Partitioned(unittest.TestCase):
              f"--ober-plan=cluster=cpu gpus={dp * tp * pp} "
              f"global-batch={batch} dp={dp} tp={tp} pp={pp} zero={zero} "
              f"recompute={recompute} schedule={schedule} precision={precision} "
-             f"sequence-parallel={sp} micro-batch={batch // (dp * micro)}",
+             f"sequence-parallel={sp} micro-batch={batch // (dp * micro)}"
+             + (" chunks=2" if schedule == "interleaved-1f1b" else ""),
              f"--ober-plan-report={report}", "--ober-partition", "-o", part])
         saved = os.path.join(tmp, name)
         out, stats = run([os.path.join(BIN, "ober-run"), part,
@@ -218,7 +219,12 @@ class Partitioned(unittest.TestCase):
                    torch.randint(0, 40, (4, 8)), lr=3e-3,
                    plans=PLANS + [(1, 1, 3, 0, 4, "none", "1f1b"),
                                   (1, 1, 3, 0, 4, "none", "zero-bubble"),
-                                  (1, 1, 3, 0, 4, "full", "gpipe")])
+                                  (1, 1, 3, 0, 4, "full", "gpipe"),
+                                  # Two chunks per device.
+                                  (1, 1, 2, 0, 2, "none", "interleaved-1f1b"),
+                                  (2, 1, 2, 1, 2, "selective",
+                                   "interleaved-1f1b"),
+                                  (1, 2, 2, 0, 2, "none", "interleaved-1f1b")])
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
     parallelism gives each stage its own function (listed in
     `ober.stage_functions` on the first), with values crossing stages sent
     and received, and each stage's passes ordered by the schedule (GPipe,
-    1F1B, zero-bubble with deferred weight gradients; interleaved 1F1B runs
-    its chunks within 1F1B's passes).
+    1F1B, zero-bubble with deferred weight gradients, interleaved 1F1B over
+    each device's model chunks).
 
     With `precision = bf16` the gradient function computes in bf16 on
     casts of the f32 parameters and batch; gradients return to f32 and the
