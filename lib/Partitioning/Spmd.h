@@ -7,9 +7,10 @@
 // (partial, with a reduction kind). `Spmd` keeps those layouts, computes
 // local types, and moves a value between layouts with the cheapest
 // collective: all-reduce (partial -> replicated), reduce-scatter
-// (partial -> split), all-gather (split -> replicated), all-to-all (split
-// on one dimension -> split on another) or a local slice (replicated ->
-// split). `rebuild` (Rules.cpp) clones one serial op onto local operands.
+// (partial -> split), all-gather (split -> replicated) or a local slice
+// (replicated -> split); a split moving to another dimension is gathered
+// and sliced. `rebuild` clones one serial op onto local operands by its
+// rule (Rules.cpp).
 //
 //===----------------------------------------------------------------------===//
 
