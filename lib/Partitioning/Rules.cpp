@@ -290,23 +290,24 @@ AxisDecision &reshape(Rule &rule, ReshapeOp op) {
   return rule.whole();
 }
 
-/// Cross-entropy: samples (and spatial positions) may be split; a mean is
-/// divided by the parts. With ignored targets the mean's denominator is
-/// global, so that case runs whole.
+/// Cross-entropy over the last dimension: the other dimensions (samples,
+/// tokens) may be split, alike in the logits and the targets (class
+/// indices without the class dimension, or probabilities of the logits'
+/// shape); a mean is divided by the parts. With ignored targets the mean's
+/// denominator is global, so that case runs whole.
 AxisDecision &crossEntropy(Rule &rule, CrossEntropyOp op) {
   Placement pl = rule.in[0], pt = rule.in[1];
-  if (rule.anyPartial() || op.getIgnoreIndex())
+  if (rule.anyPartial() || op.getIgnoreIndex() || pl.isGrouped() ||
+      pt.isGrouped())
     return rule.whole();
-  int64_t td = pt.isSplit() ? pt.dim : pl.isSplit() && pl.dim != 1
-                                           ? (pl.dim == 0 ? 0 : pl.dim - 1)
-                                           : -1;
-  if (td < 0 || !rule.divisible(op.getTargets(), td))
+  int64_t classes = rankOf(op.getLogits()) - 1;
+  int64_t d = pl.isSplit() ? pl.dim : pt.isSplit() ? pt.dim : -1;
+  if (d < 0 || d >= classes || !rule.divisible(op.getLogits(), d))
     return rule.whole();
-  rule.d.operands = {Placement::split(td == 0 ? 0 : td + 1),
-                     Placement::split(td)};
+  rule.d.operands = {Placement::split(d), Placement::split(d)};
   LossReduction reduction = op.getReduction();
   if (reduction == LossReduction::none)
-    return rule.result(td);
+    return rule.result(d);
   rule.d.results[0] = Placement::partial();
   rule.d.divideResult[0] = reduction == LossReduction::mean;
   return rule.d;
@@ -356,7 +357,7 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
            MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
            MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
            ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-           RMSNormOp, SliceOp, PadOp>(op))
+           RMSNormOp, SliceOp, PadOp, SplitOp>(op))
     return rule.whole();
   return TypeSwitch<Operation *, AxisDecision>(op)
       .Case<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
@@ -533,6 +534,33 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
           return rule.whole();
         rule.d.operands[0] = p;
         return rule.result(dim, 0, (limit - start) / group);
+      })
+      .Case([&](SplitOp sp) {
+        // Pieces along another dimension keep the split; pieces of the
+        // split dimension that are whole groups of it stay split.
+        Placement p = in[0];
+        if (p.isPartial())
+          return rule.partialThrough();
+        int64_t axis = sp.getAxis();
+        if (axis < 0)
+          axis += rankOf(sp.getInput());
+        if (p.dim != axis) {
+          rule.d.operands[0] = p;
+          for (unsigned k = 0; k < sp->getNumResults(); ++k)
+            if (!rule.divisible(sp->getResult(k), p.dim, p.groups))
+              return rule.whole();
+            else
+              rule.d.results[k] = p;
+          return rule.d;
+        }
+        int64_t group = typeOf(sp.getInput()).getDimSize(axis) / p.groups;
+        for (int64_t size : sp.getSizes())
+          if (size % group)
+            return rule.whole();
+        rule.d.operands[0] = p;
+        for (auto [k, size] : llvm::enumerate(sp.getSizes()))
+          rule.d.results[k] = Placement::split(p.dim, size / group);
+        return rule.d;
       })
       .Case([&](ConcatOp c) {
         Placement p = in[0];

@@ -166,6 +166,18 @@ void Spmd::localizeAttributes(Operation *local, Operation *serial) {
   if (auto slice = dyn_cast<SliceOp>(local)) {
     slice.setStarts(scaled(slice.getStarts(), slice.getInput()));
     slice.setLimits(scaled(slice.getLimits(), slice.getInput()));
+  } else if (auto split = dyn_cast<SplitOp>(local)) {
+    // Pieces of a split dimension: each device's share of each piece.
+    int64_t dim = split.getAxis();
+    if (dim < 0)
+      dim += cast<RankedTensorType>(split.getInput().getType()).getRank();
+    for (auto [axis, p] : llvm::enumerate(layoutOf(split.getInput())))
+      if (p.isSplit() && p.dim == dim) {
+        SmallVector<int64_t> sizes(split.getSizes());
+        for (int64_t &size : sizes)
+          size /= axisSize(axis);
+        split.setSizes(sizes);
+      }
   } else if (auto pad = dyn_cast<PadOp>(local)) {
     pad.setLow(scaled(pad.getLow(), pad.getInput()));
     pad.setHigh(scaled(pad.getHigh(), pad.getInput()));

@@ -126,6 +126,15 @@ int64_t mlir::ober::partition::sliceGroups(BlockArgument arg, int64_t dim,
         if (sl.getStrides()[d] != 1)
           return 1;
         slices.push_back({sl.getStarts()[d], sl.getLimits()[d]});
+      } else if (auto sp = dyn_cast<SplitOp>(u)) {
+        int64_t axis = sp.getAxis() < 0 ? sp.getAxis() + rank : sp.getAxis();
+        if (axis != d)
+          continue;
+        int64_t start = 0;
+        for (int64_t size : sp.getSizes()) {
+          slices.push_back({start, start + size});
+          start += size;
+        }
       }
     }
   }
