@@ -8,6 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Planning/ModelProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -189,18 +190,7 @@ void Spmd::localizeAttributes(Operation *local, Operation *serial) {
 /// parallelism splits; a weight gradient is not.
 static bool isActivationMatmul(Operation *op) {
   auto matmul = dyn_cast<MatmulOp>(op);
-  if (!matmul)
-    return false;
-  Value v = matmul.getRhs();
-  while (Operation *def = v.getDefiningOp()) {
-    if (def->getNumOperands() != 1 || !isa<TransposeOp, ReshapeOp, CastOp>(def))
-      return false;
-    v = def->getOperand(0);
-  }
-  auto arg = dyn_cast<BlockArgument>(v);
-  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                  : func::FuncOp();
-  return func && func.getArgAttr(arg.getArgNumber(), "ober.param");
+  return matmul && planning::parameterRoot(matmul.getRhs());
 }
 
 RankedTensorType Spmd::computed(RankedTensorType type) const {

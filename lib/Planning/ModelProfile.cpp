@@ -333,12 +333,8 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       // Named by the parameters it reads (through views), first to last.
       std::vector<std::string> names;
       for (Operation *op : ops)
-        for (Value v : op->getOperands()) {
-          while (Operation *def = v.getDefiningOp()) {
-            if (!isa<ReshapeOp, TransposeOp, CastOp>(def))
-              break;
-            v = def->getOperand(0);
-          }
+        for (Value operand : op->getOperands()) {
+          Value v = viewRoot(operand);
           if (params.contains(v))
             names.push_back(grad.getArgAttrOfType<StringAttr>(
                                     cast<BlockArgument>(v).getArgNumber(),
@@ -469,14 +465,17 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
 }
 
 
-/// The parameter argument `v` is, through reshapes, transposes and casts.
-static BlockArgument parameterRoot(Value v) {
+Value mlir::ober::planning::viewRoot(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (def->getNumOperands() != 1 || !isa<ReshapeOp, TransposeOp, CastOp>(def))
       break;
     v = def->getOperand(0);
   }
-  auto arg = dyn_cast<BlockArgument>(v);
+  return v;
+}
+
+BlockArgument mlir::ober::planning::parameterRoot(Value v) {
+  auto arg = dyn_cast<BlockArgument>(viewRoot(v));
   auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                   : func::FuncOp();
   return func && func.getArgAttr(arg.getArgNumber(), "ober.param")

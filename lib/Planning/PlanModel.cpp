@@ -410,3 +410,10 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     e.kindActivationBytes[m.segments[i].kind] = costs[i].saved;
   return e;
 }
+
+bool mlir::ober::planning::recomputes(const PlanConfig &c, const ModelProfile &m,
+                                      unsigned segment, Operation *op) {
+  return (c.recompute == Recompute::Full && segment + 1 < m.segments.size()) ||
+         (c.recompute == Recompute::Selective &&
+          llvm::is_contained(m.segments[segment].selective, op));
+}

@@ -244,23 +244,11 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
       op->setAttr("ober.stage", b.getI64IntegerAttr(where[i].first));
       if (c.pp > 1 && c.chunks > 1)
         op->setAttr("ober.chunk", b.getI64IntegerAttr(where[i].second));
-      bool again = (c.recompute == Recompute::Full && i + 1 < m.segments.size()) ||
-                   (c.recompute == Recompute::Selective &&
-                    llvm::is_contained(seg.selective, op));
-      if (again)
+      if (recomputes(c, m, i, op))
         op->setAttr("ober.recompute", b.getUnitAttr());
       // A parameter, possibly through reshapes, transposes and casts.
-      auto root = [](Value v) {
-        while (Operation *def = v.getDefiningOp()) {
-          if (def->getNumOperands() != 1 ||
-              !isa<ober::ReshapeOp, ober::TransposeOp, ober::CastOp>(def))
-            break;
-          v = def->getOperand(0);
-        }
-        return dyn_cast<BlockArgument>(v);
-      };
       for (Value v : op->getOperands()) {
-        BlockArgument arg = root(v);
+        BlockArgument arg = parameterRoot(v);
         if (!arg || arg.getOwner() != &grad.getBody().front())
           continue;
         auto name = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(),

@@ -195,9 +195,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
             if (auto bn = dyn_cast<BatchNormTrainingOp>(op)) {
               double count = bn.getScale().getType().getNumElements();
               channels += count;
-              if ((c.recompute == Recompute::Full && i + 1 < n) ||
-                  (c.recompute == Recompute::Selective &&
-                   llvm::is_contained(m.segments[i].selective, op)))
+              if (recomputes(c, m, i, op))
                 recomputed += count;
             }
       if (channels > 0)

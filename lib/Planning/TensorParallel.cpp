@@ -479,12 +479,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       if (!def || inSegment.contains(def) ||
           def->hasTrait<OpTrait::ConstantLike>())
         continue;
-      Value root = v;
-      while (Operation *d = root.getDefiningOp()) {
-        if (!isa<ReshapeOp, TransposeOp, CastOp>(d) || d->getNumOperands() != 1)
-          break;
-        root = d->getOperand(0);
-      }
+      Value root = viewRoot(v);
       if (a.paramOf.count(root))
         a.paramOf[v] = a.paramOf.lookup(root);
       else

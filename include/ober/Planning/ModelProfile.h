@@ -173,6 +173,14 @@ FailureOr<ModelProfile> profileTrainStep(ModuleOp module, const Cluster &cluster
 
 /// The tensor-parallel analysis of one segment's forward ops (exposed for
 /// ModelProfile.cpp; see TensorParallel.cpp).
+/// `v` without the reshapes, transposes and casts (one operand each) that
+/// made it a view.
+Value viewRoot(Value v);
+
+/// The parameter (a function argument with `ober.param`) `v` is a view
+/// of, or null.
+BlockArgument parameterRoot(Value v);
+
 /// The parameters (by name) the ops of `segment` read, directly or through
 /// reshapes, transposes and casts.
 llvm::StringSet<> parametersOf(const Segment &segment);

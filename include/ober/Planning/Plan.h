@@ -90,6 +90,12 @@ struct PlanProblem {
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at
 /// the segments in `starts` (ascending, starting at 0).
+/// Whether the plan recomputes `op` of segment `segment`: full
+/// recomputation repeats every segment but the last, selective the
+/// segment's selective ops.
+bool recomputes(const PlanConfig &config, const ModelProfile &m,
+                unsigned segment, Operation *op);
+
 PlanEstimate evaluate(const PlanProblem &problem, const PlanConfig &config,
                       ArrayRef<unsigned> starts);
 
