@@ -135,7 +135,7 @@ void StepPartitioner::reduceGradients(unsigned stage, Location loc) {
   SmallVector<unsigned> mine;
   for (unsigned t = params.size(); t-- > 0;)
     if (Value serial = latest.lookup(t);
-        serial && !reduced.contains(t) && stageOf(serial, -1) == static_cast<int>(stage) &&
+        serial && !reduced.contains(t) && stageOf(serial) == static_cast<int>(stage) &&
         map.contains(serial))
       mine.push_back(t);
   for (bool scatter : {false, true}) {

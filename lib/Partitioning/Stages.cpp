@@ -30,8 +30,7 @@ namespace {
 int minStage(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
 } // namespace
 
-int StepPartitioner::stageOf(Value serial, int scope) const {
-  (void)scope;
+int StepPartitioner::stageOf(Value serial) const {
   return valueStage.lookup_or(serial, -1);
 }
 
@@ -100,6 +99,7 @@ LogicalResult StepPartitioner::assignStages() {
   }
   // A forward value counts, for the backward pass, in the latest stage that
   // consumes it.
+  DenseMap<Value, int> useStage;
   auto forUse = [&](Value v) {
     if (auto it = useStage.find(v); it != useStage.end())
       return it->second;
@@ -178,17 +178,17 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
   // parameter is gathered for this micro-batch.
   if (auto arg = dyn_cast<BlockArgument>(serial);
       arg && scope >= 0 && arg.getOwner() == &grad.getBody().front()) {
-    Value operand = calls[scope].getOperand(arg.getArgNumber());
-    Value local = lowered(fetch(stage, operand, -1, loc), loc);
-    auto p = dyn_cast<BlockArgument>(operand);
-    if (p && p.getOwner() == &step.getBody().front() &&
-        llvm::is_contained(params, p.getArgNumber()) &&
-        spmd->layoutOf(local)[kDp].isSplit())
-      local = spmd->reshard(local, kDp, Placement::rep(), loc, /*again=*/true);
-    map.map(serial, local);
+    auto [local, sharded] = argumentOf(stage, scope, arg, loc);
+    if (local && sharded)
+      local = spmd->reshard(lowered(local, loc), kDp, Placement::rep(), loc,
+                            /*again=*/true);
+    else
+      local = lowered(local, loc);
+    if (local)
+      map.map(serial, local);
     return local;
   }
-  int from = stageOf(serial, scope);
+  int from = stageOf(serial);
   Value remote =
       from >= 0 ? maps[scope + 1][from].lookupOrNull(serial) : Value();
   if (!remote || from == static_cast<int>(stage)) {
@@ -240,6 +240,18 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
   return local;
 }
 
+std::pair<Value, bool>
+StepPartitioner::argumentOf(unsigned stage, unsigned micro, BlockArgument arg,
+                            Location loc) {
+  Value operand = calls[micro].getOperand(arg.getArgNumber());
+  Value local = fetch(stage, operand, -1, loc);
+  auto p = dyn_cast<BlockArgument>(operand);
+  bool sharded = local && p && p.getOwner() == &step.getBody().front() &&
+                 llvm::is_contained(params, p.getArgNumber()) &&
+                 spmd->layoutOf(local)[kDp].isSplit();
+  return {local, sharded};
+}
+
 Value StepPartitioner::backwardValue(unsigned stage, unsigned micro, Value v) {
   DenseMap<Value, Value> &copies = again[{stage, micro}];
   if (auto it = copies.find(v); it != copies.end())
@@ -248,16 +260,11 @@ Value StepPartitioner::backwardValue(unsigned stage, unsigned micro, Value v) {
   // ZeRO-3: a parameter is gathered again for the backward pass.
   if (auto arg = dyn_cast<BlockArgument>(v);
       arg && arg.getOwner() == &grad.getBody().front()) {
-    Value operand = calls[micro].getOperand(arg.getArgNumber());
-    Value local = lowered(fetch(stage, operand, -1, loc), loc);
-    if (!local || !spmd->layoutOf(local)[kDp].isSplit())
+    auto [local, sharded] = argumentOf(stage, micro, arg, loc);
+    if (!local || !sharded)
       return Value();
-    auto p = dyn_cast<BlockArgument>(operand);
-    if (!p || p.getOwner() != &step.getBody().front() ||
-        !llvm::is_contained(params, p.getArgNumber()))
-      return Value();
-    return copies[v] = spmd->reshard(local, kDp, Placement::rep(), loc,
-                                     /*again=*/true);
+    return copies[v] = spmd->reshard(lowered(local, loc), kDp,
+                                     Placement::rep(), loc, /*again=*/true);
   }
   // Recomputed forward ops, and views of what is gathered again, run again
   // from the values they read.
@@ -297,7 +304,7 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
   // Mixed precision: the gradient function computes in bf16 on casts of
   // the f32 parameters and batch; its results return to f32.
   spmd->setComputeType(compute);
-  auto restore = llvm::make_scope_exit([&] { spmd->setComputeType(Type()); });
+  llvm::scope_exit restore([&] { spmd->setComputeType(Type()); });
   bool regather = plan.zero >= 3 && plan.dp > 1;
   bool recompute = plan.recompute != "none";
   Block &body = grad.getBody().front();
@@ -343,7 +350,7 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
   // The call's results: the loss, and one gradient per parameter last.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [result, value] : llvm::zip(call.getResults(), ret.getOperands())) {
-    int s = stageOf(value, micro);
+    int s = stageOf(value);
     for (unsigned t = 0; t < stages.size(); ++t)
       if (s < 0 || s == static_cast<int>(t)) {
         builder.setInsertionPointToEnd(phase(t, micro, true));

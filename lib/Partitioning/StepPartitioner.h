@@ -63,11 +63,17 @@ private:
 
   // Stages, transfers and the schedule (Stages.cpp).
   LogicalResult assignStages();
-  int stageOf(Value serial, int scope) const;
+  /// The pipeline stage that computes `serial` (-1: none, built where used).
+  int stageOf(Value serial) const;
   LogicalResult buildStepOp(Operation &op);
   LogicalResult inlineCall(func::CallOp call, unsigned micro);
   Value fetch(unsigned stage, Value serial, int scope, Location loc);
   Value backwardValue(unsigned stage, unsigned micro, Value v);
+  /// Argument `arg` of the gradient function for micro-batch `micro` in
+  /// `stage` (the call's operand there), and whether it is a parameter
+  /// ZeRO-3 keeps sharded (to be gathered for each pass that reads it).
+  std::pair<Value, bool> argumentOf(unsigned stage, unsigned micro,
+                                    BlockArgument arg, Location loc);
   Block *phase(unsigned stage, unsigned micro, bool backward,
               unsigned chunk = 0);
   /// `local` cast to the compute type (mixed precision), else itself.
@@ -122,7 +128,7 @@ private:
   DenseMap<Operation *, int> opStage;
   /// The model chunk of each op (interleaved schedules; 0 otherwise).
   DenseMap<Operation *, unsigned> opChunk;
-  DenseMap<Value, int> valueStage, useStage;
+  DenseMap<Value, int> valueStage;
   DenseSet<Value> afterCalls;
   /// Per (stage, micro-batch): values the backward pass reads again.
   std::map<std::pair<unsigned, unsigned>, DenseMap<Value, Value>> again;

@@ -63,13 +63,6 @@ FailureOr<PlanFields> mlir::ober::partition::readPlan(ModuleOp module) {
 /// What is not partitioned yet, named by its plan field.
 LogicalResult mlir::ober::partition::checkSupported(ModuleOp module,
                                                     const PlanFields &f) {
-  auto unsupported = [&](StringRef field, StringRef value) {
-    return module.emitError("ober-partition: the plan's ")
-           << field << " = " << value
-           << " is not partitioned yet; supported: data parallelism with "
-              "ZeRO 0-3, tensor (and sequence) and pipeline parallelism and "
-              "recomputation, in f32 or bf16";
-  };
   if (f.tp < 1 || f.pp < 1)
     return module.emitError("ober-partition: the plan's tp = ")
            << f.tp << " and pp = " << f.pp << " must be at least 1";
@@ -394,7 +387,7 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
   for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
     targets.push_back(r < updated.size() ? argLayouts[updated[r]]
                                          : spmd->replicated());
-    int owner = stageOf(value, -1);
+    int owner = stageOf(value);
     owners.push_back(owner < 0 ? 0 : owner);
   }
   SmallVector<Attribute> names;
@@ -403,7 +396,7 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
     builder.setInsertionPointToEnd(stage.post);
     SmallVector<Value> results;
     for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
-      if (owners[r] == static_cast<int>(t) || stageOf(value, -1) < 0) {
+      if (owners[r] == static_cast<int>(t) || stageOf(value) < 0) {
         Value local = fetch(t, value, -1, ret.getLoc());
         if (!local)
           return failure();

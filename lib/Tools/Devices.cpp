@@ -128,18 +128,21 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
   ArrayRef<int64_t> gridShape = grid.getShape();
   reference::Communicator comm(gridShape);
   int64_t n = comm.size();
-  SmallVector<SmallVector<int64_t>> argSplits, resultSplits;
+  SmallVector<SmallVector<int64_t>> argSplits, resultSplits, argGroups,
+      resultGroups;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     FailureOr<SmallVector<int64_t>> s = splitOf(func, grid, i, false);
     if (failed(s))
       return failure();
     argSplits.push_back(*s);
+    argGroups.push_back(groupsOf(func, i, false));
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     FailureOr<SmallVector<int64_t>> s = splitOf(func, grid, i, true);
     if (failed(s))
       return failure();
     resultSplits.push_back(*s);
+    resultGroups.push_back(groupsOf(func, i, true));
   }
   // Each device's arguments.
   std::vector<SmallVector<Tensor>> args(n);
@@ -148,7 +151,7 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
       auto local = cast<RankedTensorType>(func.getArgumentTypes()[i]);
       Tensor t(local.getElementType(), local.getShape());
       Tensor g = global;
-      copyBlock(g, t, argSplits[i], groupsOf(func, i, false), gridShape, r,
+      copyBlock(g, t, argSplits[i], argGroups[i], gridShape, r,
                 /*toLocal=*/true);
       args[r].push_back(std::move(t));
     }
@@ -205,7 +208,7 @@ mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
           reference::Communicator::coordinates(gridShape, r)[pipelineAxis] !=
               owner.getInt())
         continue;
-      copyBlock(global, (*outs[r])[i], resultSplits[i], groupsOf(func, i, true),
+      copyBlock(global, (*outs[r])[i], resultSplits[i], resultGroups[i],
                 gridShape, r, /*toLocal=*/false);
     }
     run.results.push_back(std::move(global));

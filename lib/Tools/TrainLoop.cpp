@@ -97,11 +97,13 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
   reference::Interpreter interpreter(module);
   shard::GridOp grid = findGrid(module);
   reference::RunStats deviceStats;
+  SmallVector<RankedTensorType> batchTypes;
+  for (unsigned i : batchArgs)
+    batchTypes.push_back(serialArgumentType(step, i));
   for (int64_t s = 0; s < options.steps; ++s) {
     for (auto [k, i] : llvm::enumerate(batchArgs)) {
-      FailureOr<reference::Tensor> b = batchForStep(
-          step, options.batches[k],
-          serialArgumentType(step, i), s, k);
+      FailureOr<reference::Tensor> b =
+          batchForStep(step, options.batches[k], batchTypes[k], s, k);
       if (failed(b))
         return failure();
       args[i] = std::move(*b);
