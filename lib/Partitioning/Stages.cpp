@@ -136,12 +136,23 @@ LogicalResult StepPartitioner::assignStages() {
       }
       continue;
     }
-    int s = -1;
+    // An op runs in the earliest stage of the tensors it reads (a
+    // parameter's update where its gradient is); scalars follow the tensor
+    // and are sent there. An op of scalars only runs in the latest stage
+    // they come from, so a sum over every gradient (a clipping norm, an
+    // overflow probe) crosses each stage boundary once.
+    int s = -1, scalars = -1;
     bool after = false;
     for (Value v : op.getOperands()) {
-      s = minStage(s, valueStage.lookup_or(v, -1));
+      int from = valueStage.lookup_or(v, -1);
+      if (cast<RankedTensorType>(v.getType()).getRank() > 0)
+        s = minStage(s, from);
+      else
+        scalars = std::max(scalars, from);
       after |= afterCalls.contains(v);
     }
+    if (s < 0)
+      s = scalars;
     opStage[&op] = s;
     for (Value r : op.getResults()) {
       valueStage[r] = s;
@@ -167,6 +178,14 @@ Block *StepPartitioner::phase(unsigned stage, unsigned micro, bool backward,
   if (!b)
     b = new Block();
   return b;
+}
+
+Value StepPartitioner::asRank(Value v, ArrayRef<int64_t> shape,
+                              Location loc) {
+  auto type = cast<RankedTensorType>(v.getType());
+  Value r = ReshapeOp::create(builder, loc, type.clone(shape), v);
+  spmd->setLayout(r, spmd->layoutOf(v));
+  return r;
 }
 
 Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
@@ -220,6 +239,9 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
     builder.setInsertionPointToEnd(remote.getParentBlock());
     if (share >= 0)
       remote = spmd->reshard(remote, kTp, Placement::split(share), remoteLoc);
+    // shard.send/recv move ranked tensors: a scalar travels as tensor<1>.
+    if (cast<RankedTensorType>(remote.getType()).getRank() == 0)
+      remote = asRank(remote, {1}, loc);
     auto send = shard::SendOp::create(
         builder, loc, remote.getType(), gridRef, axes, remote,
         builder.getDenseI64ArrayAttr({static_cast<int64_t>(stage)}), {});
@@ -234,6 +256,8 @@ Value StepPartitioner::fetch(unsigned stage, Value serial, int scope,
   recv->setAttr("ober.tag", tag);
   spmd->setLayout(recv, spmd->layoutOf(remote));
   Value local = recv.getResult();
+  if (cast<RankedTensorType>(serial.getType()).getRank() == 0)
+    local = asRank(local, {}, loc);
   if (share >= 0)
     local = spmd->reshard(local, kTp, Placement::rep(), loc);
   map.map(serial, local);

@@ -68,6 +68,8 @@ private:
   LogicalResult buildStepOp(Operation &op);
   LogicalResult inlineCall(func::CallOp call, unsigned micro);
   Value fetch(unsigned stage, Value serial, int scope, Location loc);
+  /// `v` (whole or partial, never split) reshaped to `shape`.
+  Value asRank(Value v, ArrayRef<int64_t> shape, Location loc);
   Value backwardValue(unsigned stage, unsigned micro, Value v);
   /// Argument `arg` of the gradient function for micro-batch `micro` in
   /// `stage` (the call's operand there), and whether it is a parameter

@@ -66,11 +66,11 @@ LogicalResult mlir::ober::partition::checkSupported(ModuleOp module,
   if (f.tp < 1 || f.pp < 1)
     return module.emitError("ober-partition: the plan's tp = ")
            << f.tp << " and pp = " << f.pp << " must be at least 1";
-  if (f.precision != "f32" && f.precision != "bf16")
+  if (f.precision != "f32" && f.precision != "bf16" && f.precision != "f16")
     return module.emitError("ober-partition: the plan's precision = ")
            << f.precision
-           << " is not partitioned yet; supported: f32, and bf16 compute with "
-              "f32 master weights (f16 needs loss scaling)";
+           << " is not one of f32, bf16 and f16 (compute with f32 master "
+              "weights)";
   if (f.schedule != "gpipe" && f.schedule != "1f1b" &&
       f.schedule != "interleaved-1f1b" && f.schedule != "zero-bubble")
     return module.emitError("ober-partition: the plan's schedule '")
@@ -295,6 +295,8 @@ LogicalResult StepPartitioner::run() {
   spmd = std::make_unique<Spmd>(grid, builder);
   if (plan.precision == "bf16")
     compute = builder.getBF16Type();
+  else if (plan.precision == "f16")
+    compute = builder.getF16Type();
   if (plan.tp > 1)
     spmd->setEager(kTp);
   if (plan.tp > 1 && plan.sequenceParallel)
@@ -477,6 +479,13 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
     return failure();
   if (step.getNumResults() == 0 || step.isExternal())
     return step.emitError("ober-partition: not a train step");
+  // f16's range needs the loss scaled (bf16 has f32's range).
+  auto built = step->getAttrOfType<DictionaryAttr>("ober.train_step");
+  auto scaling = built ? built.getAs<StringAttr>("loss_scale") : nullptr;
+  if (plan->precision == "f16" && (!scaling || scaling.getValue() != "dynamic"))
+    return step.emitError("ober-partition: the plan's precision = f16 needs "
+                          "a step built with dynamic loss scaling "
+                          "(--ober-build-train-step=\"loss-scale=dynamic ...\")");
   for (unsigned i = 0; i < step.getNumArguments(); ++i)
     if (step.getArgAttr(i, "ober.split"))
       return step.emitError("ober-partition: the step is already "

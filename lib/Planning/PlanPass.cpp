@@ -141,6 +141,13 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
     problem.profile = &*profile;
     problem.cluster = *c;
     problem.precision = prec;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (auto built = f->getAttrOfType<DictionaryAttr>("ober.train_step")) {
+        auto clip = built.getAs<FloatAttr>("clip_norm");
+        auto scaling = built.getAs<StringAttr>("loss_scale");
+        problem.clipNorm = clip && clip.getValueAsDouble() > 0;
+        problem.lossScaling = scaling && scaling.getValue() == "dynamic";
+      }
     problem.memoryLimit = c->device.memoryBytes * memoryFraction;
     problem.globalBatch = globalBatch;
     if (globalBatch < 0)

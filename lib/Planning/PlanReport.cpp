@@ -87,9 +87,11 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
   }
   std::map<std::string, TPProfile::ParameterSplit> splits =
       parameterSplits(m, c.tp);
+  bool anySharded = false;
   for (auto [j, st] : llvm::enumerate(plan.stages)) {
     int64_t stage = static_cast<int64_t>(j);
     const llvm::StringSet<> &readHere = readBy[j];
+    double sharded = 0;
     if (c.tp > 1) {
       // Occurrences per step of each collective of each segment kind held
       // here: forward, its mirror in backward, and the forward again under
@@ -130,7 +132,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       // parameter along a dimension the replicas divide and tensor
       // parallelism does not split, the others keep whole state and are
       // all-reduced; ZeRO-3 gathers compute copies where they are read.
-      double reduced = 0, sharded = 0, gathered = 0, again = 0;
+      double reduced = 0, gathered = 0, again = 0;
       for (const auto &info : m.parameterInfo) {
         if (info.buffer || !readHere.contains(info.name))
           continue;
@@ -165,6 +167,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                            : "sum the gradients of parameters ZeRO cannot "
                              "shard evenly",
                        "after the last backward pass, bucketed to overlap it"});
+      anySharded |= sharded > 0;
       if (sharded > 0)
         out.push_back(
             {"data-parallel",
@@ -245,6 +248,31 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                  "activations forward, their gradients back",
                  "after segment " + std::to_string(end - 1),
                  c.sequenceParallel);
+  }
+  // Sums over every gradient: partial on each replica under ZeRO,
+  // completed once; with pipeline stages the running sum passes from stage
+  // to stage in parameter order and the last one sends back what the
+  // updates need (the clipping factor, f32; whether no gradient
+  // overflowed, a bool).
+  int64_t stages = c.pp * std::max<int64_t>(c.chunks, 1);
+  for (auto [used, what, back] :
+       {std::tuple(problem.clipNorm, "the clipping norm", 4.0),
+        std::tuple(problem.lossScaling, "the loss-scaling overflow probe",
+                   1.0)}) {
+    if (!used)
+      continue;
+    if (anySharded)
+      out.push_back({"data-parallel", "all-reduce", 0, c.dp, 4, 1,
+                     std::string(what) + " over sharded gradients (f32)",
+                     "after the gradient reduction"});
+    if (stages > 1) {
+      out.push_back({"pipeline", "send/recv", 0, 2, 4, stages - 1,
+                     std::string(what) + ": the running sum (f32)",
+                     "after the gradient reduction"});
+      out.push_back({"pipeline", "send/recv", c.pp - 1, 2, back, c.pp - 1,
+                     std::string(what) + ": the result, to the other stages",
+                     "before the update"});
+    }
   }
   return out;
 }

@@ -152,7 +152,7 @@ mlir::ober::differentiateValues(OpBuilder &builder, Location loc, Value y,
 
 FailureOr<func::FuncOp>
 mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
-                                  ArrayRef<unsigned> wrt) {
+                                  ArrayRef<unsigned> wrt, bool seedArgument) {
   if (forward.isExternal())
     return forward.emitError("ober-autodiff: the function has no body");
   FunctionType fwdType = forward.getFunctionType();
@@ -201,7 +201,19 @@ mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
   GradBuilder gb(builder, grad.getLoc());
 
   DenseMap<Value, Value> adjoint;
-  adjoint[forwardResults.front()] = gb.scalarLike(forwardResults.front(), 1.0);
+  Value loss = forwardResults.front();
+  if (seedArgument) {
+    // The seed: a last argument of the loss's type.
+    unsigned n = grad.getNumArguments();
+    if (failed(grad.insertArgument(n, loss.getType(),
+                                   builder.getDictionaryAttr(builder.getNamedAttr(
+                                       "ober.loss_seed", builder.getUnitAttr())),
+                                   grad.getLoc())))
+      return failure();
+    adjoint[loss] = body.getArgument(n);
+  } else {
+    adjoint[loss] = gb.scalarLike(loss, 1.0);
+  }
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);

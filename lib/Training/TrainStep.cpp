@@ -13,6 +13,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
 
 namespace mlir::ober {
 #define GEN_PASS_DEF_AUTODIFFPASS
@@ -42,7 +45,23 @@ struct StepOptions {
   double momentum, beta1, beta2, eps, weightDecay, labelSmoothing, clipNorm;
   bool nesterov;
   int64_t microBatches;
+  /// Dynamic loss scaling: "none" or "dynamic"; the first scale (a power of
+  /// two) and the number of overflow-free steps before it doubles.
+  std::string lossScale = "none";
+  double lossScaleInit = 32768;
+  int64_t lossScaleWindow = 2000;
 };
+
+/// `v` as printf's %g writes it.
+std::string shortest(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", v);
+  return s;
+}
+
+/// The largest scale dynamic loss scaling uses: the largest power of two
+/// f16 holds, since the scale seeds the backward pass in the compute type.
+constexpr int kMaxLossScaleLog2 = 15;
 
 /// Adds a loss to `forward`: a new function returning the scalar loss, with
 /// the forward's arguments and (for supervised losses) a target argument.
@@ -155,6 +174,20 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
   double wd = o.weightDecay >= 0 ? o.weightDecay
                                  : (o.optimizer == "adamw" ? 0.01 : 0.0);
   bool sgdMomentum = !adam && o.momentum != 0.0;
+  bool scaling = o.lossScale == "dynamic";
+  if (!scaling && o.lossScale != "none")
+    return lossFn.emitError("ober-build-train-step: loss-scale='")
+           << o.lossScale << "' is not one of none, dynamic";
+  int initLog2 = scaling ? std::ilogb(o.lossScaleInit) : 0;
+  if (scaling && (o.lossScaleInit <= 0 ||
+                  std::ldexp(1.0, initLog2) != o.lossScaleInit ||
+                  initLog2 > kMaxLossScaleLog2 || initLog2 < -126))
+    return lossFn.emitError("ober-build-train-step: loss-scale-init=")
+           << shortest(o.lossScaleInit) << " must be a power of two from 2^-126 to 2^"
+           << kMaxLossScaleLog2 << " (the largest f16 holds)";
+  if (scaling && o.lossScaleWindow < 1)
+    return lossFn.emitError("ober-build-train-step: loss-scale-window=")
+           << o.lossScaleWindow << " must be >= 1";
 
   Builder b(ctx);
   auto paramName = [&](unsigned i) {
@@ -183,6 +216,12 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
           b.getStringAttr((paramName(i) + "." + slot).str()));
   if (adam)
     tag(f32Scalar, "ober.state", b.getStringAttr("step"));
+  // Loss scaling: log2 of the scale relative to the first one, and the
+  // overflow-free steps since it last changed (both start at zero).
+  if (scaling) {
+    tag(f32Scalar, "ober.state", b.getStringAttr("loss_scale.log2"));
+    tag(f32Scalar, "ober.state", b.getStringAttr("loss_scale.good_steps"));
+  }
   unsigned numBatch = 0;
   for (unsigned i : data) {
     auto t = cast<RankedTensorType>(lossFn.getArgumentTypes()[i]);
@@ -210,6 +249,8 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
       results.push_back(lossFn.getArgumentTypes()[i]);
   if (adam)
     results.push_back(f32Scalar);
+  if (scaling)
+    results.append({f32Scalar, f32Scalar});
   Type lossType = grad.getFunctionType().getResult(0);
   results.push_back(lossType);
   auto step = func::FuncOp::create(builder, loc, "train_step",
@@ -231,6 +272,7 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
                     b.getNamedAttr("clip_norm", b.getF64FloatAttr(o.clipNorm)),
                     b.getNamedAttr("micro_batches",
                                    b.getI64IntegerAttr(o.microBatches)),
+                    b.getNamedAttr("loss_scale", b.getStringAttr(o.lossScale)),
                 }));
   Block *body = step.addEntryBlock();
   builder.setInsertionPointToEnd(body);
@@ -241,7 +283,18 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
   auto stateArg = [&](size_t slot, size_t k) {
     return body->getArgument(np * (1 + slot) + k);
   };
-  size_t batchStart = np * (1 + slots.size()) + (adam ? 1 : 0);
+  size_t scaleStart = np * (1 + slots.size()) + (adam ? 1 : 0);
+  size_t batchStart = scaleStart + (scaling ? 2 : 0);
+  Type f32 = builder.getF32Type();
+  // The scale: 2^(log2 of the first + the state's offset).
+  Value scaleLog2, goodSteps, scale;
+  if (scaling) {
+    scaleLog2 = body->getArgument(scaleStart);
+    goodSteps = body->getArgument(scaleStart + 1);
+    scale = gb.create<PowOp>(
+        gb.scalar(f32, 2.0),
+        gb.create<AddOp>(scaleLog2, gb.scalar(f32, initLog2)));
+  }
   Value lr = body->getArgument(body->getNumArguments() - 1);
 
   // Forward and backward over each micro-batch; average loss and gradients.
@@ -273,6 +326,8 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
       }
       callArgs[i] = v;
     }
+    if (scaling)
+      callArgs.push_back(scale);
     auto call = func::CallOp::create(builder, loc, grad, callArgs);
     Value l = call.getResult(0);
     loss = loss ? gb.create<AddOp>(loss, l) : l;
@@ -289,6 +344,25 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
     loss = gb.create<DivOp>(loss, gb.scalarLike(loss, o.microBatches));
     for (Value &g : grads)
       g = gb.create<DivOp>(g, gb.scalarLike(g, o.microBatches));
+  }
+
+  // Loss scaling: unscale (exact: a power of two), and find whether any
+  // gradient overflowed (x * 0 is NaN exactly for inf and NaN).
+  Value finite;
+  if (scaling) {
+    Value inverse = gb.create<DivOp>(gb.scalar(f32, 1.0), scale);
+    Value probe;
+    for (Value &g : grads) {
+      g = gb.create<MulOp>(g, gb.cast(inverse, typeOf(g).getElementType()));
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
+      Value z = gb.cast(gb.sum(gb.create<MulOp>(g, gb.scalarLike(g, 0.0)), all,
+                               false),
+                        f32);
+      probe = probe ? gb.create<AddOp>(probe, z) : z;
+    }
+    finite = gb.create<CompareOp>(CompareDirection::eq, probe,
+                                  gb.scalar(f32, 0.0));
   }
 
   // Global-norm clipping (PyTorch's clip_grad_norm_).
@@ -371,6 +445,26 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
     llvm::append_range(rets, newState[s]);
   if (adam)
     rets.push_back(t);
+  if (scaling) {
+    // A step with an overflow changes nothing but halves the scale; after
+    // `window` clean steps the scale doubles (PyTorch's GradScaler).
+    unsigned numOld = rets.size();
+    for (unsigned r = 0; r < numOld; ++r)
+      rets[r] = gb.create<SelectOp>(finite, rets[r], body->getArgument(r));
+    Value good = gb.create<AddOp>(goodSteps, gb.scalar(f32, 1.0));
+    Value grow = gb.create<AndOp>(
+        gb.create<CompareOp>(CompareDirection::ge, good,
+                             gb.scalar(f32, o.lossScaleWindow)),
+        gb.create<CompareOp>(CompareDirection::lt, scaleLog2,
+                             gb.scalar(f32, kMaxLossScaleLog2 - initLog2)));
+    Value one = gb.scalar(f32, 1.0), zero = gb.scalar(f32, 0.0);
+    rets.push_back(gb.create<SelectOp>(
+        finite,
+        gb.create<SelectOp>(grow, gb.create<AddOp>(scaleLog2, one), scaleLog2),
+        gb.create<SubOp>(scaleLog2, one)));
+    rets.push_back(gb.create<SelectOp>(
+        finite, gb.create<SelectOp>(grow, zero, good), zero));
+  }
   rets.push_back(loss);
   func::ReturnOp::create(builder, loc, rets);
   SymbolTable(lossFn->getParentOfType<ModuleOp>()).insert(step);
@@ -385,15 +479,16 @@ struct BuildTrainStepPass
     func::FuncOp forward = selectFunction(module, function, "function=");
     if (!forward)
       return signalPassFailure();
-    StepOptions o{loss,         optimizer, momentum, beta1,
-                  beta2,        eps,       weightDecay,
-                  labelSmoothing, clipNorm, nesterov, microBatches};
+    StepOptions o{loss,           optimizer, momentum,  beta1,
+                  beta2,          eps,       weightDecay,
+                  labelSmoothing, clipNorm,  nesterov,  microBatches,
+                  lossScale,      lossScaleInit, lossScaleWindow};
     FailureOr<func::FuncOp> lossFn = buildLossFunction(forward, o);
     if (failed(lossFn))
       return signalPassFailure();
     FailureOr<func::FuncOp> grad = buildGradientFunction(
         *lossFn, (lossFn->getSymName() + "_grad").str(),
-        parameterArguments(*lossFn));
+        parameterArguments(*lossFn), o.lossScale == "dynamic");
     if (failed(grad))
       return signalPassFailure();
     grad->setPrivate();

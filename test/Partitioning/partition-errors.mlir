@@ -74,8 +74,8 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_s
 
 // -----
 
-// expected-error@+1 {{ober-partition: the plan's precision = f16 is not partitioned yet; supported: f32, and bf16 compute with f32 master weights (f16 needs loss scaling)}}
 module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f16"}} {
+  // expected-error@+1 {{ober-partition: the plan's precision = f16 needs a step built with dynamic loss scaling (--ober-build-train-step="loss-scale=dynamic ...")}}
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }
@@ -95,6 +95,15 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_s
 module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f32"}} {
   // expected-error@+1 {{ober-partition: the step is already partitioned (its arguments carry 'ober.split')}}
   func.func @train_step(%x: tensor<2x8xf32> {ober.batch = "input0", ober.split = array<i64: 0, -1>}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
+    return %lr : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{ober-partition: the plan's precision = f8 is not one of f32, bf16 and f16 (compute with f32 master weights)}}
+module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 1 : i64, recompute = "none", precision = "f8"}} {
+  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }
 }

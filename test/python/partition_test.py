@@ -97,7 +97,7 @@ class GPT(DecoderBlock):
 
 
 class Partitioned(unittest.TestCase):
-    def check(self, model, x, y, lr, plans=PLANS, precision="f32"):
+    def check(self, model, x, y, lr, plans=PLANS, precision="f32", build=""):
         plans = list(plans)
         torch.manual_seed(0)
         model.train()
@@ -116,7 +116,8 @@ class Partitioned(unittest.TestCase):
                 step = os.path.join(tmp, f"step{micro}.mlir")
                 run([os.path.join(BIN, "ober-opt"), onnx_path,
                      "--ober-build-train-step=loss=cross-entropy "
-                     f"optimizer=adamw micro-batches={micro}", "-o", step])
+                     f"optimizer=adamw micro-batches={micro} {build}", "-o",
+                     step])
                 args = []
                 for name, t in (("x", x), ("y", y)):
                     path = os.path.join(tmp, f"{name}{micro}.npy")
@@ -158,8 +159,8 @@ class Partitioned(unittest.TestCase):
         self.assertIn(f"devices: {dp * tp * pp}", stats)
         losses, reference = losses_of(out), serial[0]
         self.assertEqual(len(losses), STEPS)
-        # bf16 compute (f32 master weights) tracks the f32 run to bf16's
-        # precision; f32 plans match it.
+        # bf16 and f16 compute (f32 master weights) track the f32 run to
+        # their precision; f32 plans match it.
         tolerance = 1e-5 if precision == "f32" else 2e-2
         for i, (a, b) in enumerate(zip(losses, reference)):
             self.assertLessEqual(abs(a - b), tolerance * abs(b),
@@ -200,6 +201,64 @@ class Partitioned(unittest.TestCase):
                           (1, 2, 1, 0, 1, "none", "1f1b", 1),
                           (1, 1, 2, 0, 2, "full", "1f1b"),
                           (2, 2, 2, 1, 2, "none", "1f1b")])
+
+    def test_gpt_f16(self):
+        # f16 compute with dynamic loss scaling and gradient clipping (the
+        # serial step scales too: powers of two change nothing in f32); a
+        # first scale small enough that no step overflows.
+        torch.manual_seed(3)
+        self.check(GPT(), torch.randint(0, 40, (4, 8)),
+                   torch.randint(0, 40, (4, 8)), lr=3e-3, precision="f16",
+                   build="loss-scale=dynamic loss-scale-init=4096 "
+                         "clip-norm=1.0",
+                   plans=[(2, 1, 1, 1, 1, "none", "1f1b"),
+                          (2, 1, 2, 1, 2, "none", "1f1b"),
+                          (1, 1, 2, 0, 2, "none", "interleaved-1f1b"),
+                          (2, 1, 1, 3, 1, "none", "1f1b"),
+                          (1, 2, 1, 0, 1, "none", "1f1b", 1),
+                          (1, 1, 2, 0, 2, "full", "1f1b"),
+                          (2, 2, 2, 1, 2, "none", "1f1b")])
+
+    def test_f16_overflow(self):
+        # An inf in one data-parallel replica's samples skips the step on
+        # every device: the saved parameters equal the serial run's, which
+        # skipped it too (ZeRO shards must agree on the skip).
+        torch.manual_seed(1)
+        x = torch.randn(8, 12)
+        x[0, 3] = float("inf")
+        model = MLP()
+        with tempfile.TemporaryDirectory() as tmp:
+            onnx_path = os.path.join(tmp, "mlp.onnx")
+            torch.onnx.export(model, (x,), onnx_path, opset_version=17,
+                              training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, input_names=["x"],
+                              output_names=["logits"])
+            step = os.path.join(tmp, "step.mlir")
+            run([os.path.join(BIN, "ober-opt"), onnx_path,
+                 "--ober-build-train-step=loss=cross-entropy optimizer=adamw "
+                 "loss-scale=dynamic", "-o", step])
+            args = []
+            for name, t in (("x", x), ("y", torch.randint(0, 5, (8,)))):
+                np.save(os.path.join(tmp, name + ".npy"), t.numpy())
+                args += ["--input", os.path.join(tmp, name + ".npy")]
+            serial = os.path.join(tmp, "serial")
+            run([os.path.join(BIN, "ober-run"), step, "--train-steps", "2",
+                 "--lr", "0.01", "--save-params", serial] + args)
+            for zero in (1, 3):
+                part = os.path.join(tmp, f"zero{zero}.mlir")
+                run([os.path.join(BIN, "ober-opt"), step,
+                     "--ober-plan=cluster=cpu gpus=2 global-batch=8 dp=2 tp=1 "
+                     f"pp=1 zero={zero} recompute=none precision=f16",
+                     "--ober-partition", "-o", part])
+                saved = os.path.join(tmp, f"saved{zero}")
+                out, _ = run([os.path.join(BIN, "ober-run"), part,
+                              "--train-steps", "2", "--lr", "0.01",
+                              "--save-params", saved] + args)
+                self.assertIn("step 1 loss nan", out)
+                for f in os.listdir(serial):
+                    np.testing.assert_array_equal(
+                        np.load(os.path.join(saved, f)),
+                        np.load(os.path.join(serial, f)), f"zero{zero} {f}")
 
     def test_emitted_gpt(self):
         # ober's own GPT generator: a vocabulary-parallel tied embedding in

@@ -86,6 +86,11 @@ struct PlanProblem {
   int64_t globalBatch = 1;
   /// Usable bytes per device.
   double memoryLimit = 0;
+  /// Sums the step takes over every gradient after reducing them: the
+  /// global norm of gradient clipping, the overflow probe of dynamic loss
+  /// scaling (each one more all-reduce when ZeRO shards gradients, and
+  /// passed through the pipeline stages).
+  bool clipNorm = false, lossScaling = false;
 };
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at

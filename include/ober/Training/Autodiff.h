@@ -17,9 +17,15 @@ namespace mlir::ober {
 /// pass reads the forward values it needs directly (nothing is computed
 /// twice, except the normalisation statistics of layer_norm and rms_norm).
 /// Errors name the op that has no gradient rule.
+///
+/// With `seedArgument`, the function takes one more (last) argument of the
+/// loss's type, tagged `ober.loss_seed`: the gradient of the loss to start
+/// the backward pass from (1 without it). Dynamic loss scaling passes the
+/// scale there, so the loss result itself stays unscaled.
 FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward,
                                               StringRef name,
-                                              ArrayRef<unsigned> wrt);
+                                              ArrayRef<unsigned> wrt,
+                                              bool seedArgument = false);
 
 /// Emits, at `builder`'s insertion point, the gradient of sum(`y`) with
 /// respect to each of `xs`, through the ops that precede the insertion point

@@ -45,6 +45,16 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
     - `micro-batches`: gradient accumulation; every batch input gains a
       leading dimension of that size and gradients are averaged.
     - The learning rate is an input, so schedules live outside the graph.
+    - `loss-scale=dynamic`: dynamic loss scaling, as fp16 compute needs
+      (PyTorch's `GradScaler`): the backward pass starts from the scale
+      instead of 1 (`ober.loss_seed`, an argument of the gradient
+      function), gradients are unscaled before clipping and the update, and
+      a step whose gradients hold an inf or NaN changes no parameter or
+      optimizer state but halves the scale; after `loss-scale-window`
+      overflow-free steps the scale doubles, up to 2^15 (the largest power
+      of two f16 holds). It starts at `loss-scale-init` (2^15). Its state is
+      `ober.state = "loss_scale.log2"` (log2 of the scale relative to the
+      first) and `"loss_scale.good_steps"`, both initially zero.
 
     Arguments are tagged: `ober.param` (the model's weights),
     `ober.state = "<param>.<slot>"` or `"step"` (optimizer state, initially
@@ -74,6 +84,13 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
            "Clip the global gradient norm to this (0: off)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
            "Micro-batches per step (gradient accumulation)">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "none, or dynamic (loss scaling for fp16 compute)">,
+    Option<"lossScaleInit", "loss-scale-init", "double",
+           /*default=*/"32768.0", "The first loss scale (a power of two)">,
+    Option<"lossScaleWindow", "loss-scale-window", "int64_t",
+           /*default=*/"2000",
+           "Overflow-free steps before the loss scale doubles">,
   ];
   let dependentDialects = ["::mlir::ober::OberDialect",
                            "::mlir::func::FuncDialect"];

@@ -109,7 +109,7 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                << ": 'ober.stage' must be a non-negative integer";
     return success();
   }
-  if (attrName == kLearningRateAttrName) {
+  if (attrName == kLearningRateAttrName || attrName == "ober.loss_seed") {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "argument #" << argIndex << ": '"
                                << attrName << "' is a unit attribute";
@@ -120,7 +120,9 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                            << attr.getName().getValue()
                            << "' (supported: '" << kParamAttrName << "', '"
                            << kStateAttrName << "', '" << kBatchAttrName
-                           << "', '" << kLearningRateAttrName << "')";
+                           << "', '" << kLearningRateAttrName
+                           << "', 'ober.loss_seed', and the planner's and "
+                              "partitioner's annotations)";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
     return op->emitOpError() << "argument #" << argIndex << ": '"
