@@ -149,6 +149,49 @@ DenseSet<Operation *> selectiveOps(ArrayRef<Operation *> ops,
 }
 } // namespace
 
+/// A parameter several segment kinds read (a tied embedding and head) has
+/// one placement: where the kinds split it along different dimensions, or
+/// one reads it whole, it stays whole everywhere and the kinds that split
+/// it are analysed again with it held whole (which may settle others).
+static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
+                                    const Cluster &cluster, StringRef precision,
+                                    double samples, const DenseSet<Value> &saved,
+                                    const DenseSet<Operation *> &forward) {
+  for (auto [di, d] : llvm::enumerate(degrees)) {
+    if (d == 1)
+      continue;
+    std::set<std::string> whole;
+    while (true) {
+      std::map<std::string, std::set<int64_t>> dims; // -1: whole
+      std::map<std::string, std::vector<unsigned>> readers;
+      for (auto [ki, k] : llvm::enumerate(p.kinds))
+        for (const auto &s : k.tp[di].parameterSharding) {
+          dims[s.name].insert(s.how == "replicated" ? -1 : s.dim);
+          readers[s.name].push_back(ki);
+        }
+      std::set<unsigned> again;
+      for (auto &[name, seen] : dims)
+        if (seen.size() > 1 && whole.insert(name).second)
+          again.insert(readers[name].begin(), readers[name].end());
+      if (again.empty())
+        break;
+      for (unsigned ki : again) {
+        const Segment *model = nullptr;
+        for (const Segment &seg : p.segments)
+          if (seg.kind == ki) {
+            model = &seg;
+            break;
+          }
+        DenseSet<Operation *> selective(model->selective.begin(),
+                                        model->selective.end());
+        p.kinds[ki].tp[di] =
+            analyseTensorParallel(model->ops, d, cluster, precision, samples,
+                                  saved, selective, forward, whole);
+      }
+    }
+  }
+}
+
 FailureOr<ModelProfile>
 mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
                                        StringRef precision,
@@ -365,6 +408,8 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       segmentOf[op] = p.segments.size();
     p.segments.push_back(std::move(seg));
   }
+  reconcileTiedParameters(p, degrees, cluster, precision, samples, saved,
+                          forward);
 
   // Backward ops go to the earliest segment whose values they read.
   std::vector<double> bwdMatmul(p.segments.size()), bwdOther(p.segments.size()),

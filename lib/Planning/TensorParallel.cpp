@@ -59,12 +59,15 @@ std::string describe(Operation *op) {
 
 struct Analysis {
   Analysis(int64_t t, const Cluster &cluster, StringRef precision,
-           double samples)
-      : t(t), cluster(cluster), precision(precision), samples(samples) {}
+           double samples, const std::set<std::string> &whole)
+      : t(t), cluster(cluster), precision(precision), samples(samples),
+        whole(whole) {}
   int64_t t;
   const Cluster &cluster;
   StringRef precision;
   double samples;
+  /// Parameters that stay whole (tied ones the segments disagree on).
+  const std::set<std::string> &whole;
   TPProfile out;
   DenseMap<Value, State> state;
   /// Parameter values (and reshapes/transposes/casts of them) with the
@@ -76,6 +79,12 @@ struct Analysis {
   DenseSet<Value> activation;
 
   State get(Value v) { return state.lookup(v); }
+
+  /// `v` is (a view of) a parameter that must stay whole.
+  bool keptWhole(Value v) {
+    auto it = paramOf.find(v);
+    return it != paramOf.end() && whole.count(it->second);
+  }
 
   void collective(Collective kind, double elements, const std::string &reason,
                   Operation *where) {
@@ -195,6 +204,14 @@ void Analysis::elementwise(Operation *op) {
   }
   if (dim < 0)
     return;
+  // A parameter kept whole that covers the split dimension: compute whole.
+  for (Value v : op->getOperands()) {
+    int64_t d = dim - (r - rankOf(v));
+    if (keptWhole(v) && d >= 0 && shapeOf(v)[d] != 1) {
+      gatherAll(op);
+      return;
+    }
+  }
   // Replicated operands that cover the split dimension are sliced locally;
   // a parameter among them is sharded the same way.
   for (Value v : op->getOperands()) {
@@ -222,10 +239,15 @@ void Analysis::matmul(MatmulOp op) {
   bool aK = sa.kind == Kind::Shard && sa.dim == ra - 1;
   bool bK = sb.kind == Kind::Shard && sb.dim == rb - 2;
   if (sa.kind == Kind::Rep && sb.kind == Kind::Rep) {
-    if (paramOf.count(b) && activation.contains(a) && divisible(b, rb - 1)) {
+    if (paramOf.count(b) && !keptWhole(b) && activation.contains(a) &&
+        divisible(b, rb - 1)) {
       splitParam(b, "column", rb - 1);
       state[op.getResult()] = block(op.getResult(), r - 1);
     }
+    return;
+  }
+  if (aK && sb.kind == Kind::Rep && keptWhole(b)) {
+    gatherAll(op);
     return;
   }
   if (aK && (bK || sb.kind == Kind::Rep)) {
@@ -306,7 +328,8 @@ void Analysis::visit(Operation *op) {
         State ids = get(e.getIndices());
         if (ids.kind == Kind::Shard) {
           state[e.getResult()] = ids;
-        } else if (paramOf.count(e.getTable()) && divisible(e.getTable(), 0)) {
+        } else if (paramOf.count(e.getTable()) && !keptWhole(e.getTable()) &&
+                   divisible(e.getTable(), 0)) {
           splitParam(e.getTable(), "vocab", 0);
           state[e.getResult()] = State::partial();
         }
@@ -458,8 +481,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     ArrayRef<Operation *> ops, int64_t degree, const Cluster &cluster,
     StringRef precision, double samples, const DenseSet<Value> &saved,
     const DenseSet<Operation *> &selective,
-    const DenseSet<Operation *> &forward) {
-  Analysis a(degree, cluster, precision, samples);
+    const DenseSet<Operation *> &forward, const std::set<std::string> &whole) {
+  Analysis a(degree, cluster, precision, samples, whole);
   a.out.degree = degree;
   if (ops.empty())
     return a.out;
@@ -549,19 +572,30 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     auto it = a.paramOf.find(arg);
     if (it == a.paramOf.end())
       continue;
-    bool used = llvm::any_of(arg.getUsers(), [&](Operation *u) {
+    // Its memory counts where an op (or a view of it) reads it; its
+    // placement is decided where an op that is not a view reads it
+    // (directly or through a view made elsewhere, like a tied head's
+    // transpose), and must agree between such segments.
+    bool direct = llvm::any_of(arg.getUsers(), [&](Operation *u) {
       return inSegment.contains(u);
     });
-    if (!used)
+    bool decides = llvm::any_of(ops, [&](Operation *op) {
+      return !isParamView(op, a.paramOf) &&
+             llvm::any_of(op->getOperands(),
+                          [&](Value v) { return viewRoot(v) == arg; });
+    });
+    if (!direct && !decides)
       continue;
     // A parameter no rule decided on (read through an op without one) is
     // whole on every device.
     auto d = a.decision.find(it->second);
     bool replicated =
         d == a.decision.end() || d->second == "replicated" || degree == 1;
-    (replicated ? a.out.parameters.full : a.out.parameters.split) +=
-        valueElements(arg);
-    a.out.parameterSharding.push_back(
+    if (direct)
+      (replicated ? a.out.parameters.full : a.out.parameters.split) +=
+          valueElements(arg);
+    if (decides)
+      a.out.parameterSharding.push_back(
         {it->second, replicated ? "replicated" : d->second,
          replicated ? -1 : a.decisionDim[it->second]});
   }

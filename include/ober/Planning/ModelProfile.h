@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -201,7 +202,8 @@ TPProfile analyseTensorParallel(ArrayRef<Operation *> ops, int64_t degree,
                                 double samples,
                                 const llvm::DenseSet<Value> &saved,
                                 const llvm::DenseSet<Operation *> &selective,
-                                const llvm::DenseSet<Operation *> &forward);
+                                const llvm::DenseSet<Operation *> &forward,
+                                const std::set<std::string> &whole = {});
 
 /// Elementwise ops (with broadcasting): what a code generator fuses.
 bool isElementwiseLike(Operation *op);
