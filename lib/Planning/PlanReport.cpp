@@ -280,7 +280,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
 json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                                               const PlanEstimate &plan,
                                               double planSeconds,
-                                              int64_t evaluated) {
+                                              int64_t evaluated,
+                                              const LoweredCollectives &lowered) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
   double model = perGPU(problem, plan, plan.modelFlops);
@@ -303,16 +304,21 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                       {"working", st.memory.working},
                       {"total", st.memory.total()}}}});
   }
-  json::Array collectives;
-  for (const PlannedCollective &col : plannedCollectives(problem, plan))
-    collectives.push_back(json::Object{{"scope", col.scope},
-                                       {"kind", col.kind},
-                                       {"stage", col.stage},
-                                       {"group_size", col.groupSize},
-                                       {"bytes", col.bytes},
-                                       {"per_step", col.perStep},
-                                       {"reason", col.reason},
-                                       {"where", col.where}});
+  auto listJSON = [](const std::vector<PlannedCollective> &list) {
+    json::Array out;
+    for (const PlannedCollective &col : list)
+      out.push_back(json::Object{{"scope", col.scope},
+                                 {"kind", col.kind},
+                                 {"stage", col.stage},
+                                 {"group_size", col.groupSize},
+                                 {"bytes", col.bytes},
+                                 {"per_step", col.perStep},
+                                 {"reason", col.reason},
+                                 {"where", col.where}});
+    return out;
+  };
+  std::vector<PlannedCollective> estimated = plannedCollectives(problem, plan);
+  json::Array collectives = listJSON(lowered.list ? *lowered.list : estimated);
   json::Array kinds;
   for (auto [i, k] : llvm::enumerate(m.kinds))
     kinds.push_back(json::Object{
@@ -356,6 +362,9 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                     {"data_parallel_exposed_s", plan.dpCommExposed}}},
       {"segments", static_cast<int64_t>(m.segments.size())},
       {"collectives", std::move(collectives)},
+      {"collectives_from", lowered.list ? std::string("partitioned program")
+                                        : "cost model (" + lowered.why + ")"},
+      {"model_collectives", listJSON(estimated)},
       {"segment_kinds", std::move(kinds)},
       {"stages", std::move(stages)}};
 }
@@ -409,6 +418,7 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
 
 void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
                                             const PlanEstimate &plan,
+                                            const LoweredCollectives &lowered,
                                             raw_ostream &os) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
@@ -422,10 +432,30 @@ void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
                        k.name.c_str(), segmentSeconds(problem, one, index))
        << "  saved " << formatBytes(plan.kindActivationBytes[i]) << "\n";
   }
-  os << "collectives of the plan (bytes of the full buffer x times per step, "
-        "on each device of the stage):\n";
-  for (const PlannedCollective &col : plannedCollectives(problem, plan))
-    os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
-       << " over " << col.groupSize << " ranks, " << formatBytes(col.bytes) << " x "
-       << col.perStep << ", " << col.where << ": " << col.reason << "\n";
+  auto print = [&](const std::vector<PlannedCollective> &list) {
+    std::map<std::string, double> total;
+    for (const PlannedCollective &col : list) {
+      os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
+         << " over " << col.groupSize << " ranks, " << formatBytes(col.bytes)
+         << " x " << col.perStep << ", " << col.where << ": " << col.reason
+         << "\n";
+      total[col.kind] += col.bytes * col.perStep;
+    }
+    os << "  per step:";
+    for (auto &[kind, bytes] : total)
+      os << " " << kind << " " << formatBytes(bytes);
+    os << "\n";
+  };
+  std::vector<PlannedCollective> estimated = plannedCollectives(problem, plan);
+  if (lowered.list) {
+    os << "collectives of the partitioned program (bytes of the full buffer x "
+          "times per step, on each device of the stage):\n";
+    print(*lowered.list);
+  } else {
+    os << "(the step cannot be partitioned as it is: " << lowered.why
+       << ")\n";
+  }
+  os << "collectives by the cost model (bytes of the full buffer x times per "
+        "step, on each device of the stage):\n";
+  print(estimated);
 }

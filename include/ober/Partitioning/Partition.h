@@ -11,8 +11,13 @@
 #ifndef OBER_PARTITIONING_PARTITION_H
 #define OBER_PARTITIONING_PARTITION_H
 
+#include "ober/Planning/Plan.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::ober {
 
@@ -23,12 +28,21 @@ struct PartitionOptions {
   int64_t bucketBytes = 25 << 20;
 };
 
-/// Partitions train step `step` of `module` by the module's `ober.plan`:
-/// data parallelism over the plan's `dp` devices with ZeRO stage 0-3.
-/// Emits an error naming the plan field for what is not partitioned yet
-/// (tensor and pipeline parallelism, recomputation, reduced precision).
+/// Partitions train step `step` of `module` by the module's `ober.plan`
+/// (data, tensor, sequence and pipeline parallelism, ZeRO 0-3,
+/// recomputation, f32/bf16/f16 compute). Emits an error naming the plan
+/// field or the op for what it cannot partition.
 LogicalResult partitionTrainStep(ModuleOp module, func::FuncOp step,
                                  const PartitionOptions &options);
+
+/// Partitions a copy of planned module `planned` (default options) and
+/// lists every collective and pipeline transfer its programs run in one
+/// step, stage by stage, with the bytes of the full buffer (the convention
+/// of `ober-run --run-stats` and of the planner's report). Fails, saying
+/// why in `why`, when the module cannot be partitioned as it is (no train
+/// step, or one built for another micro-batch count).
+FailureOr<std::vector<planning::PlannedCollective>>
+loweredCollectives(ModuleOp planned, std::string &why);
 
 } // namespace mlir::ober
 

@@ -157,9 +157,17 @@ struct PlannedCollective {
   std::string reason, where;
 };
 
-/// Every collective of `plan`, stage by stage.
+/// Every collective of `plan`, stage by stage, by the cost model.
 std::vector<PlannedCollective> plannedCollectives(const PlanProblem &problem,
                                                   const PlanEstimate &plan);
+
+/// The collectives of the chosen plan as partitioned (exact), or why the
+/// step could not be partitioned as it is (then the report lists the cost
+/// model's).
+struct LoweredCollectives {
+  std::optional<std::vector<PlannedCollective>> list;
+  std::string why;
+};
 
 /// Bytes in the largest binary unit that keeps the number at least one
 /// ("7.17 MiB").
@@ -168,14 +176,15 @@ std::string formatBytes(double bytes);
 /// The report (`--ober-plan-report`).
 llvm::json::Object reportJSON(const PlanProblem &problem,
                               const PlanEstimate &plan, double planSeconds,
-                              int64_t evaluated);
+                              int64_t evaluated,
+                              const LoweredCollectives &lowered);
 
 /// The table printed to stderr, and the collective list of
 /// `--ober-plan-explain`.
 void printPlanTable(const PlanProblem &problem, const PlanEstimate &plan,
                     llvm::raw_ostream &os);
 void printPlanExplain(const PlanProblem &problem, const PlanEstimate &plan,
-                      llvm::raw_ostream &os);
+                      const LoweredCollectives &lowered, llvm::raw_ostream &os);
 
 } // namespace mlir::ober::planning
 
