@@ -193,6 +193,34 @@ static bool isActivationMatmul(Operation *op) {
   return matmul && planning::parameterRoot(matmul.getRhs());
 }
 
+/// Sequence parallelism: a matmul that would leave partial sums of a
+/// weight-sized result from split tokens reads the tokens whole instead
+/// (Megatron gathers them for every matmul): one with a whole weight (a
+/// head the plan keeps whole) on token-split activations, and a weight
+/// gradient whose other operand is whole, when the tokens are no larger
+/// than the all-reduce of the result would be (a gather made for the
+/// forward pass is reused).
+static void gatherTokensFor(Operation *op, SmallVectorImpl<Placement> &in) {
+  auto matmul = dyn_cast<MatmulOp>(op);
+  if (!matmul)
+    return;
+  auto a = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto b = cast<RankedTensorType>(matmul.getRhs().getType());
+  auto c = cast<RankedTensorType>(matmul.getResult().getType());
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return;
+  if (isActivationMatmul(op)) {
+    if (in[1].isRep() && in[0].isSplit() && in[0].dim == a.getRank() - 2)
+      in[0] = Placement::rep();
+    return;
+  }
+  bool aK = in[0].isSplit() && in[0].dim == a.getRank() - 1 && in[1].isRep();
+  bool bK = in[1].isSplit() && in[1].dim == b.getRank() - 2 && in[0].isRep();
+  if ((aK || bK) &&
+      (aK ? a : b).getNumElements() <= 2 * c.getNumElements())
+    in[aK ? 0 : 1] = Placement::rep();
+}
+
 RankedTensorType Spmd::computed(RankedTensorType type) const {
   if (computeType && type.getElementType().isF32())
     return type.clone(computeType);
@@ -233,6 +261,8 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
     SmallVector<Placement> in;
     for (Value operand : op->getOperands())
       in.push_back(layoutOf(map.lookup(operand))[axis]);
+    if (sequence.contains(axis))
+      gatherTokensFor(op, in);
     AxisDecision d = decide(op, in, axisSize(axis));
     for (unsigned i = 0; i < numOperands; ++i)
       operandTargets[i][axis] = d.operands[i];

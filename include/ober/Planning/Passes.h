@@ -7,6 +7,9 @@
 #ifndef OBER_PLANNING_PASSES_H
 #define OBER_PLANNING_PASSES_H
 
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
