@@ -567,8 +567,25 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         int64_t axis = c.getAxis();
         if (axis < 0)
           axis += rankOf(c.getResult());
-        if (rule.anyPartial() || !p.isSplit() || p.dim == axis)
+        if (rule.anyPartial() || !p.isSplit())
           return rule.whole();
+        if (p.dim == axis) {
+          // Pieces split along the axis into groups of one size (the
+          // gradients of a fused QKV's parts): the result holds every
+          // piece's groups, a grouped split (the inverse of split's rule).
+          int64_t group = typeOf(c->getOperand(0)).getDimSize(axis) / p.groups,
+                  groups = 0;
+          for (auto [i, v] : llvm::enumerate(c->getOperands())) {
+            Placement q = in[i];
+            if (!q.isSplit() || q.dim != axis ||
+                typeOf(v).getDimSize(axis) != group * q.groups)
+              return rule.whole();
+            rule.d.operands[i] = q;
+            groups += q.groups;
+          }
+          rule.d.results[0] = Placement::split(axis, groups);
+          return rule.d;
+        }
         for (unsigned i = 0; i < c->getNumOperands(); ++i)
           rule.d.operands[i] = p;
         return rule.result(p.dim);

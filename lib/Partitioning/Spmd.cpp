@@ -230,6 +230,9 @@ RankedTensorType Spmd::computed(RankedTensorType type) const {
 LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   if (std::optional<LogicalResult> done = rebuildBatchNorm(*this, op, map))
     return *done;
+  if (std::optional<LogicalResult> done =
+          rebuildVocabularyParallel(*this, op, map))
+    return *done;
   // Constants in the compute type (no operands: whole everywhere).
   if (auto constant = dyn_cast<ConstantOp>(op); constant && computeType) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
@@ -315,22 +318,27 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
                    1.0 / static_cast<double>(axisSize(axis))));
       }
     setLayout(value, resultLayouts[r]);
-    for (unsigned axis : eager) {
-      if (!resultLayouts[r][axis].isPartial())
-        continue;
-      Placement target = Placement::rep();
-      auto type = cast<RankedTensorType>(op->getResult(r).getType());
-      int64_t tokens = type.getRank() - 2;
-      bool free = tokens >= 0 && llvm::none_of(resultLayouts[r], [&](Placement p) {
-        return p.isSplit() && p.dim == tokens;
-      });
-      if (sequence.contains(axis) && free && isActivationMatmul(op) &&
-          type.getDimSize(tokens) % axisSize(axis) == 0 &&
-          resultLayouts[r][axis].isPartialSum())
-        target = Placement::split(tokens);
-      value = reshard(value, axis, target, op->getLoc());
-    }
-    map.map(op->getResult(r), value);
+    map.map(op->getResult(r), completeEager(value, op));
   }
   return success();
+}
+
+Value Spmd::completeEager(Value value, Operation *op) {
+  for (unsigned axis : eager) {
+    Layout layout = layoutOf(value);
+    if (!layout[axis].isPartial())
+      continue;
+    Placement target = Placement::rep();
+    RankedTensorType type = globalTypeOf(value);
+    int64_t tokens = type.getRank() - 2;
+    bool free = tokens >= 0 && llvm::none_of(layout, [&](Placement p) {
+      return p.isSplit() && p.dim == tokens;
+    });
+    if (sequence.contains(axis) && free && isActivationMatmul(op) &&
+        type.getDimSize(tokens) % axisSize(axis) == 0 &&
+        layout[axis].isPartialSum())
+      target = Placement::split(tokens);
+    value = reshard(value, axis, target, op->getLoc());
+  }
+  return value;
 }

@@ -121,6 +121,17 @@ public:
   /// A rank-0 constant of `elementType` (replicated).
   Value scalar(Location loc, Type elementType, double value);
 
+  /// `local`, the result of rebuilding serial op `serial`, with partial
+  /// sums along the eager axes completed (reduce-scattered over tokens
+  /// under sequence parallelism for a matmul that makes an activation).
+  Value completeEager(Value local, Operation *serial);
+
+  /// The largest value and the sum of exp(x - largest) over the last
+  /// dimension of `x`, split along `axis`, whole (all-reduced); computed
+  /// once per value (a cross-entropy's softmax reuses its forward's).
+  std::pair<Value, Value> softmaxStatistics(Value x, unsigned axis,
+                                            Location loc);
+
 private:
   void localizeAttributes(Operation *local, Operation *serial);
   /// A grouped split moved through a view with each group as a dimension.
@@ -137,6 +148,7 @@ private:
   DenseMap<Value, Layout> layouts;
   llvm::SmallDenseSet<unsigned> eager, sequence;
   Type computeType;
+  DenseMap<Value, std::pair<Value, Value>> statistics;
   /// (value, axis, kind, dimension, reduction, groups) -> the value moved
   /// there.
   std::map<std::tuple<void *, unsigned, int, int64_t, int, int64_t>, Value>
@@ -148,6 +160,13 @@ private:
 /// a rule run on whole operands (replicated), which is always correct.
 AxisDecision decide(Operation *op, ArrayRef<Placement> operands,
                     int64_t parts);
+
+/// Rebuilds a vocabulary-parallel embedding (a table split by rows),
+/// cross-entropy or softmax (split classes) with Megatron's collectives
+/// (Vocabulary.cpp); nullopt when `op` is none of them so placed.
+std::optional<LogicalResult> rebuildVocabularyParallel(Spmd &spmd,
+                                                       Operation *op,
+                                                       IRMapping &map);
 
 /// Rebuilds a training batch norm over split samples with synchronized
 /// statistics; nullopt when `op` is not one.

@@ -565,7 +565,11 @@ mlir::ober::planning::segmentSplits(const ModelProfile &m, unsigned segment,
       std::string name = parameterName(arg).str();
       if (out.count(name))
         continue;
+      // A segment that only makes a view of it (a transpose read by a
+      // later segment) does not decide.
       auto it = decision.find(parameterName(marg).str());
+      if (it == decision.end())
+        continue;
       TPProfile::ParameterSplit split{name, "replicated", -1};
       if (it != decision.end() && it->second.how != "replicated") {
         split.how = it->second.how;

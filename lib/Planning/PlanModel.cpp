@@ -85,13 +85,16 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                 k.backwardOther * ratio(fwdOther, tp.forwardOther.total())) *
                    mb +
                k.backwardKernels * launch;
-  for (const TPCollective &col : tp.collectives)
-    s.tpComm += groupCollectiveTime(col.kind,
-                                    col.elements * mb * m.floatBytes, t, 1,
-                                    problem.cluster);
   // Forward collectives, and their mirror images backward.
-  double fwdComm = s.tpComm;
-  s.tpComm *= 2;
+  double fwdComm = 0;
+  for (const TPCollective &col : tp.collectives) {
+    double time = groupCollectiveTime(col.kind,
+                                      col.elements * mb * m.floatBytes, t, 1,
+                                      problem.cluster);
+    if (col.pass != TPCollective::Pass::Backward)
+      fwdComm += time;
+    s.tpComm += time * col.timesPerMicroBatch();
+  }
   double none = tp.saved.at(t, sp);
   bool last = index + 1 == m.segments.size();
   switch (c.recompute) {

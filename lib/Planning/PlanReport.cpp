@@ -101,25 +101,29 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       for (auto [first, end] : st.chunks)
         for (unsigned i = first; i < end; ++i) {
           unsigned kind = m.segments[i].kind;
-          int64_t times =
-              2 + (c.recompute == Recompute::Full && i + 1 < n ? 1 : 0);
-          for (unsigned x = 0; x < m.kinds[kind].at(c.tp).collectives.size();
-               ++x)
-          {
+          const auto &cols = m.kinds[kind].at(c.tp).collectives;
+          for (unsigned x = 0; x < cols.size(); ++x) {
+            bool again = c.recompute == Recompute::Full && i + 1 < n &&
+                         cols[x].pass != TPCollective::Pass::Backward;
+            int64_t times = cols[x].timesPerMicroBatch() + (again ? 1 : 0);
             count[{kind, x}] += times * micro;
-            recomputed[{kind, x}] |= times == 3;
+            recomputed[{kind, x}] |= again;
           }
         }
       for (auto [key, times] : count) {
         const SegmentKind &k = m.kinds[key.first];
         const TPCollective &col = k.at(c.tp).collectives[key.second];
-        bool swap = c.sequenceParallel && col.kind == Collective::AllReduce &&
-                    col.reason.rfind("complete", 0) == 0;
+        bool swap = c.sequenceParallel && col.sequenceSwap;
         out.push_back({"tensor-parallel",
                        swap ? "reduce-scatter + all-gather"
                             : collectiveName(col.kind),
                        stage, c.tp, col.elements * mb * w, times,
-                       col.reason + "; mirrored in backward" +
+                       col.reason +
+                           (col.pass == TPCollective::Pass::Both
+                                ? "; mirrored in backward"
+                            : col.pass == TPCollective::Pass::Backward
+                                ? " (backward)"
+                                : "") +
                            (recomputed[key] ? ", repeated by recomputation"
                                             : ""),
                        "in " + k.name + " (after " + col.where + ")"});

@@ -87,10 +87,26 @@ struct Analysis {
   }
 
   void collective(Collective kind, double elements, const std::string &reason,
-                  Operation *where) {
+                  Operation *where,
+                  TPCollective::Pass pass = TPCollective::Pass::Both,
+                  bool sequenceSwap = false) {
     if (t > 1)
       out.collectives.push_back({kind, elements / samples, reason,
-                                 describe(where)});
+                                 describe(where), pass, sequenceSwap});
+  }
+
+  /// Values that depend on a parameter: their gradient is computed.
+  DenseMap<Value, bool> gradient;
+  bool needsGradient(Value v) {
+    if (auto it = gradient.find(v); it != gradient.end())
+      return it->second;
+    bool needs = false;
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      needs = paramOf.count(arg) > 0;
+    else if (Operation *def = v.getDefiningOp())
+      needs = llvm::any_of(def->getOperands(),
+                           [&](Value o) { return needsGradient(o); });
+    return gradient[v] = needs;
   }
 
   /// Makes `v` replicated before `user` reads it.
@@ -100,12 +116,13 @@ struct Analysis {
       collective(Collective::AllReduce, valueElements(v),
                  "complete the partial sums before " +
                      user->getName().getStringRef().str(),
-                 v.getDefiningOp() ? v.getDefiningOp() : user);
+                 v.getDefiningOp() ? v.getDefiningOp() : user,
+                 TPCollective::Pass::Forward, /*sequenceSwap=*/true);
     else if (s.kind == Kind::Shard)
       collective(Collective::AllGather, valueElements(v),
                  "gather dimension " + std::to_string(s.dim) + " for " +
                      user->getName().getStringRef().str(),
-                 user);
+                 user, TPCollective::Pass::Forward);
     else
       return;
     state[v] = State();
@@ -243,6 +260,11 @@ void Analysis::matmul(MatmulOp op) {
         divisible(b, rb - 1)) {
       splitParam(b, "column", rb - 1);
       state[op.getResult()] = block(op.getResult(), r - 1);
+      // Each rank's share of the input's gradient: summed backward.
+      if (needsGradient(a))
+        collective(Collective::AllReduce, valueElements(a),
+                   "complete the input gradient of a column-parallel matmul",
+                   op, TPCollective::Pass::Backward, /*sequenceSwap=*/true);
     }
     return;
   }
@@ -339,10 +361,17 @@ void Analysis::visit(Operation *op) {
         State in = get(s.getInput());
         if (in.kind != Kind::Shard)
           return;
-        if (in.dim == static_cast<int64_t>(s.getAxis()))
-          collective(Collective::AllReduce,
-                     2 * valueElements(s.getInput()) / shapeOf(s.getInput())[in.dim],
-                     "softmax statistics over the split axis", op);
+        if (in.dim == static_cast<int64_t>(s.getAxis())) {
+          double rows =
+              valueElements(s.getInput()) / shapeOf(s.getInput())[in.dim];
+          collective(Collective::AllReduce, 2 * rows,
+                     "softmax statistics over the split axis", op,
+                     TPCollective::Pass::Forward);
+          if (needsGradient(s.getInput()))
+            collective(Collective::AllReduce, rows,
+                       "the softmax gradient's sum over the split axis", op,
+                       TPCollective::Pass::Backward);
+        }
         setAll(op, in);
       })
       .Case<LayerNormOp, RMSNormOp>([&](auto n) {
@@ -401,9 +430,11 @@ void Analysis::visit(Operation *op) {
         int64_t last = rankOf(x) - 1;
         if (in.dim == last) {
           // Vocabulary-parallel cross-entropy: max, sum and target logit.
+          double stats = ce.getLabelSmoothing().isZero() ? 3 : 4;
           collective(Collective::AllReduce,
-                     3 * valueElements(x) / shapeOf(x)[last],
-                     "cross-entropy statistics over the split classes", op);
+                     stats * valueElements(x) / shapeOf(x)[last],
+                     "cross-entropy statistics over the split classes", op,
+                     TPCollective::Pass::Forward);
           return;
         }
         if (rankOf(ce.getResult()) == 0)

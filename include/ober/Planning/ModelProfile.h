@@ -57,6 +57,16 @@ struct TPCollective {
   std::string reason;
   /// The op it follows, printed for --ober-plan-explain.
   std::string where;
+  /// Which passes run it: the forward (completing a row-parallel matmul's
+  /// partial sums, gathering a split, the cross-entropy's statistics, which
+  /// the backward softmax reuses), the backward (the input gradient of a
+  /// column-parallel matmul), or both (statistics over a split axis, whose
+  /// gradient needs them again).
+  enum class Pass : uint8_t { Both, Forward, Backward } pass = Pass::Both;
+  /// Megatron's all-reduces of activations: a reduce-scatter and an
+  /// all-gather of tokens under sequence parallelism.
+  bool sequenceSwap = false;
+  int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
 };
 
 /// A segment under tensor parallelism of one degree.
