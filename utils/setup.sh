@@ -26,6 +26,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX importer
   python3-onnx python3-numpy libonnx-testdata    # ONNX conformance tests
   python3-torch python3-torchvision              # PyTorch parity tests
+  libtorch-dev                 # the TorchScript importer (optional component)
+  python3-pytest python3-setuptools              # the ober Python package's tests and install
   libopenblas0-pthread         # fast BLAS for numpy and torch in the tests
   libclang-rt-22-dev           # libFuzzer and sanitizers for the fuzz target
 )

@@ -18,14 +18,65 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/xxhash.h"
 
-#include <cmath>
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::ober;
 
 bool mlir::ober::isImportedFormat(StringRef path) {
-  return llvm::sys::path::extension(path) == ".onnx";
+  StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".onnx" || ext == ".pt";
+}
+
+/// TorchScript goes through `ober-translate --import-torchscript` (beside
+/// this tool): only ober-translate links libtorch, whose start-up costs
+/// every process that loads it about half a second.
+static OwningOpRef<ModuleOp>
+importTorchScriptWithTranslate(StringRef path, MLIRContext &context) {
+  Location loc = FileLineColLoc::get(&context, path, 0, 0);
+  static int anchor;
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  SmallString<256> translate(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(translate, "ober-translate");
+  if (!llvm::sys::fs::can_execute(translate)) {
+    emitError(loc) << "cannot import '" << path << "': no ober-translate "
+                   << "beside this tool (" << translate << ")";
+    return nullptr;
+  }
+  SmallString<128> out, err;
+  if (llvm::sys::fs::createTemporaryFile("ober-torchscript", "mlir", out) ||
+      llvm::sys::fs::createTemporaryFile("ober-torchscript", "err", err)) {
+    emitError(loc) << "cannot create a temporary file to import '" << path
+                   << "'";
+    return nullptr;
+  }
+  llvm::FileRemover removeOut(out), removeErr(err);
+  std::string input = path.str();
+  SmallVector<StringRef> args = {translate, "--import-torchscript", input,
+                                 "-o", out};
+  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
+                                          StringRef(err)};
+  int rc = llvm::sys::ExecuteAndWait(translate, args, std::nullopt, redirects);
+  if (rc != 0) {
+    auto text = llvm::MemoryBuffer::getFile(err);
+    std::string message = text ? (*text)->getBuffer().trim().str() : "";
+    if (message.find("Unknown command line argument") != std::string::npos)
+      message = "this build has no TorchScript importer (install "
+                "libtorch-dev and reconfigure; or export the model to ONNX)";
+    // The importer's diagnostics already name the file: pass them on.
+    StringRef body = message;
+    if (body.consume_front(path) && body.consume_front(":0:0: error: "))
+      message = body.str();
+    emitError(loc) << message;
+    return nullptr;
+  }
+  return parseSourceFile<ModuleOp>(out.str(), &context);
 }
 
 OwningOpRef<ModuleOp>
@@ -39,9 +90,11 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
     options.knownInputs.assign(knownInputs.begin(), knownInputs.end());
     return importONNXFile(path, context, options);
   }
+  if (ext == ".pt")
+    return importTorchScriptWithTranslate(path, context);
   emitError(UnknownLoc::get(&context))
       << "cannot read '" << path
-      << "': unknown model format (supported: .mlir, .mlirbc, .onnx)";
+      << "': unknown model format (supported: .mlir, .mlirbc, .onnx, .pt)";
   return nullptr;
 }
 

@@ -3,12 +3,17 @@
 // Part of Ober-Train.
 //
 //   ober-translate --import-onnx model.onnx          ONNX -> ober IR
+//   ober-translate --import-torchscript model.pt     TorchScript -> ober IR
+//                                                    (with libtorch)
 //   ober-translate --emit-gpt="layers=2 hidden=64 heads=4 seq=16 vocab=128"
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Importers/Generators/GPT.h"
 #include "ober/Importers/ONNX/ONNXImporter.h"
+#ifdef OBER_HAVE_TORCH
+#include "ober/Importers/TorchScript/TorchScriptImporter.h"
+#endif
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
@@ -44,6 +49,9 @@ int main(int argc, char **argv) {
       return emitGPT(arg);
   }
   ober::registerONNXTranslation();
+#ifdef OBER_HAVE_TORCH
+  ober::registerTorchScriptTranslation();
+#endif
   return asMainReturnCode(
       mlirTranslateMain(argc, argv, "Ober-Train translation driver"));
 }

@@ -1,0 +1,544 @@
+//===- AtenOps.cpp - aten ops as ober ops ----------------------------------===//
+//
+// Part of Ober-Train. One mapping per aten op family that traced and
+// scripted models use. Result types come from the traced graph's static
+// types; the ops' verifiers check them. In-place variants (`add_`, `relu_`)
+// map like their functional forms: the graph is in SSA form after tracing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::torchscript;
+
+namespace {
+/// `kind` without "aten::" and a trailing "_" (in-place).
+std::string baseName(TSNode *n) {
+  std::string kind = n->kind().toQualString();
+  if (kind.rfind("aten::", 0) != 0)
+    return kind;
+  kind = kind.substr(6);
+  if (kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_')
+    kind.pop_back();
+  return kind;
+}
+
+int64_t normAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Whether `op` (a base name) has a mapping below.
+bool isMapped(const std::string &op) {
+  static const std::set<std::string> mapped = {
+      "contiguous", "clone", "detach", "alias", "lift_fresh", "view",
+      "reshape", "flatten", "unsqueeze", "squeeze", "unflatten", "view_as",
+      "reshape_as", "expand", "expand_as", "broadcast_to", "t", "transpose",
+      "permute", "numpy_T", "to", "type_as", "float", "double", "long", "int",
+      "bool", "half", "add", "sub", "mul", "div", "rsub", "pow", "maximum",
+      "minimum", "remainder", "neg", "exp", "log", "sqrt", "rsqrt", "tanh",
+      "sigmoid", "relu", "abs", "erf", "silu", "reciprocal", "sin", "cos",
+      "gelu", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill",
+      "linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "softmax",
+      "log_softmax", "layer_norm", "batch_norm", "dropout", "feature_dropout",
+      "alpha_dropout", "_convolution", "conv1d", "conv2d", "conv3d",
+      "convolution", "max_pool1d", "max_pool2d", "avg_pool2d",
+      "adaptive_avg_pool1d", "adaptive_avg_pool2d", "mean", "sum", "amax",
+      "amin", "embedding", "cat", "concat", "stack", "slice", "select",
+      "narrow", "chunk", "unsafe_chunk", "split", "split_with_sizes",
+      "unbind", "zeros_like", "ones_like", "full_like"};
+  return mapped.count(op) > 0;
+}
+} // namespace
+
+bool Importer::mapped(TSNode *n) {
+  std::string kind = n->kind().toQualString();
+  return kind.rfind("aten::", 0) == 0 && isMapped(baseName(n));
+}
+
+bool Importer::convert(TSNode *n) {
+  std::string op = baseName(n);
+  auto ins = n->inputs();
+  auto out = [&](size_t i = 0) { return n->outputs()[i]; };
+  RankedTensorType outType = out()->type()->cast<c10::TensorType>()
+                                 ? typeOf(out())
+                                 : RankedTensorType();
+  auto fail = [&](const std::string &message) {
+    error(n, message);
+    return false;
+  };
+  auto set = [&](Value v, size_t i = 0) {
+    if (!v)
+      return fail("could not build the result");
+    tensors[out(i)] = v;
+    return true;
+  };
+  // Operand i as a tensor.
+  auto arg = [&](size_t i) -> Value { return tensor(ins[i]); };
+  auto scalarLike = [&](size_t i, Value like) -> Value {
+    if (auto it = known.find(ins[i]); it != known.end() &&
+                                      !it->second.isTensor()) {
+      Type et = llvm::cast<RankedTensorType>(like.getType()).getElementType();
+      return scalar(et, number(ins[i]));
+    }
+    Value t = tensor(ins[i]);
+    if (!t)
+      return t;
+    Type et = llvm::cast<RankedTensorType>(like.getType()).getElementType();
+    return cast(t, et);
+  };
+  auto rankOf = [](Value v) { return llvm::cast<RankedTensorType>(v.getType()).getRank(); };
+  auto shapeOf = [](Value v) {
+    return llvm::cast<RankedTensorType>(v.getType()).getShape();
+  };
+  auto attrs = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
+
+  // Views and copies.
+  if (op == "contiguous" || op == "clone" || op == "detach" ||
+      op == "alias" || op == "lift_fresh") {
+    Value x = arg(0);
+    return x ? set(x) : fail("needs a tensor");
+  }
+  bool listResult = op == "chunk" || op == "split" || op == "unsafe_chunk" ||
+                    op == "split_with_sizes" || op == "unbind";
+  if (!outType && !listResult) {
+    if (isMapped(op))
+      return fail("its result has no static shape and dtype (trace the "
+                  "model with torch.jit.trace)");
+    unsupported[n->kind().toQualString()].push_back(sourceLine(n));
+    return false;
+  }
+  if (op == "view" || op == "reshape" || op == "flatten" ||
+      op == "unsqueeze" || op == "squeeze" || op == "unflatten" ||
+      op == "view_as" || op == "reshape_as") {
+    Value x = arg(0);
+    return x ? set(reshape(x, outType.getShape())) : fail("needs a tensor");
+  }
+  if (op == "expand" || op == "expand_as" || op == "broadcast_to") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    // Expand may add leading dimensions.
+    SmallVector<int64_t> shape(outType.getRank() - rankOf(x), 1);
+    llvm::append_range(shape, shapeOf(x));
+    return set(broadcastTo(reshape(x, shape), outType.getShape()));
+  }
+  if (op == "t" || op == "transpose" || op == "permute" || op == "numpy_T") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    int64_t r = rankOf(x);
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
+    if (op == "permute") {
+      std::vector<int64_t> dims = integers(ins[1]);
+      if (static_cast<int64_t>(dims.size()) != r)
+        return fail("permute needs one dimension per axis");
+      for (int64_t i = 0; i < r; ++i)
+        perm[i] = normAxis(dims[i], r);
+    } else if (op == "transpose") {
+      std::swap(perm[normAxis(integer(ins[1]), r)],
+                perm[normAxis(integer(ins[2]), r)]);
+    } else {
+      std::reverse(perm.begin(), perm.end());
+    }
+    return set(transpose(x, perm));
+  }
+  if (op == "to" || op == "type_as" || op == "float" || op == "double" ||
+      op == "long" || op == "int" || op == "bool" || op == "half") {
+    Value x = arg(0);
+    return x ? set(cast(x, outType.getElementType())) : fail("needs a tensor");
+  }
+
+  // Elementwise.
+  static const std::map<std::string, int> binary = {
+      {"add", 0}, {"sub", 1}, {"mul", 2}, {"div", 3}, {"rsub", 4},
+      {"pow", 5}, {"maximum", 6}, {"minimum", 7}, {"remainder", 8}};
+  if (auto it = binary.find(op); it != binary.end()) {
+    Value a = arg(0);
+    if (!a)
+      return fail("needs a tensor first operand");
+    a = cast(a, outType.getElementType());
+    Value c = scalarLike(1, a);
+    if (!c)
+      return fail("needs a tensor or number second operand");
+    if ((op == "add" || op == "sub" || op == "rsub") && ins.size() > 2) {
+      double alpha = number(ins[2]);
+      if (alpha != 1.0)
+        c = create<MulOp>(c, scalar(outType.getElementType(), alpha));
+    }
+    if (op == "div" && ins.size() > 2 && !isNone(ins[2]))
+      return fail("div with a rounding mode is not supported");
+    Value r;
+    switch (it->second) {
+    case 0: r = create<AddOp>(a, c); break;
+    case 1: r = create<SubOp>(a, c); break;
+    case 2: r = create<MulOp>(a, c); break;
+    case 3: r = create<DivOp>(a, c); break;
+    case 4: r = create<SubOp>(c, a); break;
+    case 5: r = create<PowOp>(a, c); break;
+    case 6: r = create<MaxOp>(a, c); break;
+    case 7: r = create<MinOp>(a, c); break;
+    default: r = create<RemOp>(a, c); break;
+    }
+    return set(broadcastTo(r, outType.getShape()));
+  }
+  static const std::map<std::string, int> unary = {
+      {"neg", 0}, {"exp", 1}, {"log", 2}, {"sqrt", 3}, {"rsqrt", 4},
+      {"tanh", 5}, {"sigmoid", 6}, {"relu", 7}, {"abs", 8}, {"erf", 9},
+      {"silu", 10}, {"reciprocal", 11}, {"sin", 12}, {"cos", 13}};
+  if (auto it = unary.find(op); it != unary.end()) {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    Value r;
+    switch (it->second) {
+    case 0: r = create<NegOp>(x); break;
+    case 1: r = create<ExpOp>(x); break;
+    case 2: r = create<LogOp>(x); break;
+    case 3: r = create<SqrtOp>(x); break;
+    case 4: r = create<RsqrtOp>(x); break;
+    case 5: r = create<TanhOp>(x); break;
+    case 6: r = create<SigmoidOp>(x); break;
+    case 7: r = create<ReluOp>(x); break;
+    case 8: r = create<AbsOp>(x); break;
+    case 9: r = create<ErfOp>(x); break;
+    case 10: r = create<SiluOp>(x); break;
+    case 11: r = create<ReciprocalOp>(x); break;
+    case 12: r = create<SinOp>(x); break;
+    default: r = create<CosOp>(x); break;
+    }
+    return set(r);
+  }
+  if (op == "gelu") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    std::string approx = "none";
+    if (ins.size() > 1 && isKnown(ins[1]) && known[ins[1]].isString())
+      approx = known[ins[1]].toStringRef();
+    return set(create<GeluOp>(x, approx == "tanh" ? GeluApproximation::tanh
+                                                  : GeluApproximation::none));
+  }
+  static const std::map<std::string, CompareDirection> compare = {
+      {"eq", CompareDirection::eq}, {"ne", CompareDirection::ne},
+      {"lt", CompareDirection::lt}, {"le", CompareDirection::le},
+      {"gt", CompareDirection::gt}, {"ge", CompareDirection::ge}};
+  if (auto it = compare.find(op); it != compare.end()) {
+    Value a = arg(0);
+    if (!a)
+      return fail("needs a tensor");
+    Value c = scalarLike(1, a);
+    if (!c)
+      return fail("needs a tensor or number second operand");
+    return set(broadcastTo(create<CompareOp>(it->second, a, c),
+                           outType.getShape()));
+  }
+  if (op == "where" && ins.size() == 3) {
+    Value c = arg(0), x = arg(1);
+    if (!c || !x)
+      return fail("needs a condition and a tensor");
+    Value y = scalarLike(2, x);
+    return set(broadcastTo(create<SelectOp>(c, cast(x, outType.getElementType()),
+                                            cast(y, outType.getElementType())),
+                           outType.getShape()));
+  }
+  if (op == "masked_fill") {
+    Value x = arg(0), mask = arg(1);
+    if (!x || !mask)
+      return fail("needs a tensor and a mask");
+    Value v = scalarLike(2, x);
+    return set(broadcastTo(create<SelectOp>(mask, v, x), outType.getShape()));
+  }
+
+  // Matmuls.
+  if (op == "linear") {
+    Value x = arg(0), w = arg(1);
+    if (!x || !w)
+      return fail("needs an input and a weight");
+    Value y = create<MatmulOp>(x, transpose(w, {1, 0}));
+    if (ins.size() > 2 && !isNone(ins[2]))
+      y = create<AddOp>(y, arg(2));
+    return set(y);
+  }
+  if (op == "matmul" || op == "mm" || op == "bmm") {
+    Value a = arg(0), c = arg(1);
+    if (!a || !c)
+      return fail("needs two tensors");
+    return set(create<MatmulOp>(a, c));
+  }
+  if (op == "addmm" || op == "baddbmm") {
+    Value bias = arg(0), a = arg(1), c = arg(2);
+    if (!bias || !a || !c)
+      return fail("needs three tensors");
+    Value y = create<MatmulOp>(a, c);
+    double beta = ins.size() > 3 ? number(ins[3]) : 1.0;
+    double alpha = ins.size() > 4 ? number(ins[4]) : 1.0;
+    Type et = outType.getElementType();
+    if (alpha != 1.0)
+      y = create<MulOp>(y, scalar(et, alpha));
+    if (beta != 0.0)
+      y = create<AddOp>(y, beta == 1.0 ? bias
+                                       : create<MulOp>(bias, scalar(et, beta)));
+    return set(broadcastTo(y, outType.getShape()));
+  }
+
+  // Normalization, softmax, dropout.
+  if (op == "softmax" || op == "log_softmax") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    int64_t axis = normAxis(integer(ins[1]), rankOf(x));
+    x = cast(x, outType.getElementType());
+    return set(op == "softmax"
+                   ? create<SoftmaxOp>(x, b.getI64IntegerAttr(axis))
+                   : create<LogSoftmaxOp>(x, b.getI64IntegerAttr(axis)));
+  }
+  if (op == "layer_norm") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    int64_t normalized = static_cast<int64_t>(integers(ins[1]).size());
+    Value w = isNone(ins[2]) ? Value() : arg(2);
+    Value bias = isNone(ins[3]) ? Value() : arg(3);
+    return set(create<LayerNormOp>(
+        x, w, bias, b.getI64IntegerAttr(rankOf(x) - normalized),
+        b.getF64FloatAttr(number(ins[4]))));
+  }
+  if (op == "batch_norm") {
+    Value x = arg(0);
+    if (!x || isNone(ins[1]) || isNone(ins[2]) || isNone(ins[3]) ||
+        isNone(ins[4]))
+      return fail("needs affine parameters and running statistics");
+    bool training = integer(ins[5]);
+    auto eps = b.getF64FloatAttr(number(ins[7]));
+    if (!training)
+      return set(create<BatchNormInferenceOp>(x, arg(1), arg(2), arg(3),
+                                              arg(4), eps));
+    Value mean = arg(3), var = arg(4);
+    auto bn = BatchNormTrainingOp::create(
+        b, loc, TypeRange{x.getType(), mean.getType(), var.getType()}, x,
+        arg(1), arg(2), mean, var, eps, b.getF64FloatAttr(number(ins[6])));
+    return set(bn->getResult(0));
+  }
+  if (op == "dropout" || op == "feature_dropout" || op == "alpha_dropout") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    double p = number(ins[1]);
+    bool train = integer(ins[2]);
+    if (!train || p == 0.0)
+      return set(x);
+    if (op != "dropout")
+      return fail("only elementwise dropout is supported in training mode");
+    auto type = llvm::cast<RankedTensorType>(x.getType());
+    auto d = DropoutOp::create(b, loc,
+                               TypeRange{type, type.clone(b.getI1Type())}, x,
+                               scalar(b.getI64Type(), 0),
+                               b.getF64FloatAttr(p));
+    return set(d->getResult(0));
+  }
+
+  // Convolution and pooling (2-D and other ranks alike).
+  if (op == "_convolution" || op == "conv2d" || op == "conv1d" ||
+      op == "conv3d" || op == "convolution") {
+    Value x = arg(0), w = arg(1);
+    if (!x || !w)
+      return fail("needs an input and a weight");
+    bool full = op == "_convolution" || op == "convolution";
+    if (full && integer(ins[6]))
+      return fail("transposed convolution is not supported");
+    int64_t spatial = rankOf(x) - 2;
+    auto expand = [&](std::vector<int64_t> v) {
+      if (v.size() == 1)
+        v.assign(spatial, v[0]);
+      return v;
+    };
+    std::vector<int64_t> stride = expand(integers(ins[3]));
+    std::vector<int64_t> pad = expand(integers(ins[4]));
+    std::vector<int64_t> dilation = expand(integers(ins[5]));
+    int64_t groups = integer(ins[full ? 8 : 6]);
+    SmallVector<int64_t> pads(pad.begin(), pad.end());
+    pads.append(pad.begin(), pad.end());
+    Value bias = isNone(ins[2]) ? Value() : arg(2);
+    return set(create<ConvOp>(x, w, bias, attrs(stride), attrs(pads),
+                              attrs(dilation), b.getI64IntegerAttr(groups)));
+  }
+  if (op == "max_pool2d" || op == "max_pool1d" || op == "avg_pool2d") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    int64_t spatial = rankOf(x) - 2;
+    auto expand = [&](std::vector<int64_t> v, int64_t fallback) {
+      if (v.empty())
+        v.assign(spatial, fallback);
+      if (v.size() == 1)
+        v.assign(spatial, v[0]);
+      return v;
+    };
+    std::vector<int64_t> kernel = expand(integers(ins[1]), 1);
+    std::vector<int64_t> stride = expand(integers(ins[2]), 0);
+    for (int64_t i = 0; i < spatial; ++i)
+      if (stride[i] == 0)
+        stride[i] = kernel[i];
+    std::vector<int64_t> pad = expand(integers(ins[3]), 0);
+    SmallVector<int64_t> pads(pad.begin(), pad.end());
+    pads.append(pad.begin(), pad.end());
+    if (op == "avg_pool2d") {
+      bool ceil = integer(ins[4]), countPad = integer(ins[5]);
+      if (ins.size() > 6 && !isNone(ins[6]))
+        return fail("divisor_override is not supported");
+      return set(create<AvgPoolOp>(x, attrs(kernel), attrs(stride),
+                                   attrs(pads), b.getBoolAttr(ceil),
+                                   b.getBoolAttr(countPad)));
+    }
+    std::vector<int64_t> dilation = expand(integers(ins[4]), 1);
+    return set(create<MaxPoolOp>(x, attrs(kernel), attrs(stride), attrs(pads),
+                                 attrs(dilation),
+                                 b.getBoolAttr(integer(ins[5]))));
+  }
+  if (op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool1d") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    std::vector<int64_t> size = integers(ins[1]);
+    if (llvm::any_of(size, [](int64_t s) { return s != 1; }))
+      return fail("only an output size of 1 is supported");
+    SmallVector<int64_t> axes =
+        llvm::to_vector(llvm::seq<int64_t>(2, rankOf(x)));
+    return set(create<ReduceMeanOp>(x, attrs(axes), b.getBoolAttr(true)));
+  }
+
+  // Reductions.
+  if (op == "mean" || op == "sum" || op == "amax" || op == "amin") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    int64_t r = rankOf(x);
+    SmallVector<int64_t> axes;
+    bool keep = false;
+    if (ins.size() >= 3) {
+      for (int64_t a : integers(ins[1]))
+        axes.push_back(normAxis(a, r));
+      keep = integer(ins[2]);
+    }
+    if (axes.empty())
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, r));
+    llvm::sort(axes);
+    x = cast(x, outType.getElementType());
+    auto a = attrs(axes);
+    auto k = b.getBoolAttr(keep);
+    Value y = op == "mean"  ? create<ReduceMeanOp>(x, a, k)
+              : op == "sum" ? create<ReduceSumOp>(x, a, k)
+              : op == "amax" ? create<ReduceMaxOp>(x, a, k)
+                             : create<ReduceMinOp>(x, a, k);
+    return set(y);
+  }
+
+  // Indexing and joining.
+  if (op == "embedding") {
+    Value table = arg(0), ids = arg(1);
+    if (!table || !ids)
+      return fail("needs a table and indices");
+    return set(create<EmbeddingOp>(table, ids));
+  }
+  if (op == "cat" || op == "concat" || op == "stack") {
+    auto it = lists.find(ins[0]);
+    if (it == lists.end())
+      return fail("needs a list of tensors");
+    SmallVector<Value> parts = it->second;
+    int64_t axis = normAxis(integer(ins[1]), outType.getRank());
+    if (op == "stack")
+      for (Value &p : parts) {
+        SmallVector<int64_t> shape(shapeOf(p));
+        shape.insert(shape.begin() + axis, 1);
+        p = reshape(p, shape);
+      }
+    return set(create<ConcatOp>(parts, b.getI64IntegerAttr(axis)));
+  }
+  if (op == "slice" || op == "select" || op == "narrow") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    ArrayRef<int64_t> shape = shapeOf(x);
+    int64_t r = rankOf(x), dim = normAxis(integer(ins[1]), r);
+    int64_t size = shape[dim], start, end, step = 1;
+    if (op == "slice") {
+      start = isNone(ins[2]) ? 0 : integer(ins[2]);
+      end = isNone(ins[3]) ? size : integer(ins[3]);
+      step = integer(ins[4]);
+    } else if (op == "narrow") {
+      start = integer(ins[2]);
+      end = start + integer(ins[3]);
+    } else {
+      start = integer(ins[2]);
+      end = start < 0 ? start + size + 1 : start + 1;
+    }
+    if (start < 0)
+      start += size;
+    if (end < 0)
+      end += size;
+    start = std::clamp<int64_t>(start, 0, size);
+    end = std::clamp<int64_t>(end, start, size);
+    SmallVector<int64_t> starts(r, 0), limits(shape), steps(r, 1);
+    starts[dim] = start;
+    limits[dim] = end;
+    steps[dim] = step;
+    Value y = create<SliceOp>(x, attrs(starts), attrs(limits), attrs(steps));
+    return set(reshape(y, outType.getShape()));
+  }
+  if (op == "chunk" || op == "unsafe_chunk" || op == "split" ||
+      op == "split_with_sizes" || op == "unbind") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    int64_t r = rankOf(x);
+    int64_t dim = normAxis(integer(ins[op == "unbind" ? 1 : 2]), r);
+    int64_t size = shapeOf(x)[dim];
+    SmallVector<int64_t> sizes;
+    if (op == "unbind") {
+      sizes.assign(size, 1);
+    } else if (op == "chunk" || op == "unsafe_chunk") {
+      int64_t chunks = integer(ins[1]);
+      int64_t each = (size + chunks - 1) / chunks;
+      for (int64_t s = 0; s < size; s += each)
+        sizes.push_back(std::min(each, size - s));
+    } else if (known.count(ins[1]) && known[ins[1]].isIntList()) {
+      for (int64_t s : integers(ins[1]))
+        sizes.push_back(s);
+    } else {
+      int64_t each = integer(ins[1]);
+      for (int64_t s = 0; s < size; s += each)
+        sizes.push_back(std::min(each, size - s));
+    }
+    SmallVector<Type> types;
+    for (int64_t s : sizes) {
+      SmallVector<int64_t> shape(shapeOf(x));
+      shape[dim] = s;
+      types.push_back(llvm::cast<RankedTensorType>(x.getType()).clone(shape));
+    }
+    auto parts = SplitOp::create(b, loc, types, x, b.getI64IntegerAttr(dim),
+                                 attrs(sizes));
+    SmallVector<Value> values(parts->getResults());
+    if (op == "unbind")
+      for (Value &v : values) {
+        SmallVector<int64_t> shape(shapeOf(v));
+        shape.erase(shape.begin() + dim);
+        v = reshape(v, shape);
+      }
+    lists[out()] = values;
+    return true;
+  }
+  if (op == "zeros_like" || op == "ones_like" || op == "full_like") {
+    double v = op == "zeros_like" ? 0.0 : op == "ones_like" ? 1.0
+                                                            : number(ins[1]);
+    return set(broadcastTo(scalar(outType.getElementType(), v),
+                           outType.getShape()));
+  }
+  unsupported[n->kind().toQualString()].push_back(sourceLine(n));
+  return false;
+}

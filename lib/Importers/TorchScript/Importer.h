@@ -1,0 +1,85 @@
+//===- Importer.h - the state of one TorchScript import ---------*- C++ -*-===//
+//
+// Part of Ober-Train. A TorchScript value is, while importing, either an
+// MLIR tensor (a graph input, a parameter, an op's result), a list of them
+// (chunk, split), or a compile-time IValue (constants, and everything
+// computed from constants and static shapes, which libtorch evaluates).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_IMPORTERS_TORCHSCRIPT_IMPORTER_H
+#define OBER_LIB_IMPORTERS_TORCHSCRIPT_IMPORTER_H
+
+#include "ober/Dialect/Ober/IR/OberShapeBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <torch/script.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::ober::torchscript {
+
+using TSValue = torch::jit::Value;
+using TSNode = torch::jit::Node;
+
+class Importer : public OberShapeBuilder<Importer> {
+public:
+  Importer(MLIRContext &context) : b(&context), loc(UnknownLoc::get(&context)) {}
+
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
+    return OpTy::create(b, loc, std::forward<Args>(args)...)->getResult(0);
+  }
+
+  OpBuilder b;
+  Location loc;
+
+  // Values.
+  std::map<const TSValue *, Value> tensors;
+  std::map<const TSValue *, SmallVector<Value>> lists;
+  std::map<const TSValue *, c10::IValue> known;
+  /// Every value as computed on the example inputs (zeros of their shape):
+  /// the static types a saved module no longer carries.
+  std::map<const TSValue *, c10::IValue> example;
+
+  /// Tensor input `v` (a known tensor becomes a constant); null with an
+  /// error recorded when it is neither.
+  Value tensor(const TSValue *v);
+  bool isKnown(const TSValue *v) const { return known.count(v) > 0; }
+  bool isNone(const TSValue *v) const {
+    auto it = known.find(v);
+    return it != known.end() && it->second.isNone();
+  }
+  int64_t integer(const TSValue *v);
+  double number(const TSValue *v);
+  std::vector<int64_t> integers(const TSValue *v);
+  /// The traced type of `v` as a ranked tensor type (null when it has no
+  /// static shape or dtype).
+  RankedTensorType typeOf(const TSValue *v);
+  Type elementType(c10::ScalarType type);
+  /// A constant tensor of `value` (a known tensor or number) shaped like
+  /// `like`'s element type, rank 0 for a number.
+  Value constant(const c10::IValue &value, Type element);
+
+  /// Converts aten op `node` (AtenOps.cpp); false with an error recorded
+  /// when it has no mapping or unsupported arguments.
+  bool convert(TSNode *node);
+  /// Whether `node`'s kind has a mapping (AtenOps.cpp).
+  static bool mapped(TSNode *node);
+
+  /// An error about `node`, with its Python source line.
+  void error(TSNode *node, const std::string &message);
+  std::vector<std::string> errors;
+  /// Op kinds without a mapping, with where they are used.
+  std::map<std::string, std::vector<std::string>> unsupported;
+};
+
+/// "file:line" of `node`'s Python source, or "" when unknown.
+std::string sourceLine(TSNode *node);
+
+} // namespace mlir::ober::torchscript
+
+#endif // OBER_LIB_IMPORTERS_TORCHSCRIPT_IMPORTER_H

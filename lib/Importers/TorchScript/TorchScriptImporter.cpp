@@ -1,0 +1,589 @@
+//===- TorchScriptImporter.cpp - TorchScript modules to ober IR -----------===//
+//
+// Part of Ober-Train. Loads the module with libtorch, inlines its methods
+// into one graph, and walks it: `prim::GetAttr` chains from `self` name
+// parameters and buffers (their `state_dict` names), nodes whose inputs are
+// all known are evaluated by libtorch (shape arithmetic, constant masks),
+// and aten ops become ober ops (AtenOps.cpp). Parameters and float buffers
+// become `ober.param` arguments whose values are written to a safetensors
+// file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Importers/TorchScript/TorchScriptImporter.h"
+#include "Importer.h"
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Runtime/Weights.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/shape_analysis.h>
+#include "llvm/Support/JSON.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::ober;
+using namespace mlir::ober::torchscript;
+
+std::string mlir::ober::torchscript::sourceLine(TSNode *node) {
+  try {
+    // A saved module's code points back to the Python that generated it.
+    torch::jit::SourceRange range = node->sourceRange();
+    if (auto original = range.findSourceRangeThatGenerated())
+      range = *original;
+    if (auto where = range.file_line_col()) {
+      auto [file, line, col] = *where;
+      (void)col;
+      return file + ":" + std::to_string(line);
+    }
+  } catch (...) {
+  }
+  return "";
+}
+
+void Importer::error(TSNode *node, const std::string &message) {
+  std::string where = sourceLine(node);
+  errors.push_back(std::string(node->kind().toQualString()) +
+                   (where.empty() ? "" : " at " + where) + ": " + message);
+}
+
+Type Importer::elementType(c10::ScalarType type) {
+  switch (type) {
+  case c10::ScalarType::Float:
+    return b.getF32Type();
+  case c10::ScalarType::Double:
+    return b.getF64Type();
+  case c10::ScalarType::Half:
+    return b.getF16Type();
+  case c10::ScalarType::BFloat16:
+    return b.getBF16Type();
+  case c10::ScalarType::Long:
+    return b.getI64Type();
+  case c10::ScalarType::Int:
+    return b.getI32Type();
+  case c10::ScalarType::Bool:
+    return b.getI1Type();
+  default:
+    return Type();
+  }
+}
+
+RankedTensorType Importer::typeOf(const TSValue *v) {
+  auto t = v->type()->cast<c10::TensorType>();
+  if (!t)
+    return nullptr;
+  auto sizes = t->sizes().concrete_sizes();
+  auto scalar = t->scalarType();
+  if (!sizes || !scalar) {
+    auto it = example.find(v);
+    if (it == example.end() || !it->second.isTensor())
+      return nullptr;
+    const at::Tensor &e = it->second.toTensor();
+    sizes = e.sizes().vec();
+    scalar = e.scalar_type();
+  }
+  Type element = elementType(*scalar);
+  if (!element)
+    return nullptr;
+  return RankedTensorType::get(*sizes, element);
+}
+
+Value Importer::constant(const c10::IValue &value, Type element) {
+  at::Tensor t;
+  if (value.isTensor())
+    t = value.toTensor().contiguous();
+  else if (value.isDouble())
+    t = at::scalar_tensor(value.toDouble(), at::kDouble);
+  else if (value.isInt())
+    t = at::scalar_tensor(value.toInt(), at::kLong);
+  else if (value.isBool())
+    t = at::scalar_tensor(value.toBool(), at::kBool);
+  else
+    return Value();
+  if (!element)
+    element = elementType(t.scalar_type());
+  if (!element)
+    return Value();
+  SmallVector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+  auto type = RankedTensorType::get(shape, element);
+  DenseElementsAttr attr;
+  if (auto f = dyn_cast<FloatType>(element)) {
+    at::Tensor d = t.to(at::kDouble).contiguous();
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < d.numel(); ++i) {
+      APFloat x(d.data_ptr<double>()[i]);
+      bool lost;
+      x.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(x);
+    }
+    attr = DenseElementsAttr::get(type, values);
+  } else {
+    at::Tensor l = t.to(at::kLong).contiguous();
+    unsigned width = element.getIntOrFloatBitWidth();
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < l.numel(); ++i)
+      values.push_back(APInt(width, l.data_ptr<int64_t>()[i], true));
+    attr = DenseElementsAttr::get(type, values);
+  }
+  return create<ConstantOp>(attr);
+}
+
+Value Importer::tensor(const TSValue *v) {
+  if (auto it = tensors.find(v); it != tensors.end())
+    return it->second;
+  if (auto it = known.find(v); it != known.end()) {
+    RankedTensorType type = typeOf(v);
+    Value c = constant(it->second, type ? type.getElementType() : Type());
+    if (c)
+      tensors[v] = c;
+    return c;
+  }
+  return Value();
+}
+
+int64_t Importer::integer(const TSValue *v) {
+  auto it = known.find(v);
+  if (it == known.end())
+    return 0;
+  if (it->second.isInt())
+    return it->second.toInt();
+  if (it->second.isBool())
+    return it->second.toBool();
+  if (it->second.isTensor())
+    return it->second.toTensor().item<int64_t>();
+  return 0;
+}
+
+double Importer::number(const TSValue *v) {
+  auto it = known.find(v);
+  if (it == known.end())
+    return 0;
+  if (it->second.isDouble())
+    return it->second.toDouble();
+  if (it->second.isInt())
+    return static_cast<double>(it->second.toInt());
+  if (it->second.isBool())
+    return it->second.toBool();
+  if (it->second.isTensor())
+    return it->second.toTensor().item<double>();
+  return 0;
+}
+
+std::vector<int64_t> Importer::integers(const TSValue *v) {
+  auto it = known.find(v);
+  if (it == known.end())
+    return {};
+  if (it->second.isIntList())
+    return it->second.toIntVector();
+  if (it->second.isInt())
+    return {it->second.toInt()};
+  return {};
+}
+
+namespace {
+/// The graph of `forward` with every call inlined.
+std::shared_ptr<torch::jit::Graph> forwardGraph(torch::jit::Module &m) {
+  auto graph = m.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  torch::jit::LowerSimpleTuples(graph);
+  torch::jit::EliminateDeadCode(graph);
+  return graph;
+}
+
+/// Nodes evaluated by libtorch when their inputs are known: everything but
+/// random and in-place ops (those on known values are folded too, on
+/// copies).
+bool evaluable(TSNode *n) {
+  std::string kind = n->kind().toQualString();
+  if (kind == "prim::If" || kind == "prim::Loop" || kind == "prim::GetAttr" ||
+      kind == "prim::CallMethod" || kind == "prim::CallFunction")
+    return false;
+  return (kind.rfind("aten::", 0) == 0 || kind.rfind("prim::", 0) == 0) &&
+         kind.find("dropout") == kind.npos && kind.find("rand") == kind.npos;
+}
+
+/// Runs `n` on `inputs` with libtorch (lists and tuples built here: their
+/// operators want the node's static list type); nullopt when it fails.
+std::optional<std::vector<c10::IValue>>
+evaluate(TSNode *n, const std::vector<c10::IValue> &inputs) {
+  try {
+    auto kind = n->kind();
+    if (kind == c10::prim::ListConstruct) {
+      auto type = n->output()->type()->cast<c10::ListType>();
+      c10::TypePtr element = type ? type->getElementType() : nullptr;
+      if (element && element->kind() == c10::TypeKind::IntType) {
+        c10::List<int64_t> list;
+        for (const c10::IValue &v : inputs)
+          list.push_back(v.toInt());
+        return std::vector<c10::IValue>{list};
+      }
+      c10::impl::GenericList list(element ? element : c10::AnyType::get());
+      for (const c10::IValue &v : inputs)
+        list.push_back(v);
+      return std::vector<c10::IValue>{list};
+    }
+    if (kind == c10::prim::TupleConstruct)
+      return std::vector<c10::IValue>{c10::ivalue::Tuple::create(inputs)};
+    if (kind == c10::prim::ListUnpack) {
+      auto list = inputs.at(0).toListRef();
+      return std::vector<c10::IValue>(list.begin(), list.end());
+    }
+    if (kind == c10::prim::TupleUnpack) {
+      auto items = inputs.at(0).toTupleRef().elements();
+      return std::vector<c10::IValue>(items.begin(), items.end());
+    }
+    torch::jit::Stack stack(inputs.begin(), inputs.end());
+    n->getOperation()(stack);
+    if (stack.size() != n->outputs().size())
+      return std::nullopt;
+    return std::vector<c10::IValue>(stack.begin(), stack.end());
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+}
+
+struct Parameter {
+  std::string name;
+  at::Tensor value;
+};
+
+/// The example inputs' shapes and dtypes `ober.export` saves with the
+/// module (`ober_inputs.json`: [{"shape": [...], "dtype": "float32"}]).
+bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
+                   std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed) {
+    error = llvm::toString(parsed.takeError());
+    return false;
+  }
+  const llvm::json::Array *items = parsed->getAsArray();
+  if (!items) {
+    error = "expected a list of inputs";
+    return false;
+  }
+  static const std::map<std::string, at::ScalarType> dtypes = {
+      {"float32", at::kFloat}, {"float64", at::kDouble},
+      {"float16", at::kHalf},  {"bfloat16", at::kBFloat16},
+      {"int64", at::kLong},    {"int32", at::kInt}, {"bool", at::kBool}};
+  for (const llvm::json::Value &item : *items) {
+    const llvm::json::Object *o = item.getAsObject();
+    const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
+    auto dtype = o ? o->getString("dtype") : std::nullopt;
+    if (!shape || !dtype || !dtypes.count(dtype->str())) {
+      error = "each input needs a shape and a dtype (float32, int64, ...)";
+      return false;
+    }
+    std::vector<int64_t> sizes;
+    for (const llvm::json::Value &d : *shape)
+      sizes.push_back(d.getAsInteger().value_or(0));
+    out.push_back(at::zeros(sizes, dtypes.at(dtype->str())));
+  }
+  return true;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp>
+mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
+                                  const TorchScriptImportOptions &options) {
+  context.loadDialect<OberDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  torch::jit::Module module;
+  std::shared_ptr<torch::jit::Graph> graph;
+  std::vector<at::Tensor> examples;
+  try {
+    torch::jit::ExtraFilesMap extra{{"ober_inputs.json", ""}};
+    module = torch::jit::load(path.str(), c10::nullopt, extra);
+    graph = forwardGraph(module);
+    // A saved module keeps no traced shapes: take the example inputs'
+    // from the file (ober.export writes them).
+    std::string recorded = extra["ober_inputs.json"];
+    if (!recorded.empty()) {
+      std::string error;
+      if (!exampleInputs(recorded, examples, error)) {
+        emitError(fileLoc) << "'" << path
+                           << "': bad ober_inputs.json: " << error;
+        return nullptr;
+      }
+    }
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    emitError(fileLoc) << "cannot load the TorchScript module '" << path
+                       << "': " << what.substr(0, what.find('\n'));
+    return nullptr;
+  }
+
+  Importer im(context);
+  OwningOpRef<ModuleOp> out = ModuleOp::create(fileLoc);
+  im.b.setInsertionPointToEnd(out->getBody());
+  im.loc = fileLoc;
+  // Data inputs (static shapes from tracing, or the recorded examples).
+  SmallVector<Type> inputTypes;
+  auto inputs = graph->inputs();
+  for (size_t i = 1; i < inputs.size() && i - 1 < examples.size(); ++i)
+    im.example[inputs[i]] = examples[i - 1];
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    RankedTensorType t = im.typeOf(inputs[i]);
+    if (!t) {
+      std::string name = inputs[i]->debugName();
+      name = name.substr(0, name.find('.'));
+      emitError(fileLoc) << "input #" << i - 1 << " ('" << name
+                         << "') of the TorchScript module has no static "
+                            "tensor type (shape and dtype): save it with "
+                            "ober.export(module, example_inputs, path), which "
+                            "records the example inputs in the file";
+      return nullptr;
+    }
+    inputTypes.push_back(t);
+  }
+  auto func = func::FuncOp::create(im.b, fileLoc, options.functionName,
+                                   im.b.getFunctionType(inputTypes, {}));
+  Block *body = func.addEntryBlock();
+  im.b.setInsertionPointToEnd(body);
+  for (size_t i = 1; i < inputs.size(); ++i)
+    im.tensors[inputs[i]] = body->getArgument(i - 1);
+
+  // Modules and their attributes: objects by value, with their prefix.
+  std::map<const TSValue *, c10::IValue> objects;
+  std::map<const TSValue *, std::string> prefix;
+  objects[inputs[0]] = module._ivalue();
+  prefix[inputs[0]] = "";
+  std::vector<Parameter> params;
+  std::set<const TSValue *> blockedValues;
+  std::map<std::string, Value> paramArgs;
+
+  for (TSNode *n : graph->nodes()) {
+    std::string where = sourceLine(n);
+    im.loc = where.empty()
+                 ? fileLoc
+                 : Location(NameLoc::get(im.b.getStringAttr(where), fileLoc));
+    auto kind = n->kind();
+    if (kind == c10::prim::Constant) {
+      if (auto v = torch::jit::toIValue(n->output())) {
+        im.known[n->output()] = *v;
+        im.example[n->output()] = *v;
+      }
+      continue;
+    }
+    // Run it on the example values (for the types of its results).
+    if (!examples.empty() && kind != c10::prim::GetAttr) {
+      std::vector<c10::IValue> args;
+      bool ready = true;
+      for (const TSValue *v : n->inputs()) {
+        auto it = im.example.find(v);
+        ready &= it != im.example.end();
+        if (ready)
+          args.push_back(it->second);
+      }
+      if (ready)
+        if (auto results = evaluate(n, args))
+          for (size_t i = 0; i < results->size(); ++i)
+            im.example[n->outputs()[i]] = (*results)[i];
+    }
+    if (kind == c10::prim::GetAttr) {
+      auto parent = objects.find(n->input());
+      if (parent == objects.end() || !parent->second.isObject()) {
+        im.error(n, "an attribute of something other than a module");
+        continue;
+      }
+      std::string name = n->s(c10::attr::name);
+      c10::IValue attr = parent->second.toObject()->getAttr(name);
+      std::string full = prefix[n->input()] + name;
+      im.example[n->output()] = attr;
+      if (attr.isTensor()) {
+        at::Tensor t = attr.toTensor();
+        if (!at::isFloatingType(t.scalar_type())) {
+          im.known[n->output()] = attr; // an integer buffer: a constant
+          continue;
+        }
+        Value &arg = paramArgs[full];
+        if (!arg) {
+          Type element = im.elementType(t.scalar_type());
+          SmallVector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+          unsigned index = func.getNumArguments();
+          (void)func.insertArgument(
+              index, RankedTensorType::get(shape, element),
+              im.b.getDictionaryAttr(im.b.getNamedAttr(
+                  OberDialect::kParamAttrName, im.b.getStringAttr(full))),
+              fileLoc);
+          arg = body->getArgument(index);
+          params.push_back({full, t});
+        }
+        im.tensors[n->output()] = arg;
+      } else if (attr.isObject()) {
+        objects[n->output()] = attr;
+        prefix[n->output()] = full + ".";
+      } else {
+        im.known[n->output()] = attr;
+      }
+      continue;
+    }
+    // Known inputs: libtorch computes the result.
+    bool allKnown = llvm::all_of(n->inputs(), [&](const TSValue *v) {
+      return im.isKnown(v);
+    });
+    if (allKnown && n->outputs().size() > 0 && evaluable(n)) {
+      std::vector<c10::IValue> args;
+      for (const TSValue *v : n->inputs())
+        args.push_back(im.known[v]);
+      if (auto results = evaluate(n, args)) {
+        for (size_t i = 0; i < results->size(); ++i)
+          im.known[n->outputs()[i]] = (*results)[i];
+        continue;
+      }
+    }
+    // What depends only on static shapes is known: the example's value.
+    std::string name = kind.toQualString();
+    if (name == "aten::size" || name == "aten::dim" || name == "aten::numel" ||
+        name == "prim::shape") {
+      auto it = im.example.find(n->output());
+      if (it != im.example.end()) {
+        im.known[n->output()] = it->second;
+        continue;
+      }
+    }
+    if (kind == c10::prim::ListConstruct || kind == c10::prim::TupleConstruct) {
+      SmallVector<Value> items;
+      bool ok = true;
+      for (const TSValue *v : n->inputs()) {
+        Value t = im.tensor(v);
+        ok &= static_cast<bool>(t);
+        items.push_back(t);
+      }
+      if (ok) {
+        im.lists[n->output()] = items;
+      } else {
+        blockedValues.insert(n->output());
+        if (llvm::none_of(n->inputs(),
+                          [&](const TSValue *v) { return blockedValues.count(v); }))
+          im.error(n, "a list that mixes tensors and other values");
+      }
+      continue;
+    }
+    if (kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack) {
+      auto it = im.lists.find(n->input());
+      if (it == im.lists.end() || it->second.size() != n->outputs().size()) {
+        if (!blockedValues.count(n->input()))
+          im.error(n, "unpacks a list the importer does not know");
+        for (const TSValue *v : n->outputs())
+          blockedValues.insert(v);
+        continue;
+      }
+      for (size_t i = 0; i < n->outputs().size(); ++i)
+        im.tensors[n->outputs()[i]] = it->second[i];
+      continue;
+    }
+    // An op reading what could not be imported is not reported again.
+    bool blocked = llvm::any_of(n->inputs(), [&](const TSValue *v) {
+      return blockedValues.count(v) > 0;
+    });
+    if (blocked && !Importer::mapped(n))
+      im.unsupported[n->kind().toQualString()].push_back(sourceLine(n));
+    if (blocked || !im.convert(n))
+      for (const TSValue *v : n->outputs())
+        blockedValues.insert(v);
+  }
+
+  // Results: tensors, or a tuple of them.
+  SmallVector<Value> results;
+  for (const TSValue *v : graph->outputs()) {
+    if (auto it = im.lists.find(v); it != im.lists.end()) {
+      llvm::append_range(results, it->second);
+      continue;
+    }
+    Value t = im.tensors.count(v) ? im.tensors[v] : Value();
+    if (t)
+      results.push_back(t);
+  }
+  if (!im.unsupported.empty() || !im.errors.empty()) {
+    InFlightDiagnostic diag = emitError(fileLoc);
+    diag << "cannot import the TorchScript module '" << path << "'";
+    if (!im.unsupported.empty()) {
+      diag << "; " << im.unsupported.size()
+           << " op(s) have no mapping to ober (see docs/TorchScript.md for "
+              "the supported ones):";
+      for (auto &[op, uses] : im.unsupported) {
+        diag << "\n  " << op << " at ";
+        for (size_t i = 0; i < uses.size() && i < 4; ++i)
+          diag << (i ? ", " : "") << (uses[i].empty() ? "?" : uses[i]);
+        if (uses.size() > 4)
+          diag << " and " << uses.size() - 4 << " more";
+      }
+    }
+    for (const std::string &e : im.errors)
+      diag << "\n  " << e;
+    return nullptr;
+  }
+  if (results.size() != graph->outputs().size() && results.empty()) {
+    emitError(fileLoc) << "the TorchScript module returns no tensor";
+    return nullptr;
+  }
+  im.b.setInsertionPointToEnd(body);
+  func::ReturnOp::create(im.b, fileLoc, results);
+  func.setFunctionType(im.b.getFunctionType(body->getArgumentTypes(),
+                                            ValueRange(results).getTypes()));
+
+  // Weights.
+  if (!params.empty()) {
+    std::string weights = options.weightsPath;
+    if (weights.empty()) {
+      SmallString<256> p(path);
+      llvm::sys::path::replace_extension(p, ".safetensors");
+      weights = p.str().str();
+    }
+    std::vector<at::Tensor> keep;
+    std::vector< ::ober::rt::WeightData> data;
+    for (const Parameter &p : params) {
+      at::Tensor t = p.value.detach().contiguous();
+      keep.push_back(t);
+      ::ober::rt::WeightData w;
+      w.name = p.name;
+      w.dtype = t.scalar_type() == at::kDouble  ? ::ober::rt::DType::F64
+                : t.scalar_type() == at::kHalf  ? ::ober::rt::DType::F16
+                : t.scalar_type() == at::kBFloat16 ? ::ober::rt::DType::BF16
+                                                   : ::ober::rt::DType::F32;
+      w.shape.assign(t.sizes().begin(), t.sizes().end());
+      w.data = t.data_ptr();
+      w.size = t.numel() * t.element_size();
+      data.push_back(w);
+    }
+    std::string error;
+    if (!::ober::rt::writeWeights(weights, data,
+                                {{"format", "pt"}, {"source", path.str()}},
+                                error)) {
+      emitError(fileLoc) << error;
+      return nullptr;
+    }
+    // Named relative to the model's folder when it is there.
+    SmallString<256> folder(path);
+    llvm::sys::path::remove_filename(folder);
+    StringRef name = weights;
+    if (llvm::sys::path::parent_path(weights) == folder.str())
+      name = llvm::sys::path::filename(weights);
+    (*out)->setAttr(OberDialect::kWeightsAttrName, im.b.getStringAttr(name));
+  }
+  if (failed(verify(*out)))
+    return nullptr;
+  return out;
+}
+
+void mlir::ober::registerTorchScriptTranslation() {
+  static TranslateToMLIRRegistration registration(
+      "import-torchscript",
+      "Import a TorchScript module (.pt) into the ober dialect",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        OwningOpRef<ModuleOp> module = importTorchScriptFile(
+            buffer->getBufferIdentifier(), *context);
+        return OwningOpRef<Operation *>(module.release());
+      });
+}

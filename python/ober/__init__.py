@@ -1,0 +1,20 @@
+"""Ober-Train from Python: compile a PyTorch module into a planned training
+step, plan it alone, or export it.
+
+    import ober
+    compiled = ober.compile(model, (x,), loss="cross-entropy",
+                            optimizer="adamw", cluster="h100-sxm", gpus=64)
+    print(compiled.report)                  # the plan table
+    result = compiled.train((x, y), steps=10, lr=1e-3)   # in ober-run
+    ober.plan(model, (x,), cluster="h100-sxm", gpus=64)
+    ober.export(model, (x,), "model.pt")    # or "model.onnx"
+
+The package drives ober's C++ tools (found through $OBER_BIN, the build
+tree, or $PATH); their errors surface as ober.OberError.
+"""
+from ._tools import OberError, supports_torchscript
+from .api import Compiled, PlanReport, TrainResult, compile, export, plan
+
+__all__ = ["OberError", "Compiled", "PlanReport", "TrainResult", "compile",
+           "export", "plan", "supports_torchscript"]
+__version__ = "0.1.0"

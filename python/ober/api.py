@@ -1,0 +1,275 @@
+"""ober.compile, ober.plan and ober.export.
+
+A PyTorch module goes to ober as TorchScript (when ober-opt was built with
+the TorchScript importer) or ONNX; `ober-opt` builds the training step
+(loss, autodiff, optimizer) and, given a cluster, plans it (and on request
+partitions it for simulated devices); `ober-run` trains it.
+"""
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from ._tools import OberError, run, supports_torchscript
+
+_PIN_OPTIONS = {
+    "tp": "tp", "pp": "pp", "dp": "dp", "micro_batch": "micro-batch",
+    "chunks": "chunks", "schedule": "schedule", "recompute": "recompute",
+    "sequence_parallel": "sequence-parallel", "zero": "zero",
+    "precision": "precision", "memory_fraction": "memory-fraction",
+}
+
+
+def _tensors(example_inputs):
+    import torch
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,)
+    return tuple(example_inputs)
+
+
+def export(module, example_inputs, path, format=None):
+    """Exports `module` run on `example_inputs` to `path`: TorchScript
+    (`.pt`, traced) or ONNX (`.onnx`, opset 17, in the module's train or
+    eval mode, nothing folded). Returns `path`."""
+    import torch
+    inputs = _tensors(example_inputs)
+    format = format or os.path.splitext(path)[1].lstrip(".")
+    try:
+        if format in ("pt", "torchscript"):
+            with torch.no_grad():
+                traced = torch.jit.trace(module, inputs, check_trace=False)
+            # A saved module keeps no traced shapes: record the inputs'.
+            shapes = [{"shape": list(t.shape),
+                       "dtype": str(t.dtype).replace("torch.", "")}
+                      for t in inputs]
+            torch.jit.save(traced, path, _extra_files={
+                "ober_inputs.json": json.dumps(shapes)})
+        elif format == "onnx":
+            mode = (torch.onnx.TrainingMode.TRAINING if module.training
+                    else torch.onnx.TrainingMode.EVAL)
+            torch.onnx.export(
+                module, inputs, path, opset_version=17, training=mode,
+                do_constant_folding=False,
+                input_names=[f"input{i}" for i in range(len(inputs))])
+        else:
+            raise OberError(f"export: unknown format '{format}' (pt, onnx)")
+    except OberError:
+        raise
+    except Exception as e:  # torch's own export errors, as OberError
+        raise OberError(f"export to {format} failed: {e}") from e
+    return path
+
+
+class PlanReport:
+    """The planner's report: `repr` is the plan table; `to_dict()` the
+    JSON report (`tp`, `pp`, `dp`, `step_time_s`, `stages`, `collectives`,
+    ...), whose keys also read as attributes."""
+
+    def __init__(self, report, table):
+        self._report = report
+        self.table = table
+
+    def to_dict(self):
+        return dict(self._report)
+
+    def __getitem__(self, key):
+        return self._report[key]
+
+    def __getattr__(self, key):
+        try:
+            return self._report[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __repr__(self):
+        return self.table.rstrip("\n")
+
+
+class TrainResult:
+    """Losses of each step and the final parameters by name."""
+
+    def __init__(self, losses, parameters):
+        self.losses = losses
+        self.parameters = parameters
+
+    def __repr__(self):
+        return f"TrainResult(losses={self.losses})"
+
+
+class Compiled:
+    """A model imported into ober with its training step built (and, with a
+    cluster, planned): `mlir` is the module's text, `report` the plan
+    (None without a cluster), `save(dir)` writes the module with its
+    weights, `train(...)` runs steps in `ober-run`."""
+
+    def __init__(self, workdir, step_path, report, owner):
+        self.workdir = workdir
+        self.path = step_path
+        self.report = report
+        self._owner = owner  # keeps the temporary directory alive
+
+    @property
+    def mlir(self):
+        with open(self.path) as f:
+            return f.read()
+
+    def _weights(self):
+        text = self.mlir
+        key = 'ober.weights = "'
+        i = text.find(key)
+        if i < 0:
+            return None
+        name = text[i + len(key):text.index('"', i + len(key))]
+        return os.path.join(os.path.dirname(self.path), name)
+
+    def save(self, directory):
+        """Writes `step.mlir` and its weights file into `directory`;
+        returns the module's path there."""
+        os.makedirs(directory, exist_ok=True)
+        out = os.path.join(directory, "step.mlir")
+        shutil.copyfile(self.path, out)
+        weights = self._weights()
+        if weights and os.path.exists(weights):
+            shutil.copyfile(weights, os.path.join(directory,
+                                                  os.path.basename(weights)))
+        return out
+
+    def train(self, batch, steps=1, lr=1e-3, init_seed=None):
+        """Runs `steps` training steps in `ober-run`. `batch` is a tuple of
+        the model's inputs and the target (tensors or arrays), used for
+        every step, or a list of such tuples, one per step. Returns a
+        TrainResult with each step's loss and the final parameters."""
+        per_step = isinstance(batch, list)
+        first = batch[0] if per_step else batch
+        args = ["--train-steps", steps, "--lr", repr(float(lr))]
+        for k in range(len(first)):
+            if per_step:
+                value = np.stack([_array(b[k]) for b in batch])
+            else:
+                value = _array(first[k])
+            path = os.path.join(self.workdir, f"batch{k}.npy")
+            np.save(path, value)
+            args += ["--input", path]
+        saved = tempfile.mkdtemp(dir=self.workdir, prefix="params")
+        args += ["--save-params", saved]
+        if init_seed is not None:
+            args += ["--init-seed", init_seed]
+        out, _ = run("ober-run", [self.path] + args)
+        losses = [float(line.split()[3]) for line in out.splitlines()
+                  if line.startswith("step ")]
+        parameters = {f[:-4]: np.load(os.path.join(saved, f))
+                      for f in sorted(os.listdir(saved))}
+        return TrainResult(losses, parameters)
+
+    def __repr__(self):
+        head = f"Compiled({self.path})"
+        return head + ("\n" + repr(self.report) if self.report else "")
+
+
+def _array(value):
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _step_options(loss, optimizer, momentum, nesterov, betas, eps,
+                  weight_decay, clip_norm, label_smoothing, micro_batches,
+                  loss_scale):
+    opts = [f"loss={loss}", f"optimizer={optimizer}",
+            f"micro-batches={micro_batches}"]
+    if momentum:
+        opts.append(f"momentum={momentum}")
+    if nesterov:
+        opts.append("nesterov=true")
+    if betas is not None:
+        opts += [f"beta1={betas[0]}", f"beta2={betas[1]}"]
+    if eps is not None:
+        opts.append(f"eps={eps}")
+    if weight_decay is not None:
+        opts.append(f"weight-decay={weight_decay}")
+    if clip_norm:
+        opts.append(f"clip-norm={clip_norm}")
+    if label_smoothing:
+        opts.append(f"label-smoothing={label_smoothing}")
+    if loss_scale:
+        opts.append(f"loss-scale={loss_scale}")
+    return " ".join(opts)
+
+
+def _plan_options(cluster, gpus, nodes, global_batch, pins):
+    opts = [f"cluster={cluster}"]
+    if gpus is not None:
+        opts.append(f"gpus={gpus}")
+    if nodes is not None:
+        opts.append(f"nodes={nodes}")
+    if global_batch is not None:
+        opts.append(f"global-batch={global_batch}")
+    for key, value in pins.items():
+        if key not in _PIN_OPTIONS:
+            raise OberError(f"unknown plan option '{key}' (supported: "
+                            + ", ".join(sorted(_PIN_OPTIONS)) + ")")
+        if isinstance(value, bool):
+            value = int(value)
+        opts.append(f"{_PIN_OPTIONS[key]}={value}")
+    return " ".join(opts)
+
+
+def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
+            *, momentum=0.0, nesterov=False, betas=None, eps=None,
+            weight_decay=None, clip_norm=0.0, label_smoothing=0.0,
+            micro_batches=1, loss_scale=None, cluster=None, gpus=None,
+            nodes=None, global_batch=None, partition=False, frontend="auto",
+            workdir=None, **pins):
+    """Imports `module` (run on `example_inputs`, one micro-batch), builds
+    its training step (`loss`: cross-entropy, mse or output; `optimizer`:
+    sgd, adam or adamw, PyTorch's defaults) and, with a `cluster` (a preset
+    such as "h100-sxm" or a JSON file, with `gpus`/`nodes`), plans it;
+    `partition=True` also partitions it for simulated devices. Plan choices
+    can be pinned by keyword (tp, pp, dp, micro_batch, schedule, recompute,
+    sequence_parallel, zero, precision, chunks, memory_fraction). Returns a
+    Compiled. Tool errors raise OberError with the tool's message."""
+    if frontend == "auto":
+        frontend = "torchscript" if supports_torchscript() else "onnx"
+    if frontend not in ("torchscript", "onnx"):
+        raise OberError(f"frontend='{frontend}' is not one of auto, "
+                        "torchscript, onnx")
+    owner = None
+    if workdir is None:
+        owner = tempfile.TemporaryDirectory(prefix="ober-")
+        workdir = owner.name
+    os.makedirs(workdir, exist_ok=True)
+    model = os.path.join(workdir,
+                         "model.pt" if frontend == "torchscript"
+                         else "model.onnx")
+    export(module, example_inputs, model)
+    step = os.path.join(workdir, "step.mlir")
+    args = [model, "--ober-build-train-step=" + _step_options(
+        loss, optimizer, momentum, nesterov, betas, eps, weight_decay,
+        clip_norm, label_smoothing, micro_batches, loss_scale)]
+    report_path = os.path.join(workdir, "plan.json")
+    if cluster is not None:
+        args += ["--ober-plan=" + _plan_options(cluster, gpus, nodes,
+                                                global_batch, pins),
+                 "--ober-plan-report=" + report_path]
+        if partition:
+            args.append("--ober-partition")
+    elif pins or partition:
+        raise OberError("plan options need a cluster (cluster='h100-sxm', "
+                        "gpus=...)")
+    _, table = run("ober-opt", args + ["-o", step])
+    report = None
+    if cluster is not None:
+        with open(report_path) as f:
+            report = PlanReport(json.load(f), table)
+    return Compiled(workdir, step, report, owner)
+
+
+def plan(module, example_inputs, cluster="h100-sxm", gpus=None, nodes=None,
+         global_batch=None, loss="cross-entropy", optimizer="adamw", **pins):
+    """Plans `module`'s training step on a cluster; returns the PlanReport
+    (its repr is the plan table)."""
+    return compile(module, example_inputs, loss=loss, optimizer=optimizer,
+                   cluster=cluster, gpus=gpus, nodes=nodes,
+                   global_batch=global_batch, **pins).report

@@ -1,0 +1,203 @@
+"""pytest suite of the `ober` Python package and the TorchScript importer.
+
+Runs the package from the source tree against the built tools
+($OBER_BIN, default build/bin):
+
+    OBER_BIN=build/bin python3 -m pytest -q python/tests
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "python"))
+
+import ober  # noqa: E402
+from ober._tools import tool  # noqa: E402
+from training_parity_test import MLP, DecoderBlock  # noqa: E402
+
+torchscript = pytest.mark.skipif(
+    not ober.supports_torchscript(),
+    reason="ober was built without libtorch (no TorchScript importer)")
+
+
+def pytorch_losses(model, x, y, steps, lr):
+    """Losses of `steps` AdamW steps in PyTorch (cross-entropy over the last
+    dimension), on a copy of `model`."""
+    import copy
+    ref = copy.deepcopy(model)
+    opt = torch.optim.AdamW(ref.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        out = ref(x)
+        loss = torch.nn.functional.cross_entropy(
+            out.reshape(-1, out.shape[-1]), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def run_model(path, inputs, tmp_path):
+    """Runs model file `path` in ober-run; returns its first output."""
+    args = [tool("ober-run"), path, "--output-dir", str(tmp_path)]
+    for i, t in enumerate(inputs):
+        p = tmp_path / f"in{i}.npy"
+        np.save(p, t.numpy())
+        args += ["--input", str(p)]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return np.load(tmp_path / "0.npy")
+
+
+class Encoder(torch.nn.Module):
+    """nn.TransformerEncoder, batch first."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
+                                                 batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def models():
+    torch.manual_seed(0)
+    return {
+        "mlp": (MLP(), (torch.randn(8, 12),), True),
+        "resnet18": (torchvision.models.resnet18(num_classes=10),
+                     (torch.randn(2, 3, 64, 64),), False),
+        # Traced in train mode with dropout 0.
+        "encoder": (Encoder(), (torch.randn(2, 6, 32),), True),
+        "gpt": (DecoderBlock(), (torch.randint(0, 40, (4, 8)),), True),
+    }
+
+
+@torchscript
+@pytest.mark.parametrize("name", ["mlp", "resnet18", "encoder", "gpt"])
+def test_torchscript_outputs_match_pytorch(name, tmp_path):
+    model, inputs, train = models()[name]
+    model.train(train)
+    path = ober.export(model, inputs, str(tmp_path / "model.pt"))
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    got = run_model(path, inputs, tmp_path)
+    err = np.abs(got - expected).max() / np.abs(expected).max()
+    assert err <= 1e-4, f"{name}: relative error {err}"
+
+
+@torchscript
+def test_torchscript_keeps_state_dict_names(tmp_path):
+    model = MLP()
+    path = ober.export(model, (torch.randn(8, 12),), str(tmp_path / "m.pt"))
+    out = subprocess.run([tool("ober-translate"), "--import-torchscript", path],
+                         capture_output=True, text=True, check=True).stdout
+    for name in model.state_dict():
+        assert f'ober.param = "{name}"' in out
+    assert 'ober.weights = "m.safetensors"' in out
+    assert (tmp_path / "m.safetensors").exists()
+
+
+@pytest.mark.parametrize("frontend", ["torchscript", "onnx"])
+def test_compile_gpt_trains_like_pytorch(frontend):
+    if frontend == "torchscript" and not ober.supports_torchscript():
+        pytest.skip("no TorchScript importer")
+    torch.manual_seed(3)
+    model = DecoderBlock()
+    x = torch.randint(0, 40, (4, 8))
+    y = torch.randint(0, 40, (4, 8))
+    model.train()
+    compiled = ober.compile(model, (x,), loss="cross-entropy",
+                            optimizer="adamw", frontend=frontend)
+    result = compiled.train((x, y), steps=10, lr=3e-3)
+    expected = pytorch_losses(model, x, y, 10, 3e-3)
+    assert len(result.losses) == 10
+    for i, (a, b) in enumerate(zip(result.losses, expected)):
+        assert abs(a - b) <= 1e-4 * abs(b), f"step {i}: {a} vs {b}"
+    # Final parameters by state_dict name.
+    assert {n for n, _ in model.named_parameters()} <= set(result.parameters)
+
+
+def test_plan_prints_a_table():
+    torch.manual_seed(3)
+    model = DecoderBlock()
+    report = ober.plan(model, (torch.randint(0, 40, (4, 8)),),
+                       cluster="h100-sxm", gpus=64)
+    table = repr(report)
+    assert table.startswith("ober plan for 64 x NVIDIA H100 SXM")
+    assert "stage  segments" in table
+    assert report.tp * report.pp * report.dp == 64
+    assert "collectives" in report.to_dict()
+
+
+def test_compile_planned_and_partitioned_trains_like_serial():
+    torch.manual_seed(1)
+    model = MLP()
+    x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
+    serial = ober.compile(model, (x,)).train((x, y), steps=3, lr=1e-2)
+    parts = ober.compile(model, (x,), cluster="cpu", gpus=2, dp=2,
+                         partition=True)
+    assert parts.report.dp == 2
+    assert parts.report["collectives_from"] == "partitioned program"
+    result = parts.train((x, y), steps=3, lr=1e-2)
+    np.testing.assert_allclose(result.losses, serial.losses, rtol=1e-5)
+    assert "shard.all_reduce" in parts.mlir or "shard.reduce_scatter" in parts.mlir
+
+
+def test_per_step_batches_and_save(tmp_path):
+    torch.manual_seed(2)
+    model = MLP()
+    batches = [(torch.randn(8, 12), torch.randint(0, 5, (8,)))
+               for _ in range(3)]
+    compiled = ober.compile(model, (batches[0][0],))
+    result = compiled.train(batches, steps=3, lr=1e-2)
+    assert len(result.losses) == 3 and len(set(result.losses)) == 3
+    saved = compiled.save(str(tmp_path / "saved"))
+    assert os.path.exists(saved) and len(os.listdir(tmp_path / "saved")) == 2
+
+
+def test_export_formats(tmp_path):
+    model, x = MLP(), torch.randn(8, 12)
+    assert os.path.getsize(ober.export(model, (x,), str(tmp_path / "m.pt")))
+    assert os.path.getsize(ober.export(model, (x,), str(tmp_path / "m.onnx")))
+    with pytest.raises(ober.OberError, match="unknown format 'tf'"):
+        ober.export(model, (x,), str(tmp_path / "m.tf"))
+
+
+class Unsupported(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.special.erfcx(self.fc(x))
+        z = torch.cumprod(y, dim=1)
+        return torch.special.erfcx(z) + torch.sinc(y)
+
+
+@torchscript
+def test_unsupported_ops_in_one_error_with_source_lines():
+    with pytest.raises(ober.OberError) as info:
+        ober.compile(Unsupported(), (torch.randn(2, 8),), loss="mse")
+    message = str(info.value)
+    assert "3 op(s) have no mapping to ober" in message
+    this = os.path.basename(__file__)
+    for op in ("aten::cumprod", "aten::sinc", "aten::special_erfcx"):
+        line = next(l for l in message.splitlines() if op in l)
+        assert this + ":" in line, line
+
+
+def test_tool_errors_become_exceptions():
+    with pytest.raises(ober.OberError, match="cluster"):
+        ober.plan(MLP(), (torch.randn(8, 12),), cluster="no-such-cluster")
+    with pytest.raises(ober.OberError, match="unknown plan option 'tpp'"):
+        ober.plan(MLP(), (torch.randn(8, 12),), cluster="cpu", tpp=2)

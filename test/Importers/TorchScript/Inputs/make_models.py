@@ -1,0 +1,41 @@
+"""Writes the TorchScript modules the import tests read into argv[1]."""
+import os
+import sys
+
+import torch
+
+import ober
+
+out = sys.argv[1]
+torch.manual_seed(0)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(6, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.fc2 = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.norm(self.fc1(x)))
+        a, b = h.chunk(2, dim=-1)
+        return self.fc2(torch.cat([b, a], dim=-1).softmax(-1))
+
+
+class Odd(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = torch.special.erfcx(self.fc(x))
+        return torch.cumprod(y, dim=1) + torch.sinc(y)
+
+
+ober.export(MLP(), (torch.randn(5, 6),), os.path.join(out, "mlp.pt"))
+ober.export(Odd(), (torch.randn(2, 4),), os.path.join(out, "odd.pt"))
+# Saved without the example inputs' shapes.
+torch.jit.trace(MLP(), torch.randn(5, 6)).save(os.path.join(out, "bare.pt"))
+with open(os.path.join(out, "junk.pt"), "w") as f:
+    f.write("not a zip archive")
