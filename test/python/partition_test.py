@@ -197,33 +197,28 @@ class Partitioned(unittest.TestCase):
                              predicted_bytes(planned["model_collectives"]),
                              name)
 
-    def test_gpt_bf16(self):
-        # bf16 compute: data, tensor and pipeline parallelism.
+    # Reduced-precision compute: data, tensor and pipeline parallelism.
+    REDUCED = [(2, 1, 1, 1, 1, "none", "1f1b"), (2, 1, 1, 3, 1, "none", "1f1b"),
+               (1, 2, 1, 0, 1, "none", "1f1b", 1),
+               (1, 1, 2, 0, 2, "full", "1f1b"), (2, 2, 2, 1, 2, "none", "1f1b")]
+
+    def check_gpt(self, precision, plans, build=""):
         torch.manual_seed(3)
         self.check(GPT(), torch.randint(0, 40, (4, 8)),
-                   torch.randint(0, 40, (4, 8)), lr=3e-3, precision="bf16",
-                   plans=[(2, 1, 1, 1, 1, "none", "1f1b"),
-                          (2, 1, 1, 3, 1, "none", "1f1b"),
-                          (1, 2, 1, 0, 1, "none", "1f1b", 1),
-                          (1, 1, 2, 0, 2, "full", "1f1b"),
-                          (2, 2, 2, 1, 2, "none", "1f1b")])
+                   torch.randint(0, 40, (4, 8)), lr=3e-3, precision=precision,
+                   plans=plans, build=build)
+
+    def test_gpt_bf16(self):
+        self.check_gpt("bf16", self.REDUCED)
 
     def test_gpt_f16(self):
         # f16 compute with dynamic loss scaling and gradient clipping (the
         # serial step scales too: powers of two change nothing in f32); a
         # first scale small enough that no step overflows.
-        torch.manual_seed(3)
-        self.check(GPT(), torch.randint(0, 40, (4, 8)),
-                   torch.randint(0, 40, (4, 8)), lr=3e-3, precision="f16",
-                   build="loss-scale=dynamic loss-scale-init=4096 "
-                         "clip-norm=1.0",
-                   plans=[(2, 1, 1, 1, 1, "none", "1f1b"),
-                          (2, 1, 2, 1, 2, "none", "1f1b"),
-                          (1, 1, 2, 0, 2, "none", "interleaved-1f1b"),
-                          (2, 1, 1, 3, 1, "none", "1f1b"),
-                          (1, 2, 1, 0, 1, "none", "1f1b", 1),
-                          (1, 1, 2, 0, 2, "full", "1f1b"),
-                          (2, 2, 2, 1, 2, "none", "1f1b")])
+        self.check_gpt("f16", self.REDUCED + [
+            (2, 1, 2, 1, 2, "none", "1f1b"),
+            (1, 1, 2, 0, 2, "none", "interleaved-1f1b")],
+            build="loss-scale=dynamic loss-scale-init=4096 clip-norm=1.0")
 
     def test_f16_overflow(self):
         # An inf in one data-parallel replica's samples skips the step on
