@@ -63,6 +63,13 @@ bool Importer::mapped(TSNode *n) {
 
 bool Importer::convert(TSNode *n) {
   std::string op = baseName(n);
+  if (n->outputs().empty()) {
+    // Side effects only: warnings pass, anything else is not imported.
+    if (op == "warn")
+      return true;
+    unsupported[n->kind().toQualString()].push_back(sourceLine(n));
+    return false;
+  }
   auto ins = n->inputs();
   auto out = [&](size_t i = 0) { return n->outputs()[i]; };
   RankedTensorType outType = out()->type()->cast<c10::TensorType>()
