@@ -88,6 +88,8 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // Forward collectives, and their mirror images backward.
   double fwdComm = 0;
   for (const TPCollective &col : tp.collectives) {
+    if (col.sequenceOnly && !sp)
+      continue;
     double time = groupCollectiveTime(col.kind,
                                       col.elements * mb * m.floatBytes, t, 1,
                                       problem.cluster);

@@ -103,6 +103,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           unsigned kind = m.segments[i].kind;
           const auto &cols = m.kinds[kind].at(c.tp).collectives;
           for (unsigned x = 0; x < cols.size(); ++x) {
+            if (cols[x].sequenceOnly && !c.sequenceParallel)
+              continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
                          cols[x].pass != TPCollective::Pass::Backward;
             int64_t times = cols[x].timesPerMicroBatch() + (again ? 1 : 0);

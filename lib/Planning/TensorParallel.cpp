@@ -89,10 +89,11 @@ struct Analysis {
   void collective(Collective kind, double elements, const std::string &reason,
                   Operation *where,
                   TPCollective::Pass pass = TPCollective::Pass::Both,
-                  bool sequenceSwap = false) {
+                  bool sequenceSwap = false, bool sequenceOnly = false) {
     if (t > 1)
       out.collectives.push_back({kind, elements / samples, reason,
-                                 describe(where), pass, sequenceSwap});
+                                 describe(where), pass, sequenceSwap,
+                                 sequenceOnly});
   }
 
   /// Values that depend on a parameter: their gradient is computed.
@@ -265,6 +266,12 @@ void Analysis::matmul(MatmulOp op) {
         collective(Collective::AllReduce, valueElements(a),
                    "complete the input gradient of a column-parallel matmul",
                    op, TPCollective::Pass::Backward, /*sequenceSwap=*/true);
+      // With sequence parallelism the weight gradient gathers the tokens
+      // again (only each rank's share is kept; Korthikanti et al.).
+      collective(Collective::AllGather, valueElements(a),
+                 "gather the tokens again for the weight gradient", op,
+                 TPCollective::Pass::Backward, /*sequenceSwap=*/false,
+                 /*sequenceOnly=*/true);
     }
     return;
   }

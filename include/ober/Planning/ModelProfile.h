@@ -66,6 +66,9 @@ struct TPCollective {
   /// Megatron's all-reduces of activations: a reduce-scatter and an
   /// all-gather of tokens under sequence parallelism.
   bool sequenceSwap = false;
+  /// Runs only under sequence parallelism (a weight gradient gathering
+  /// the tokens its forward pass gathered, which are not kept).
+  bool sequenceOnly = false;
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
 };
 
