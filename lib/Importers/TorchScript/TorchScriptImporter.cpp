@@ -499,9 +499,13 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       llvm::append_range(results, it->second);
       continue;
     }
-    Value t = im.tensors.count(v) ? im.tensors[v] : Value();
-    if (t)
+    // A known result (computed from constants) is a constant tensor.
+    if (Value t = im.tensor(v))
       results.push_back(t);
+    else if (!blockedValues.count(v))
+      im.errors.push_back("result '" + v->debugName() +
+                          "' of forward is not a tensor or a tuple of "
+                          "tensors");
   }
   if (!im.unsupported.empty() || !im.errors.empty()) {
     InFlightDiagnostic diag = emitError(fileLoc);
@@ -522,7 +526,7 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       diag << "\n  " << e;
     return nullptr;
   }
-  if (results.size() != graph->outputs().size() && results.empty()) {
+  if (results.empty()) {
     emitError(fileLoc) << "the TorchScript module returns no tensor";
     return nullptr;
   }
