@@ -425,6 +425,24 @@ LogicalResult StepPartitioner::buildStepOp(Operation &op) {
     });
     if (partial && !accumulation)
       reduceGradients(t, op.getLoc());
+    // A gradient the optimizer reads takes its parameter's placement
+    // first (one gather of a gradient computed split for a parameter the
+    // plan keeps whole, instead of gathering the parameter and each state
+    // updated split).
+    if (!accumulation)
+      for (Value v : op.getOperands()) {
+        auto it = tags.find(v);
+        if (it == tags.end() || it->second >= params.size() ||
+            latest.lookup(it->second) != v)
+          continue;
+        Value local = map.lookup(v);
+        Layout now = spmd->layoutOf(local), target = gradientTarget(it->second);
+        if (now[kDp].isPartial())
+          continue;
+        target[kDp] = now[kDp];
+        if (now != target)
+          map.map(v, spmd->reshard(local, target, op.getLoc()));
+      }
     if (failed(spmd->rebuild(&op, map)))
       return failure();
   }
