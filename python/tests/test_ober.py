@@ -79,11 +79,22 @@ def models():
         # Traced in train mode with dropout 0.
         "encoder": (Encoder(), (torch.randn(2, 6, 32),), True),
         "gpt": (DecoderBlock(), (torch.randint(0, 40, (4, 8)),), True),
+        # hardswish/hardsigmoid, squeeze-excitation.
+        "mobilenet_v3": (torchvision.models.mobilenet_v3_small(num_classes=10),
+                         (torch.randn(1, 3, 32, 32),), False),
+        # relu6, leaky relu, adaptive pooling to 2x2 and of a 1x1 map.
+        "pools": (torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU6(),
+            torch.nn.AdaptiveAvgPool2d((2, 2)), torch.nn.LeakyReLU(0.2),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.AdaptiveAvgPool2d(3),
+            torch.nn.Flatten(), torch.nn.Linear(36, 5)),
+            (torch.randn(2, 3, 8, 8),), False),
     }
 
 
 @torchscript
-@pytest.mark.parametrize("name", ["mlp", "resnet18", "encoder", "gpt"])
+@pytest.mark.parametrize(
+    "name", ["mlp", "resnet18", "encoder", "gpt", "mobilenet_v3", "pools"])
 def test_torchscript_outputs_match_pytorch(name, tmp_path):
     model, inputs, train = models()[name]
     model.train(train)

@@ -43,7 +43,8 @@ bool isMapped(const std::string &op) {
       "bool", "half", "add", "sub", "mul", "div", "rsub", "pow", "maximum",
       "minimum", "remainder", "neg", "exp", "log", "sqrt", "rsqrt", "tanh",
       "sigmoid", "relu", "abs", "erf", "silu", "reciprocal", "sin", "cos",
-      "gelu", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill",
+      "gelu", "hardtanh", "relu6", "clamp", "clamp_min", "clamp_max",
+      "hardsigmoid", "hardswish", "leaky_relu", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill",
       "linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "softmax",
       "log_softmax", "layer_norm", "batch_norm", "dropout", "feature_dropout",
       "alpha_dropout", "_convolution", "conv1d", "conv2d", "conv3d",
@@ -220,6 +221,59 @@ bool Importer::convert(TSNode *n) {
     default: r = create<CosOp>(x); break;
     }
     return set(r);
+  }
+  // Clamps and the piecewise-linear activations built from them.
+  if (op == "hardtanh" || op == "relu6" || op == "clamp" ||
+      op == "clamp_min" || op == "clamp_max" || op == "hardsigmoid" ||
+      op == "hardswish" || op == "leaky_relu") {
+    Value x = arg(0);
+    if (!x)
+      return fail("needs a tensor");
+    Type et = outType.getElementType();
+    auto clampTo = [&](Value v, std::optional<double> lo,
+                       std::optional<double> hi) {
+      if (lo)
+        v = create<MaxOp>(v, scalar(et, *lo));
+      if (hi)
+        v = create<MinOp>(v, scalar(et, *hi));
+      return v;
+    };
+    auto bound = [&](size_t i) -> std::optional<double> {
+      if (ins.size() <= i || isNone(ins[i]))
+        return std::nullopt;
+      if (!isKnown(ins[i]))
+        return std::nullopt;
+      return number(ins[i]);
+    };
+    if ((op == "clamp" || op == "clamp_min" || op == "clamp_max") &&
+        llvm::any_of(llvm::seq<size_t>(1, ins.size()), [&](size_t i) {
+          return !isNone(ins[i]) && !isKnown(ins[i]);
+        }))
+      return fail("clamp bounds must be numbers");
+    Value y;
+    if (op == "hardtanh")
+      y = clampTo(x, bound(1).value_or(-1.0), bound(2).value_or(1.0));
+    else if (op == "relu6")
+      y = clampTo(x, 0.0, 6.0);
+    else if (op == "clamp")
+      y = clampTo(x, bound(1), bound(2));
+    else if (op == "clamp_min")
+      y = clampTo(x, bound(1), std::nullopt);
+    else if (op == "clamp_max")
+      y = clampTo(x, std::nullopt, bound(1));
+    else if (op == "leaky_relu") {
+      double slope = ins.size() > 1 ? number(ins[1]) : 0.01;
+      y = create<SelectOp>(
+          create<CompareOp>(CompareDirection::ge, x, scalar(et, 0.0)), x,
+          create<MulOp>(x, scalar(et, slope)));
+    } else {
+      // hardsigmoid(x) = relu6(x + 3) / 6; hardswish(x) = x hardsigmoid(x).
+      y = create<DivOp>(clampTo(create<AddOp>(x, scalar(et, 3.0)), 0.0, 6.0),
+                        scalar(et, 6.0));
+      if (op == "hardswish")
+        y = create<MulOp>(x, y);
+    }
+    return set(y);
   }
   if (op == "gelu") {
     Value x = arg(0);
@@ -413,11 +467,27 @@ bool Importer::convert(TSNode *n) {
     if (!x)
       return fail("needs a tensor");
     std::vector<int64_t> size = integers(ins[1]);
-    if (llvm::any_of(size, [](int64_t s) { return s != 1; }))
-      return fail("only an output size of 1 is supported");
-    SmallVector<int64_t> axes =
-        llvm::to_vector(llvm::seq<int64_t>(2, rankOf(x)));
-    return set(create<ReduceMeanOp>(x, attrs(axes), b.getBoolAttr(true)));
+    ArrayRef<int64_t> in = shapeOf(x).drop_front(2);
+    if (size.size() != in.size())
+      return fail("needs one output size per spatial dimension");
+    if (llvm::all_of(size, [](int64_t s) { return s == 1; })) {
+      SmallVector<int64_t> axes =
+          llvm::to_vector(llvm::seq<int64_t>(2, rankOf(x)));
+      return set(create<ReduceMeanOp>(x, attrs(axes), b.getBoolAttr(true)));
+    }
+    // Windows of one size (the input divides the output), or each input
+    // repeated (a 1x1 input).
+    if (llvm::all_of(in, [](int64_t s) { return s == 1; }))
+      return set(broadcastTo(x, outType.getShape()));
+    SmallVector<int64_t> kernel, zeros(2 * in.size(), 0);
+    for (auto [i, o] : llvm::zip(in, size)) {
+      if (o < 1 || i % o)
+        return fail("the input size must be a multiple of the output size");
+      kernel.push_back(i / o);
+    }
+    return set(create<AvgPoolOp>(x, attrs(kernel), attrs(kernel),
+                                 attrs(zeros), b.getBoolAttr(false),
+                                 b.getBoolAttr(false)));
   }
 
   // Reductions.
