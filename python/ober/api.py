@@ -36,10 +36,45 @@ def export(module, example_inputs, path, format=None):
     import torch
     inputs = _tensors(example_inputs)
     format = format or os.path.splitext(path)[1].lstrip(".")
+    # Tracing runs the module once: in train mode that updates buffers
+    # (batch-norm running statistics). Keep the module as it was, so the
+    # exported weights are the module's own.
+    saved = {name: (b, b.detach().clone())
+             for name, b in module.named_buffers()}
+
+    def restore():
+        with torch.no_grad():
+            for b, value in saved.values():
+                b.copy_(value)
+    try:
+        return _export(module, inputs, path, format, restore, saved)
+    finally:
+        restore()
+
+
+def _onnx_buffers(path, saved):
+    """Writes the buffers' values from before the export's trace run over
+    the initializers of the same names."""
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.load(path)
+    changed = False
+    for init in model.graph.initializer:
+        if init.name in saved:
+            value = saved[init.name][1].cpu().numpy()
+            init.CopyFrom(numpy_helper.from_array(value, init.name))
+            changed = True
+    if changed:
+        onnx.save(model, path)
+
+
+def _export(module, inputs, path, format, restore, saved):
+    import torch
     try:
         if format in ("pt", "torchscript"):
             with torch.no_grad():
                 traced = torch.jit.trace(module, inputs, check_trace=False)
+            restore()  # the traced module shares the module's buffers
             # A saved module keeps no traced shapes: record the inputs'.
             shapes = [{"shape": list(t.shape),
                        "dtype": str(t.dtype).replace("torch.", "")}
@@ -53,6 +88,8 @@ def export(module, example_inputs, path, format=None):
                 module, inputs, path, opset_version=17, training=mode,
                 do_constant_folding=False,
                 input_names=[f"input{i}" for i in range(len(inputs))])
+            if module.training and saved:
+                _onnx_buffers(path, saved)
         else:
             raise OberError(f"export: unknown format '{format}' (pt, onnx)")
     except OberError:

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "python"))
 
 import ober  # noqa: E402
 from ober._tools import tool  # noqa: E402
-from training_parity_test import MLP, DecoderBlock  # noqa: E402
+from training_parity_test import MLP, DecoderBlock, SmallCNN  # noqa: E402
 
 torchscript = pytest.mark.skipif(
     not ober.supports_torchscript(),
@@ -136,6 +136,38 @@ def test_compile_gpt_trains_like_pytorch(frontend):
         assert abs(a - b) <= 1e-4 * abs(b), f"step {i}: {a} vs {b}"
     # Final parameters by state_dict name.
     assert {n for n, _ in model.named_parameters()} <= set(result.parameters)
+
+
+@pytest.mark.parametrize("frontend", ["torchscript", "onnx"])
+def test_compile_cnn_batch_norm_trains_like_pytorch(frontend):
+    """A training-mode batch norm: losses, parameters and running
+    statistics after 5 AdamW steps; compiling leaves the module's buffers
+    as they were (tracing runs it once)."""
+    if frontend == "torchscript" and not ober.supports_torchscript():
+        pytest.skip("no TorchScript importer")
+    import copy
+    torch.manual_seed(2)
+    model = SmallCNN()
+    x, y = torch.randn(8, 3, 8, 8), torch.randint(0, 6, (8,))
+    model.train()
+    before = copy.deepcopy(model.state_dict())
+    result = ober.compile(model, (x,), frontend=frontend).train(
+        (x, y), steps=5, lr=5e-3)
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, before[name]), name
+    ref = copy.deepcopy(model)
+    opt = torch.optim.AdamW(ref.parameters(), lr=5e-3)
+    for i in range(5):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(ref(x), y)
+        loss.backward()
+        opt.step()
+        assert abs(result.losses[i] - loss.item()) <= 1e-4 * abs(loss.item())
+    for name, value in ref.state_dict().items():
+        if name in result.parameters:
+            np.testing.assert_allclose(result.parameters[name], value.numpy(),
+                                       rtol=1e-4, atol=1e-6, err_msg=name)
+    assert "bn1.running_var" in result.parameters
 
 
 def test_plan_prints_a_table():

@@ -397,7 +397,10 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       std::string name = n->s(c10::attr::name);
       c10::IValue attr = parent->second.toObject()->getAttr(name);
       std::string full = prefix[n->input()] + name;
-      im.example[n->output()] = attr;
+      // The example run works on copies: in-place ops (a training batch
+      // norm's running statistics) must not change the weights written.
+      im.example[n->output()] =
+          attr.isTensor() ? c10::IValue(attr.toTensor().clone()) : attr;
       if (attr.isTensor()) {
         at::Tensor t = attr.toTensor();
         if (!at::isFloatingType(t.scalar_type())) {
@@ -415,7 +418,7 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
                   OberDialect::kParamAttrName, im.b.getStringAttr(full))),
               fileLoc);
           arg = body->getArgument(index);
-          params.push_back({full, t});
+          params.push_back({full, t.detach().clone()});
         }
         im.tensors[n->output()] = arg;
       } else if (attr.isObject()) {
