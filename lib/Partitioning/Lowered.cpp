@@ -125,6 +125,12 @@ mlir::ober::loweredCollectives(ModuleOp planned, std::string &why) {
                  groupOf(c.getGridAxes()), double(bytesOf(c.getInput())), 1,
                  reasonOf(op), where});
           })
+          .Case([&](shard::AllToAllOp c) {
+            add({scopeOf(c.getGridAxes()), "all-to-all", stage,
+                 groupOf(c.getGridAxes()),
+                 double(bytesOf(c.getInput()) * groupOf(c.getGridAxes())), 1,
+                 reasonOf(op), where});
+          })
           .Case([&](shard::SendOp c) {
             add({"pipeline", "send/recv", stage, 2,
                  double(bytesOf(c.getInput())), 1, reasonOf(op), where});

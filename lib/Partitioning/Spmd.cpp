@@ -70,6 +70,12 @@ Value Spmd::create(Location loc, Value v, unsigned axis, Placement from,
     out = shard::AllSliceOp::create(builder, loc, type, v, grid.getSymName(),
                                     {static_cast<shard::GridAxis>(axis)},
                                     to.dim);
+  } else if (from.isSplit() && to.isSplit()) {
+    // Each device sends the block of the new dimension each other device
+    // keeps, and joins what it receives along the old one.
+    out = shard::AllToAllOp::create(builder, loc, type, gridRef, axes, v,
+                                    builder.getIndexAttr(to.dim),
+                                    builder.getIndexAttr(from.dim));
   } else {
     llvm_unreachable("no single collective for this change");
   }
@@ -98,13 +104,22 @@ Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
   if (from.isPartial() && target.isSplit() && !from.isPartialSum())
     return create(loc, create(loc, v, axis, from, Placement::rep()), axis,
                   Placement::rep(), target);
-  // Another dimension: gather, then take the block (an all-to-all moves
-  // the same bytes on real links; the simulated devices keep it simple).
-  if (from.isSplit() && target.isSplit())
+  if (from.isGrouped() || target.isGrouped()) {
+    // Grouped splits to another dimension: through whole values.
+    if (from.isSplit() && target.isSplit())
+      return move(move(v, axis, from, Placement::rep(), loc), axis,
+                  Placement::rep(), target, loc);
+    return grouped(loc, v, axis, from, target);
+  }
+  // Another dimension: an all-to-all when the local block divides along
+  // the new one; else gather, then take the block.
+  if (from.isSplit() && target.isSplit()) {
+    auto local = cast<RankedTensorType>(v.getType());
+    if (local.getDimSize(target.dim) % axisSize(axis) == 0)
+      return create(loc, v, axis, from, target);
     return move(move(v, axis, from, Placement::rep(), loc), axis,
                 Placement::rep(), target, loc);
-  if (from.isGrouped() || target.isGrouped())
-    return grouped(loc, v, axis, from, target);
+  }
   return create(loc, v, axis, from, target);
 }
 
@@ -143,9 +158,23 @@ Value Spmd::grouped(Location loc, Value v, unsigned axis, Placement from,
 Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
   // Gather the splits that change first: a dimension another axis is about
   // to split must be whole before (blocks of two axes nest in axis order).
+  // A split moving to another dimension that no other axis splits goes
+  // directly (an all-to-all).
+  auto alone = [&](unsigned axis, int64_t d) {
+    for (unsigned other = 0; other < numAxes(); ++other) {
+      if (other == axis)
+        continue;
+      Placement now = layoutOf(v)[other], then = target[other];
+      if ((now.isSplit() && now.dim == d) || (then.isSplit() && then.dim == d))
+        return false;
+    }
+    return true;
+  };
   for (auto [axis, p] : llvm::enumerate(target)) {
     Placement from = layoutOf(v)[axis];
-    if (from.isSplit() && from != p)
+    bool direct = from.isSplit() && p.isSplit() && !from.isGrouped() &&
+                  !p.isGrouped() && alone(axis, from.dim) && alone(axis, p.dim);
+    if (from.isSplit() && from != p && !direct)
       v = reshard(v, axis, Placement::rep(), loc, again);
   }
   for (auto [axis, p] : llvm::enumerate(target))

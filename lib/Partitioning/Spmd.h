@@ -8,8 +8,9 @@
 // local types, and moves a value between layouts with the cheapest
 // collective: all-reduce (partial -> replicated), reduce-scatter
 // (partial -> split), all-gather (split -> replicated) or a local slice
-// (replicated -> split); a split moving to another dimension is gathered
-// and sliced. `rebuild` clones one serial op onto local operands by its
+// (replicated -> split); a split moving to another dimension is an
+// all-to-all (gathered and sliced where the local block does not divide).
+// `rebuild` clones one serial op onto local operands by its
 // rule (Rules.cpp).
 //
 //===----------------------------------------------------------------------===//

@@ -28,7 +28,8 @@ Communicator::Communicator(ArrayRef<int64_t> shape)
 
 bool Communicator::handles(Operation *op) {
   return isa<shard::AllReduceOp, shard::AllGatherOp, shard::ReduceScatterOp,
-             shard::AllSliceOp, shard::SendOp, shard::RecvOp>(op);
+             shard::AllToAllOp, shard::AllSliceOp, shard::SendOp,
+             shard::RecvOp>(op);
 }
 
 std::vector<Tensor>
@@ -246,6 +247,20 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
       return missing();
     record("all-gather", bytesOf(input) * members.size(), members.size());
     return concat(parts, ag.getGatherAxis().getSExtValue());
+  }
+  if (auto a2a = dyn_cast<shard::AllToAllOp>(op)) {
+    std::vector<Tensor> parts = gather(a2a.getGridAxes());
+    if (parts.empty())
+      return missing();
+    // The bytes of the full tensor, the planner's convention.
+    record("all-to-all", bytesOf(input) * members.size(), members.size());
+    int64_t index = std::find(members.begin(), members.end(), rank) -
+                    members.begin();
+    int64_t n = static_cast<int64_t>(members.size());
+    std::vector<Tensor> mine;
+    for (const Tensor &p : parts)
+      mine.push_back(block(p, a2a.getSplitAxis().getSExtValue(), index, n));
+    return concat(mine, a2a.getConcatAxis().getSExtValue());
   }
   if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
     std::vector<Tensor> parts = gather(rs.getGridAxes());
