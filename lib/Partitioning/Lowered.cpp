@@ -108,28 +108,31 @@ mlir::ober::loweredCollectives(ModuleOp planned, std::string &why) {
   for (auto [s, func] : llvm::enumerate(stages)) {
     int64_t stage = static_cast<int64_t>(s);
     std::string where = "in @" + func.getSymName().str();
+    // One entry per collective: its kind, grid axes and the bytes of the
+    // full buffer (what one device holds whole: the all-gather's result,
+    // the all-to-all's input times the group).
+    auto collective = [&](Operation *op, const char *kind,
+                          ArrayRef<int16_t> axes, int64_t bytes) {
+      add({scopeOf(axes), kind, stage, groupOf(axes), double(bytes), 1,
+           reasonOf(op), where});
+    };
     func.walk([&](Operation *op) {
       llvm::TypeSwitch<Operation *>(op)
           .Case([&](shard::AllReduceOp c) {
-            add({scopeOf(c.getGridAxes()), "all-reduce", stage,
-                 groupOf(c.getGridAxes()), double(bytesOf(c.getInput())), 1,
-                 reasonOf(op), where});
+            collective(op, "all-reduce", c.getGridAxes(),
+                       bytesOf(c.getInput()));
           })
           .Case([&](shard::AllGatherOp c) {
-            add({scopeOf(c.getGridAxes()), "all-gather", stage,
-                 groupOf(c.getGridAxes()), double(bytesOf(c.getResult())), 1,
-                 reasonOf(op), where});
+            collective(op, "all-gather", c.getGridAxes(),
+                       bytesOf(c.getResult()));
           })
           .Case([&](shard::ReduceScatterOp c) {
-            add({scopeOf(c.getGridAxes()), "reduce-scatter", stage,
-                 groupOf(c.getGridAxes()), double(bytesOf(c.getInput())), 1,
-                 reasonOf(op), where});
+            collective(op, "reduce-scatter", c.getGridAxes(),
+                       bytesOf(c.getInput()));
           })
           .Case([&](shard::AllToAllOp c) {
-            add({scopeOf(c.getGridAxes()), "all-to-all", stage,
-                 groupOf(c.getGridAxes()),
-                 double(bytesOf(c.getInput()) * groupOf(c.getGridAxes())), 1,
-                 reasonOf(op), where});
+            collective(op, "all-to-all", c.getGridAxes(),
+                       bytesOf(c.getInput()) * groupOf(c.getGridAxes()));
           })
           .Case([&](shard::SendOp c) {
             add({"pipeline", "send/recv", stage, 2,
