@@ -346,42 +346,42 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
       g = gb.create<DivOp>(g, gb.scalarLike(g, o.microBatches));
   }
 
+  // Every gradient scaled by an f32 scalar, and an f32 sum over all
+  // gradients of `f` of each.
+  auto scaleGradients = [&](Value factor) {
+    for (Value &g : grads)
+      g = gb.create<MulOp>(g, gb.cast(factor, typeOf(g).getElementType()));
+  };
+  auto sumOverGradients = [&](llvm::function_ref<Value(Value)> f) {
+    Value total;
+    for (Value g : grads) {
+      SmallVector<int64_t> all =
+          llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
+      Value part = gb.cast(gb.sum(f(g), all, false), f32);
+      total = total ? gb.create<AddOp>(total, part) : part;
+    }
+    return total;
+  };
+
   // Loss scaling: unscale (exact: a power of two), and find whether any
   // gradient overflowed (x * 0 is NaN exactly for inf and NaN).
   Value finite;
   if (scaling) {
-    Value inverse = gb.create<DivOp>(gb.scalar(f32, 1.0), scale);
-    Value probe;
-    for (Value &g : grads) {
-      g = gb.create<MulOp>(g, gb.cast(inverse, typeOf(g).getElementType()));
-      SmallVector<int64_t> all =
-          llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
-      Value z = gb.cast(gb.sum(gb.create<MulOp>(g, gb.scalarLike(g, 0.0)), all,
-                               false),
-                        f32);
-      probe = probe ? gb.create<AddOp>(probe, z) : z;
-    }
+    scaleGradients(gb.create<DivOp>(gb.scalar(f32, 1.0), scale));
+    Value probe = sumOverGradients(
+        [&](Value g) { return gb.create<MulOp>(g, gb.scalarLike(g, 0.0)); });
     finite = gb.create<CompareOp>(CompareDirection::eq, probe,
                                   gb.scalar(f32, 0.0));
   }
 
   // Global-norm clipping (PyTorch's clip_grad_norm_).
   if (o.clipNorm > 0) {
-    Value total;
-    for (Value g : grads) {
-      SmallVector<int64_t> all =
-          llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
-      Value sq = gb.cast(gb.sum(gb.create<MulOp>(g, g), all, false),
-                         builder.getF32Type());
-      total = total ? gb.create<AddOp>(total, sq) : sq;
-    }
+    Value total =
+        sumOverGradients([&](Value g) { return gb.create<MulOp>(g, g); });
     Value norm = gb.create<SqrtOp>(total);
-    Value coef = gb.create<DivOp>(
-        gb.scalar(builder.getF32Type(), o.clipNorm),
-        gb.create<AddOp>(norm, gb.scalar(builder.getF32Type(), 1e-6)));
-    coef = gb.create<MinOp>(coef, gb.scalar(builder.getF32Type(), 1.0));
-    for (Value &g : grads)
-      g = gb.create<MulOp>(g, gb.cast(coef, typeOf(g).getElementType()));
+    Value coef = gb.create<DivOp>(gb.scalar(f32, o.clipNorm),
+                                  gb.create<AddOp>(norm, gb.scalar(f32, 1e-6)));
+    scaleGradients(gb.create<MinOp>(coef, gb.scalar(f32, 1.0)));
   }
 
   // The update.
