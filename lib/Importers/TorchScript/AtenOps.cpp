@@ -33,27 +33,39 @@ int64_t normAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// Whether `op` (a base name) has a mapping below.
+// The elementwise families, by base name (the index picks the ober op).
+const std::map<std::string, int> binary = {
+    {"add", 0}, {"sub", 1}, {"mul", 2}, {"div", 3}, {"rsub", 4},
+    {"pow", 5}, {"maximum", 6}, {"minimum", 7}, {"remainder", 8}};
+const std::map<std::string, int> unary = {
+    {"neg", 0}, {"exp", 1}, {"log", 2}, {"sqrt", 3}, {"rsqrt", 4},
+    {"tanh", 5}, {"sigmoid", 6}, {"relu", 7}, {"abs", 8}, {"erf", 9},
+    {"silu", 10}, {"reciprocal", 11}, {"sin", 12}, {"cos", 13}};
+const std::map<std::string, CompareDirection> compare = {
+    {"eq", CompareDirection::eq}, {"ne", CompareDirection::ne},
+    {"lt", CompareDirection::lt}, {"le", CompareDirection::le},
+    {"gt", CompareDirection::gt}, {"ge", CompareDirection::ge}};
+
+/// Whether `op` (a base name) has a mapping below: the tables above and
+/// the ops `convert` names one by one.
 bool isMapped(const std::string &op) {
-  static const std::set<std::string> mapped = {
+  static const std::set<std::string> named = {
       "contiguous", "clone", "detach", "alias", "lift_fresh", "view",
       "reshape", "flatten", "unsqueeze", "squeeze", "unflatten", "view_as",
       "reshape_as", "expand", "expand_as", "broadcast_to", "t", "transpose",
       "permute", "numpy_T", "to", "type_as", "float", "double", "long", "int",
-      "bool", "half", "add", "sub", "mul", "div", "rsub", "pow", "maximum",
-      "minimum", "remainder", "neg", "exp", "log", "sqrt", "rsqrt", "tanh",
-      "sigmoid", "relu", "abs", "erf", "silu", "reciprocal", "sin", "cos",
-      "gelu", "hardtanh", "relu6", "clamp", "clamp_min", "clamp_max",
-      "hardsigmoid", "hardswish", "leaky_relu", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill",
-      "linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "softmax",
-      "log_softmax", "layer_norm", "batch_norm", "dropout", "feature_dropout",
-      "alpha_dropout", "_convolution", "conv1d", "conv2d", "conv3d",
-      "convolution", "max_pool1d", "max_pool2d", "avg_pool2d",
+      "bool", "half", "gelu", "hardtanh", "relu6", "clamp", "clamp_min",
+      "clamp_max", "hardsigmoid", "hardswish", "leaky_relu", "where",
+      "masked_fill", "linear", "matmul", "mm", "bmm", "addmm", "baddbmm",
+      "softmax", "log_softmax", "layer_norm", "batch_norm", "dropout",
+      "feature_dropout", "alpha_dropout", "_convolution", "conv1d", "conv2d",
+      "conv3d", "convolution", "max_pool1d", "max_pool2d", "avg_pool2d",
       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "mean", "sum", "amax",
       "amin", "embedding", "cat", "concat", "stack", "slice", "select",
       "narrow", "chunk", "unsafe_chunk", "split", "split_with_sizes",
       "unbind", "zeros_like", "ones_like", "full_like"};
-  return mapped.count(op) > 0;
+  return named.count(op) || binary.count(op) || unary.count(op) ||
+         compare.count(op);
 }
 } // namespace
 
@@ -88,17 +100,14 @@ bool Importer::convert(TSNode *n) {
   };
   // Operand i as a tensor.
   auto arg = [&](size_t i) -> Value { return tensor(ins[i]); };
+  // Operand i in `like`'s element type: a number as a rank-0 constant.
   auto scalarLike = [&](size_t i, Value like) -> Value {
-    if (auto it = known.find(ins[i]); it != known.end() &&
-                                      !it->second.isTensor()) {
-      Type et = llvm::cast<RankedTensorType>(like.getType()).getElementType();
-      return scalar(et, number(ins[i]));
-    }
-    Value t = tensor(ins[i]);
-    if (!t)
-      return t;
     Type et = llvm::cast<RankedTensorType>(like.getType()).getElementType();
-    return cast(t, et);
+    if (auto it = known.find(ins[i]);
+        it != known.end() && !it->second.isTensor())
+      return scalar(et, number(ins[i]));
+    Value t = tensor(ins[i]);
+    return t ? cast(t, et) : t;
   };
   auto rankOf = [](Value v) { return llvm::cast<RankedTensorType>(v.getType()).getRank(); };
   auto shapeOf = [](Value v) {
@@ -163,9 +172,6 @@ bool Importer::convert(TSNode *n) {
   }
 
   // Elementwise.
-  static const std::map<std::string, int> binary = {
-      {"add", 0}, {"sub", 1}, {"mul", 2}, {"div", 3}, {"rsub", 4},
-      {"pow", 5}, {"maximum", 6}, {"minimum", 7}, {"remainder", 8}};
   if (auto it = binary.find(op); it != binary.end()) {
     Value a = arg(0);
     if (!a)
@@ -195,10 +201,6 @@ bool Importer::convert(TSNode *n) {
     }
     return set(broadcastTo(r, outType.getShape()));
   }
-  static const std::map<std::string, int> unary = {
-      {"neg", 0}, {"exp", 1}, {"log", 2}, {"sqrt", 3}, {"rsqrt", 4},
-      {"tanh", 5}, {"sigmoid", 6}, {"relu", 7}, {"abs", 8}, {"erf", 9},
-      {"silu", 10}, {"reciprocal", 11}, {"sin", 12}, {"cos", 13}};
   if (auto it = unary.find(op); it != unary.end()) {
     Value x = arg(0);
     if (!x)
@@ -285,10 +287,6 @@ bool Importer::convert(TSNode *n) {
     return set(create<GeluOp>(x, approx == "tanh" ? GeluApproximation::tanh
                                                   : GeluApproximation::none));
   }
-  static const std::map<std::string, CompareDirection> compare = {
-      {"eq", CompareDirection::eq}, {"ne", CompareDirection::ne},
-      {"lt", CompareDirection::lt}, {"le", CompareDirection::le},
-      {"gt", CompareDirection::gt}, {"ge", CompareDirection::ge}};
   if (auto it = compare.find(op); it != compare.end()) {
     Value a = arg(0);
     if (!a)

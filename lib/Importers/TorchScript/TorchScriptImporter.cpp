@@ -18,14 +18,13 @@
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
-#include <torch/csrc/jit/passes/shape_analysis.h>
-#include "llvm/Support/JSON.h"
 
 #include <set>
 
@@ -198,9 +197,8 @@ std::shared_ptr<torch::jit::Graph> forwardGraph(torch::jit::Module &m) {
   return graph;
 }
 
-/// Nodes evaluated by libtorch when their inputs are known: everything but
-/// random and in-place ops (those on known values are folded too, on
-/// copies).
+/// Nodes evaluated by libtorch when their inputs are known: every aten and
+/// prim op but control flow, calls, attributes and random ops.
 bool evaluable(TSNode *n) {
   std::string kind = n->kind().toQualString();
   if (kind == "prim::If" || kind == "prim::Loop" || kind == "prim::GetAttr" ||
@@ -373,6 +371,23 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       }
       continue;
     }
+    // Known inputs: libtorch computes the result (which is also its example
+    // value: known values are the examples' too).
+    bool allKnown = kind != c10::prim::GetAttr &&
+                    llvm::all_of(n->inputs(), [&](const TSValue *v) {
+                      return im.isKnown(v);
+                    });
+    if (allKnown && n->outputs().size() > 0 && evaluable(n)) {
+      std::vector<c10::IValue> args;
+      for (const TSValue *v : n->inputs())
+        args.push_back(im.known[v]);
+      if (auto results = evaluate(n, args)) {
+        for (size_t i = 0; i < results->size(); ++i)
+          im.known[n->outputs()[i]] = im.example[n->outputs()[i]] =
+              (*results)[i];
+        continue;
+      }
+    }
     // Run it on the example values (for the types of its results).
     if (!examples.empty() && kind != c10::prim::GetAttr) {
       std::vector<c10::IValue> args;
@@ -428,20 +443,6 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
         im.known[n->output()] = attr;
       }
       continue;
-    }
-    // Known inputs: libtorch computes the result.
-    bool allKnown = llvm::all_of(n->inputs(), [&](const TSValue *v) {
-      return im.isKnown(v);
-    });
-    if (allKnown && n->outputs().size() > 0 && evaluable(n)) {
-      std::vector<c10::IValue> args;
-      for (const TSValue *v : n->inputs())
-        args.push_back(im.known[v]);
-      if (auto results = evaluate(n, args)) {
-        for (size_t i = 0; i < results->size(); ++i)
-          im.known[n->outputs()[i]] = (*results)[i];
-        continue;
-      }
     }
     // What depends only on static shapes is known: the example's value.
     std::string name = kind.toQualString();
@@ -546,11 +547,10 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       llvm::sys::path::replace_extension(p, ".safetensors");
       weights = p.str().str();
     }
-    std::vector<at::Tensor> keep;
+    // The values were copied (contiguous) when first read.
     std::vector< ::ober::rt::WeightData> data;
     for (const Parameter &p : params) {
-      at::Tensor t = p.value.detach().contiguous();
-      keep.push_back(t);
+      const at::Tensor &t = p.value;
       ::ober::rt::WeightData w;
       w.name = p.name;
       w.dtype = t.scalar_type() == at::kDouble  ? ::ober::rt::DType::F64
