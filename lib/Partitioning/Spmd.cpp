@@ -104,22 +104,19 @@ Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
   if (from.isPartial() && target.isSplit() && !from.isPartialSum())
     return create(loc, create(loc, v, axis, from, Placement::rep()), axis,
                   Placement::rep(), target);
-  if (from.isGrouped() || target.isGrouped()) {
-    // Grouped splits to another dimension: through whole values.
-    if (from.isSplit() && target.isSplit())
-      return move(move(v, axis, from, Placement::rep(), loc), axis,
-                  Placement::rep(), target, loc);
-    return grouped(loc, v, axis, from, target);
-  }
-  // Another dimension: an all-to-all when the local block divides along
-  // the new one; else gather, then take the block.
+  // Another dimension: an all-to-all when neither split is grouped and the
+  // local block divides along the new one; else gather, then take the
+  // block.
   if (from.isSplit() && target.isSplit()) {
     auto local = cast<RankedTensorType>(v.getType());
-    if (local.getDimSize(target.dim) % axisSize(axis) == 0)
+    if (!from.isGrouped() && !target.isGrouped() &&
+        local.getDimSize(target.dim) % axisSize(axis) == 0)
       return create(loc, v, axis, from, target);
     return move(move(v, axis, from, Placement::rep(), loc), axis,
                 Placement::rep(), target, loc);
   }
+  if (from.isGrouped() || target.isGrouped())
+    return grouped(loc, v, axis, from, target);
   return create(loc, v, axis, from, target);
 }
 

@@ -571,7 +571,7 @@ mlir::ober::planning::segmentSplits(const ModelProfile &m, unsigned segment,
       if (it == decision.end())
         continue;
       TPProfile::ParameterSplit split{name, "replicated", -1};
-      if (it != decision.end() && it->second.how != "replicated") {
+      if (it->second.how != "replicated") {
         split.how = it->second.how;
         split.dim = it->second.dim;
       }

@@ -85,7 +85,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                 k.backwardOther * ratio(fwdOther, tp.forwardOther.total())) *
                    mb +
                k.backwardKernels * launch;
-  // Forward collectives, and their mirror images backward.
+  // Each collective in the passes that run it (sequence-parallel-only ones
+  // only with sequence parallelism); the forward ones again under full
+  // recomputation.
   double fwdComm = 0;
   for (const TPCollective &col : tp.collectives) {
     if (col.sequenceOnly && !sp)

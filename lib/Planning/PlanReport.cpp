@@ -94,7 +94,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     double sharded = 0;
     if (c.tp > 1) {
       // Occurrences per step of each collective of each segment kind held
-      // here: forward, its mirror in backward, and the forward again under
+      // here: once per pass that runs it, and a forward one again under
       // full recomputation (not for the last segment).
       std::map<std::pair<unsigned, unsigned>, int64_t> count;
       std::map<std::pair<unsigned, unsigned>, bool> recomputed;
