@@ -7,6 +7,7 @@
 #include "ober/Partitioning/Passes.h"
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Partitioning/Partition.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,8 @@ struct PartitionPass : public ober::impl::PartitionPassBase<PartitionPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(verifyTensorSizes(module)))
+      return signalPassFailure();
     if (!(bucketMB > 0)) {
       module.emitError("ober-partition: bucket-mb must be positive, got ")
           << bucketMB;

@@ -330,7 +330,7 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
   spmd->setComputeType(compute);
   llvm::scope_exit restore([&] { spmd->setComputeType(Type()); });
   bool regather = plan.zero >= 3 && plan.dp > 1;
-  bool recompute = plan.recompute != "none";
+  bool recompute = plan.recompute != Recompute::None;
   Block &body = grad.getBody().front();
   for (Operation &op : body.without_terminator()) {
     if (isa<func::CallOp>(op))
@@ -485,7 +485,7 @@ StepPartitioner::schedule(unsigned stage) const {
     for (unsigned c = 0; c < v; ++c)
       order.push_back({i, kind, kind == F ? c : v - 1 - c});
   };
-  if (plan.schedule == "gpipe") {
+  if (plan.schedule == Schedule::GPipe) {
     for (unsigned i = 0; i < m; ++i)
       pass(i, F);
     for (unsigned i = 0; i < m; ++i)
@@ -496,7 +496,7 @@ StepPartitioner::schedule(unsigned stage) const {
   // remaining backwards. Zero-bubble (ZB-H1) splits each backward pass and
   // runs the weight-gradient part up to p - stage - 1 passes later, so the
   // input gradients the earlier stages wait for go out first.
-  bool zeroBubble = plan.schedule == "zero-bubble";
+  bool zeroBubble = plan.schedule == Schedule::ZeroBubble;
   unsigned warm = std::min(m, p - stage - 1), delay = p - stage - 1;
   SmallVector<unsigned> pending;
   auto backward = [&](unsigned i) {

@@ -24,14 +24,16 @@ namespace mlir::ober::partition {
 /// pipeline stages (only with pp > 1).
 constexpr unsigned kDp = 0, kTp = 1, kPp = 2;
 
+/// The plan's fields (`#ober.plan`, verified) as the partitioner uses them.
 struct PlanFields {
   int64_t tp = 1, pp = 1, dp = 1, zero = 0, microBatches = 1, chunks = 1;
-  std::string recompute = "none", precision = "f32", schedule = "1f1b";
+  Recompute recompute = Recompute::None;
+  Precision precision = Precision::F32;
+  Schedule schedule = Schedule::OneFOneB;
   bool sequenceParallel = false;
 };
 
 FailureOr<PlanFields> readPlan(ModuleOp module);
-LogicalResult checkSupported(ModuleOp module, const PlanFields &plan);
 
 /// The groups a tensor-parallel split of `arg` along `dim` should have (see
 /// TrainStep.cpp).

@@ -24,63 +24,24 @@ using namespace mlir::ober;
 using namespace mlir::ober::partition;
 
 FailureOr<PlanFields> mlir::ober::partition::readPlan(ModuleOp module) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("ober.plan");
-  if (!plan)
+  Attribute attr = module->getAttr("ober.plan");
+  if (!attr)
     return module.emitError("ober-partition: the module has no 'ober.plan'; "
                             "plan it first with --ober-plan");
+  // The dialect verifies the attribute's kind and its fields.
+  auto plan = cast<PlanAttr>(attr);
   PlanFields f;
-  auto getInt = [&](StringRef name, int64_t &out) -> LogicalResult {
-    auto v = plan.getAs<IntegerAttr>(name);
-    if (!v)
-      return module.emitError("ober-partition: 'ober.plan' has no integer '")
-             << name << "'";
-    out = v.getInt();
-    return success();
-  };
-  auto getString = [&](StringRef name, std::string &out) -> LogicalResult {
-    auto v = plan.getAs<StringAttr>(name);
-    if (!v)
-      return module.emitError("ober-partition: 'ober.plan' has no string '")
-             << name << "'";
-    out = v.getValue().str();
-    return success();
-  };
-  if (auto chunks = plan.getAs<IntegerAttr>("chunks"))
-    f.chunks = chunks.getInt();
-  if (auto schedule = plan.getAs<StringAttr>("schedule"))
-    f.schedule = schedule.getValue().str();
-  if (failed(getInt("tp", f.tp)) || failed(getInt("pp", f.pp)) ||
-      failed(getInt("dp", f.dp)) || failed(getInt("zero_stage", f.zero)) ||
-      failed(getInt("num_micro_batches", f.microBatches)) ||
-      failed(getString("recompute", f.recompute)) ||
-      failed(getString("precision", f.precision)))
-    return failure();
-  if (auto sp = plan.getAs<BoolAttr>("sequence_parallel"))
-    f.sequenceParallel = sp.getValue();
+  f.tp = plan.getTp();
+  f.pp = plan.getPp();
+  f.dp = plan.getDp();
+  f.zero = plan.getZeroStage();
+  f.microBatches = plan.getNumMicroBatches();
+  f.chunks = plan.getChunks();
+  f.recompute = plan.getRecompute();
+  f.precision = plan.getPrecision();
+  f.schedule = plan.getSchedule();
+  f.sequenceParallel = plan.getSequenceParallel();
   return f;
-}
-
-/// What is not partitioned yet, named by its plan field.
-LogicalResult mlir::ober::partition::checkSupported(ModuleOp module,
-                                                    const PlanFields &f) {
-  if (f.tp < 1 || f.pp < 1)
-    return module.emitError("ober-partition: the plan's tp = ")
-           << f.tp << " and pp = " << f.pp << " must be at least 1";
-  if (f.precision != "f32" && f.precision != "bf16" && f.precision != "f16")
-    return module.emitError("ober-partition: the plan's precision = ")
-           << f.precision
-           << " is not one of f32, bf16 and f16 (compute with f32 master "
-              "weights)";
-  if (f.schedule != "gpipe" && f.schedule != "1f1b" &&
-      f.schedule != "interleaved-1f1b" && f.schedule != "zero-bubble")
-    return module.emitError("ober-partition: the plan's schedule '")
-           << f.schedule
-           << "' is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble";
-  if (f.dp < 1 || f.zero < 0 || f.zero > 3)
-    return module.emitError("ober-partition: the plan's dp = ")
-           << f.dp << " and zero_stage = " << f.zero
-           << " are out of range (dp >= 1, zero_stage 0-3)";
-  return success();
 }
 
 /// The groups a tensor-parallel split of `arg` along `dim` should have:
@@ -293,9 +254,9 @@ LogicalResult StepPartitioner::run() {
     shape.push_back(plan.pp);
   auto grid = shard::GridOp::create(builder, module.getLoc(), gridName, shape);
   spmd = std::make_unique<Spmd>(grid, builder);
-  if (plan.precision == "bf16")
+  if (plan.precision == Precision::BF16)
     compute = builder.getBF16Type();
-  else if (plan.precision == "f16")
+  else if (plan.precision == Precision::F16)
     compute = builder.getF16Type();
   if (plan.tp > 1)
     spmd->setEager(kTp);
@@ -423,7 +384,7 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
     };
     splice(stage.pre);
     std::map<unsigned, Block *> weights;
-    if (plan.schedule == "zero-bubble")
+    if (plan.schedule == Schedule::ZeroBubble)
       for (auto &[key, block] : stage.phases)
         if (std::get<1>(key))
           weights[std::get<0>(key)] = splitWeightGradients(block);
@@ -475,14 +436,14 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
 LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
                                              const PartitionOptions &options) {
   FailureOr<PlanFields> plan = readPlan(module);
-  if (failed(plan) || failed(checkSupported(module, *plan)))
+  if (failed(plan))
     return failure();
   if (step.getNumResults() == 0 || step.isExternal())
     return step.emitError("ober-partition: not a train step");
   // f16's range needs the loss scaled (bf16 has f32's range).
   auto built = step->getAttrOfType<DictionaryAttr>("ober.train_step");
   auto scaling = built ? built.getAs<StringAttr>("loss_scale") : nullptr;
-  if (plan->precision == "f16" && (!scaling || scaling.getValue() != "dynamic"))
+  if (plan->precision == Precision::F16 && (!scaling || scaling.getValue() != "dynamic"))
     return step.emitError("ober-partition: the plan's precision = f16 needs "
                           "a step built with dynamic loss scaling "
                           "(--ober-build-train-step=\"loss-scale=dynamic ...\")");

@@ -7,6 +7,8 @@
 #include "ober/Planning/Cluster.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <thread>
@@ -110,6 +112,25 @@ std::optional<Cluster> mlir::ober::planning::preset(const std::string &name) {
 // Checks
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// What a plausible cluster lies within: figures outside these are typos
+/// or unit mistakes (bytes for gigabytes), not machines.
+constexpr int64_t kMaxDevicesPerNode = 4096;
+constexpr int64_t kMaxDevices = int64_t(1) << 20;
+constexpr double kMinPeakFlops = 1e6, kMaxPeakFlops = 1e17;       // FLOP/s
+constexpr double kMinMemoryBytes = 1 << 20, kMaxMemoryBytes = 1e15; // bytes
+constexpr double kMinBandwidth = 1e6, kMaxBandwidth = 1e15;        // bytes/s
+constexpr double kMaxLatency = 1;                                  // seconds
+
+/// The element types a device's peak FLOP/s may be given for.
+constexpr const char *kFlopTypes[] = {"f64", "f32", "tf32", "bf16", "f16", "f8"};
+
+std::string within(double lo, double hi, const char *unit) {
+  return llvm::formatv("must be between {0:e2} and {1:e2} {2}", lo, hi, unit)
+      .str();
+}
+} // namespace
+
 LogicalResult Cluster::verify(std::string &error) const {
   auto fail = [&](const std::string &field, const std::string &what) {
     error = "cluster." + field + ": " + what;
@@ -117,23 +138,38 @@ LogicalResult Cluster::verify(std::string &error) const {
   };
   if (device.peakFlops.empty())
     return fail("device.peak_flops", "needs at least one element type");
-  for (const auto &[type, flops] : device.peakFlops)
-    if (!(flops > 0))
-      return fail("device.peak_flops." + type, "must be positive");
-  if (!(device.memoryBytes > 0))
-    return fail("device.memory_bytes", "must be positive");
-  if (!(device.memoryBandwidth > 0))
-    return fail("device.memory_bandwidth", "must be positive");
+  for (const auto &[type, flops] : device.peakFlops) {
+    if (!llvm::is_contained(kFlopTypes, type)) {
+      std::string known;
+      for (const char *t : kFlopTypes)
+        known += std::string(known.empty() ? "" : ", ") + t;
+      return fail("device.peak_flops." + type,
+                  "is not an element type (known: " + known + ")");
+    }
+    if (!(flops >= kMinPeakFlops && flops <= kMaxPeakFlops))
+      return fail("device.peak_flops." + type,
+                  within(kMinPeakFlops, kMaxPeakFlops, "FLOP/s"));
+  }
+  if (!(device.memoryBytes >= kMinMemoryBytes &&
+        device.memoryBytes <= kMaxMemoryBytes))
+    return fail("device.memory_bytes",
+                within(kMinMemoryBytes, kMaxMemoryBytes, "bytes"));
+  if (!(device.memoryBandwidth >= kMinBandwidth &&
+        device.memoryBandwidth <= kMaxBandwidth))
+    return fail("device.memory_bandwidth",
+                within(kMinBandwidth, kMaxBandwidth, "bytes/s"));
   if (!(device.matmulEfficiency > 0 && device.matmulEfficiency <= 1))
     return fail("device.matmul_efficiency", "must be in (0, 1]");
   if (!(device.memoryEfficiency > 0 && device.memoryEfficiency <= 1))
     return fail("device.memory_efficiency", "must be in (0, 1]");
   if (!(device.kernelOverhead >= 0 && device.kernelOverhead < 1))
     return fail("device.kernel_overhead", "must be in [0, 1) seconds");
-  if (devicesPerNode < 1)
-    return fail("devices_per_node", "must be at least 1");
-  if (nodes < 1)
-    return fail("nodes", "must be at least 1");
+  if (devicesPerNode < 1 || devicesPerNode > kMaxDevicesPerNode)
+    return fail("devices_per_node", "must be between 1 and " +
+                                        std::to_string(kMaxDevicesPerNode));
+  if (nodes < 1 || nodes > kMaxDevices / devicesPerNode)
+    return fail("nodes", "must be at least 1, and nodes x devices_per_node "
+                         "at most " + std::to_string(kMaxDevices));
   if (links.empty())
     return fail("links", "needs at least the level that joins the devices "
                          "of a node");
@@ -142,15 +178,29 @@ LogicalResult Cluster::verify(std::string &error) const {
                              " nodes needs a level between nodes");
   for (size_t i = 0; i < links.size(); ++i) {
     std::string field = "links[" + std::to_string(i) + "]";
-    if (!(links[i].bandwidth > 0))
-      return fail(field + ".bandwidth", "must be positive");
-    if (!(links[i].latency >= 0))
-      return fail(field + ".latency", "must be non-negative");
-    if (links[i].groupSize < 1)
-      return fail(field + ".group_size", "must be at least 1");
-    if (i && links[i].groupSize < links[i - 1].groupSize)
+    const LinkLevel &l = links[i];
+    if (!(l.bandwidth >= kMinBandwidth && l.bandwidth <= kMaxBandwidth))
+      return fail(field + ".bandwidth",
+                  within(kMinBandwidth, kMaxBandwidth, "bytes/s"));
+    if (!(l.latency >= 0 && l.latency <= kMaxLatency))
+      return fail(field + ".latency", "must be between 0 and 1 seconds");
+    if (l.groupSize < 1 || l.groupSize > numDevices())
       return fail(field + ".group_size",
-                  "must not be smaller than the level inside it");
+                  "must be between 1 and the cluster's " +
+                      std::to_string(numDevices()) + " devices");
+    // Innermost first: each level joins whole groups of the one inside it,
+    // and a level inside a node joins whole parts of it.
+    if (i && l.groupSize % links[i - 1].groupSize)
+      return fail(field + ".group_size",
+                  "must be a multiple of links[" + std::to_string(i - 1) +
+                      "].group_size = " +
+                      std::to_string(links[i - 1].groupSize) +
+                      " (levels go innermost first)");
+    if (l.groupSize < devicesPerNode ? devicesPerNode % l.groupSize
+                                     : l.groupSize % devicesPerNode)
+      return fail(field + ".group_size",
+                  "must divide, or be a multiple of, devices_per_node = " +
+                      std::to_string(devicesPerNode));
   }
   return success();
 }
@@ -187,8 +237,10 @@ namespace {
 /// Reads fields of one JSON object, remembering the first error.
 class FieldReader {
 public:
-  FieldReader(const json::Object *object, std::string path, std::string &error)
-      : object(object), path(std::move(path)), error(error) {}
+  /// `keys`: every key the object may have.
+  FieldReader(const json::Object *object, std::string path,
+              ArrayRef<StringRef> keys, std::string &error)
+      : object(object), path(std::move(path)), keys(keys), error(error) {}
 
   bool number(const char *key, double &out, bool required = true) {
     const json::Value *v = object ? object->get(key) : nullptr;
@@ -225,9 +277,24 @@ public:
       error = path + "." + key.str() + ": " + what.str();
     return false;
   }
+  /// No key but the accepted ones: a misspelt one would otherwise be
+  /// ignored, or reported as a missing one.
+  bool noOthers() {
+    if (!object)
+      return true;
+    for (const auto &entry : *object) {
+      if (llvm::is_contained(keys, StringRef(entry.first)))
+        continue;
+      std::string list = llvm::join(keys, ", ");
+      return fail(entry.first, "is not a known key (accepted: " + list + ")");
+    }
+    return true;
+  }
 
   const json::Object *object;
   std::string path;
+  /// A copy: the caller's list is a temporary.
+  SmallVector<StringRef, 8> keys;
   std::string &error;
 };
 } // namespace
@@ -241,11 +308,17 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
     return std::nullopt;
   }
   Cluster c;
-  FieldReader top(root, "cluster", error);
+  FieldReader top(root, "cluster",
+                  {"name", "device", "devices_per_node", "nodes", "links"},
+                  error);
   const json::Object *device = root->getObject("device");
-  FieldReader dev(device, "cluster.device", error);
+  FieldReader dev(device, "cluster.device",
+                  {"name", "peak_flops", "memory_bytes", "memory_bandwidth",
+                   "matmul_efficiency", "memory_efficiency", "kernel_overhead"},
+                  error);
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
-  bool ok = top.string("name", c.name, /*required=*/false) &&
+  bool ok = top.noOthers() && dev.noOthers() &&
+            top.string("name", c.name, /*required=*/false) &&
             (device || top.fail("device", "must be an object")) &&
             dev.string("name", c.device.name, false) &&
             (flops || dev.fail("peak_flops",
@@ -275,12 +348,14 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
   for (size_t i = 0; i < links->size(); ++i) {
     LinkLevel l;
     FieldReader r((*links)[i].getAsObject(),
-                  "cluster.links[" + std::to_string(i) + "]", error);
+                  "cluster.links[" + std::to_string(i) + "]",
+                  {"name", "group_size", "bandwidth", "latency"}, error);
     if (!r.object) {
       error = "cluster.links[" + std::to_string(i) + "]: must be an object";
       return std::nullopt;
     }
-    if (!r.string("name", l.name, false) || !r.integer("group_size", l.groupSize) ||
+    if (!r.noOthers() || !r.string("name", l.name, false) ||
+        !r.integer("group_size", l.groupSize) ||
         !r.number("bandwidth", l.bandwidth) || !r.number("latency", l.latency))
       return std::nullopt;
     c.links.push_back(l);
@@ -291,8 +366,14 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
 }
 
 std::optional<Cluster> mlir::ober::planning::loadCluster(
-    const std::string &nameOrPath, int64_t gpus, int64_t nodes,
-    std::string &error) {
+    const std::string &nameOrPath, std::optional<int64_t> gpus,
+    std::optional<int64_t> nodes, std::string &error) {
+  for (auto [name, count] : {std::pair("gpus", gpus), {"nodes", nodes}})
+    if (count && (*count < 1 || *count > kMaxDevices)) {
+      error = std::string(name) + "=" + std::to_string(*count) +
+              " must be between 1 and " + std::to_string(kMaxDevices);
+      return std::nullopt;
+    }
   std::optional<Cluster> c = preset(nameOrPath);
   if (!c) {
     auto buffer = llvm::MemoryBuffer::getFile(nameOrPath);
@@ -314,40 +395,45 @@ std::optional<Cluster> mlir::ober::planning::loadCluster(
       return std::nullopt;
     }
   }
-  if (gpus < 0 || nodes < 0) {
-    error = "gpus and nodes must be positive";
-    return std::nullopt;
-  }
-  if (gpus > 0) {
-    if (nodes > 0) {
-      if (gpus % nodes) {
-        error = "gpus=" + std::to_string(gpus) + " do not split evenly over "
-                "nodes=" + std::to_string(nodes);
+  int64_t oldNode = c->devicesPerNode;
+  if (gpus) {
+    if (nodes) {
+      if (*gpus % *nodes) {
+        error = "gpus=" + std::to_string(*gpus) + " do not split evenly over "
+                "nodes=" + std::to_string(*nodes);
         return std::nullopt;
       }
-      c->devicesPerNode = gpus / nodes;
-      c->nodes = nodes;
-    } else if (gpus <= c->devicesPerNode || c->name == "cpu") {
+      c->devicesPerNode = *gpus / *nodes;
+      c->nodes = *nodes;
+    } else if (*gpus <= c->devicesPerNode || c->name == "cpu") {
       // Simulated CPU devices all live on this machine.
-      c->devicesPerNode = gpus;
+      c->devicesPerNode = *gpus;
       c->nodes = 1;
-    } else if (gpus % c->devicesPerNode == 0) {
-      c->nodes = gpus / c->devicesPerNode;
+    } else if (*gpus % c->devicesPerNode == 0) {
+      c->nodes = *gpus / c->devicesPerNode;
     } else {
-      error = "gpus=" + std::to_string(gpus) + " is not a whole number of " +
+      error = "gpus=" + std::to_string(*gpus) + " is not a whole number of " +
               std::to_string(c->devicesPerNode) + "-device nodes of '" +
               c->name + "' (pass nodes= to choose the node size)";
       return std::nullopt;
     }
-  } else if (nodes > 0) {
-    c->nodes = nodes;
+  } else if (nodes) {
+    c->nodes = *nodes;
   }
-  // The innermost level joins a node; the outermost spans the cluster.
-  if (!c->links.empty()) {
-    c->links.front().groupSize = c->devicesPerNode;
-    c->links.back().groupSize =
-        c->links.size() > 1 ? c->numDevices() : c->devicesPerNode;
+  if (c->devicesPerNode > kMaxDevicesPerNode) {
+    error = "gpus=" + std::to_string(*gpus) + " makes nodes of " +
+            std::to_string(c->devicesPerNode) + " devices; at most " +
+            std::to_string(kMaxDevicesPerNode) +
+            " fit a node (pass nodes= to spread them)";
+    return std::nullopt;
   }
+  // Levels that span whole nodes keep spanning as many nodes (the
+  // outermost the whole cluster); levels inside a node stay as they are.
+  for (LinkLevel &l : c->links)
+    if (l.groupSize >= oldNode)
+      l.groupSize = l.groupSize / oldNode * c->devicesPerNode;
+  if (c->links.size() > 1)
+    c->links.back().groupSize = c->numDevices();
   if (failed(c->verify(error)))
     return std::nullopt;
   return c;

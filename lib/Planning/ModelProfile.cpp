@@ -8,6 +8,7 @@
 #include "ober/Planning/MemoryModel.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -196,6 +197,8 @@ FailureOr<ModelProfile>
 mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
                                        StringRef precision,
                                        ArrayRef<int64_t> degrees) {
+  if (failed(verifyTensorSizes(module)))
+    return failure();
   func::FuncOp step;
   for (auto f : module.getOps<func::FuncOp>())
     if (f->hasAttr("ober.train_step"))

@@ -19,42 +19,13 @@
 using namespace mlir;
 using namespace mlir::ober::planning;
 
-StringRef mlir::ober::planning::scheduleName(Schedule s) {
-  switch (s) {
-  case Schedule::GPipe:
-    return "gpipe";
-  case Schedule::OneFOneB:
-    return "1f1b";
-  case Schedule::Interleaved:
-    return "interleaved-1f1b";
-  case Schedule::ZeroBubble:
-    return "zero-bubble";
-  }
-  return "1f1b";
-}
-
-StringRef mlir::ober::planning::recomputeName(Recompute r) {
-  return r == Recompute::None ? "none"
-         : r == Recompute::Selective ? "selective"
-                                     : "full";
-}
-
 std::optional<Schedule> mlir::ober::planning::parseSchedule(StringRef s) {
-  for (Schedule k : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved,
-                     Schedule::ZeroBubble})
-    if (s == scheduleName(k))
-      return k;
+  if (std::optional<Schedule> k = symbolizeSchedule(s))
+    return k;
   if (s == "interleaved")
     return Schedule::Interleaved;
   if (s == "zb" || s == "zb-h1")
     return Schedule::ZeroBubble;
-  return std::nullopt;
-}
-
-std::optional<Recompute> mlir::ober::planning::parseRecompute(StringRef s) {
-  for (Recompute k : {Recompute::None, Recompute::Selective, Recompute::Full})
-    if (s == recomputeName(k))
-      return k;
   return std::nullopt;
 }
 

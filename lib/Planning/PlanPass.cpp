@@ -40,20 +40,27 @@ static llvm::cl::opt<bool> planExplain(
     llvm::cl::init(false));
 
 namespace {
+/// An integer option the user set (nullopt when unset); set, it must be
+/// positive: `gpus=0` is a mistake, not "the default".
+LogicalResult positiveOption(const Pass::Option<int64_t> &v, StringRef name,
+                             std::optional<int64_t> &slot, std::string &error) {
+  if (!v.hasValue())
+    return success();
+  if (v < 1) {
+    error = name.str() + "=" + std::to_string(v) + " must be a positive number";
+    return failure();
+  }
+  slot = v;
+  return success();
+}
+
 struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
   using PlanPassBase::PlanPassBase;
 
   LogicalResult pins(PlanPins &out, std::string &error) {
-    auto positive = [&](int64_t v, const char *name,
+    auto positive = [&](const Option<int64_t> &v, const char *name,
                         std::optional<int64_t> &slot) {
-      if (v < 0) {
-        error = std::string(name) + "=" + std::to_string(v) +
-                " must be a positive number";
-        return false;
-      }
-      if (v > 0)
-        slot = v;
-      return true;
+      return succeeded(positiveOption(v, name, slot, error));
     };
     if (!positive(tp, "tp", out.tp) || !positive(pp, "pp", out.pp) ||
         !positive(dp, "dp", out.dp) ||
@@ -63,8 +70,9 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
     if (!schedule.empty()) {
       out.schedule = parseSchedule(schedule);
       if (!out.schedule) {
-        error = "schedule='" + schedule +
-                "' is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble";
+        error = "schedule='" + schedule + "' is not one of " +
+                enumNames<Schedule>(ober::stringifySchedule,
+                                    ober::getMaxEnumValForSchedule);
         return failure();
       }
     }
@@ -81,10 +89,11 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       return failure();
     }
     if (!recompute.empty()) {
-      out.recompute = parseRecompute(recompute);
+      out.recompute = ober::symbolizeRecompute(recompute);
       if (!out.recompute) {
-        error = "recompute='" + recompute +
-                "' is not one of none, selective, full";
+        error = "recompute='" + recompute + "' is not one of " +
+                enumNames<Recompute>(ober::stringifyRecompute,
+                                     ober::getMaxEnumValForRecompute);
         return failure();
       }
     }
@@ -116,7 +125,12 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       mlir::emitError(module.getLoc(), "--ober-plan: ") << msg;
       signalPassFailure();
     };
-    std::optional<Cluster> c = loadCluster(cluster, gpus, nodes, error);
+    std::optional<int64_t> devices, nodeCount, batch;
+    if (failed(positiveOption(gpus, "gpus", devices, error)) ||
+        failed(positiveOption(nodes, "nodes", nodeCount, error)) ||
+        failed(positiveOption(globalBatch, "global-batch", batch, error)))
+      return fail(error);
+    std::optional<Cluster> c = loadCluster(cluster, devices, nodeCount, error);
     if (!c)
       return fail(error);
     PlanPins pinned;
@@ -131,8 +145,10 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
                  ? "bf16"
                  : "f32";
     }
-    if (prec != "bf16" && prec != "f16" && prec != "f32")
-      return fail("precision='" + prec + "' is not one of auto, bf16, f16, f32");
+    if (!ober::symbolizePrecision(prec))
+      return fail("precision='" + prec + "' is not one of auto, " +
+                  enumNames<ober::Precision>(ober::stringifyPrecision,
+                                             ober::getMaxEnumValForPrecision));
     if (!(memoryFraction > 0 && memoryFraction <= 1))
       return fail("memory-fraction=" + std::to_string(memoryFraction) +
                   " is not in (0, 1]");
@@ -152,11 +168,9 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
         problem.lossScaling = scaling && scaling.getValue() == "dynamic";
       }
     problem.memoryLimit = c->device.memoryBytes * memoryFraction;
-    problem.globalBatch = globalBatch;
-    if (globalBatch < 0)
-      return fail("global-batch=" + std::to_string(globalBatch) +
-                  " must be positive");
-    if (globalBatch == 0) {
+    if (batch) {
+      problem.globalBatch = *batch;
+    } else {
       auto step = module.lookupSymbol<func::FuncOp>("train_step");
       int64_t micro = 1;
       if (step)
@@ -178,7 +192,7 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
          << " plans (tp=" << lean.config.tp << " pp=" << lean.config.pp
          << " dp=" << lean.config.dp << " micro-batch="
          << lean.config.microBatch << " recompute="
-         << recomputeName(lean.config.recompute)
+         << stringifyRecompute(lean.config.recompute)
          << " zero=" << lean.config.zeroStage << ") needs "
          << formatBytes(lean.peakMemory) << " on pipeline stage "
          << lean.peakStage << " (parameters " << formatBytes(m.parameters)
@@ -214,8 +228,10 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
         return fail("cannot write the plan report '" + planReport +
                     "': " + ec.message());
       out << llvm::formatv(
-          "{0:2}\n", llvm::json::Value(reportJSON(problem, plan, seconds,
-                                                  found->evaluated, lowered)));
+          "{0:2}\n",
+          llvm::json::Value(reportJSON(
+              problem, plan, ArrayRef(found->ranked).drop_front(), seconds,
+              found->evaluated, lowered)));
     }
   }
 };
@@ -227,27 +243,13 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
   module->setAttr("ober.cluster", problem.cluster.toAttr(ctx));
-  module->setAttr(
-      "ober.plan",
-      b.getDictionaryAttr({
-          b.getNamedAttr("tp", b.getI64IntegerAttr(c.tp)),
-          b.getNamedAttr("pp", b.getI64IntegerAttr(c.pp)),
-          b.getNamedAttr("dp", b.getI64IntegerAttr(c.dp)),
-          b.getNamedAttr("micro_batch", b.getI64IntegerAttr(c.microBatch)),
-          b.getNamedAttr("num_micro_batches",
-                         b.getI64IntegerAttr(c.numMicroBatches)),
-          b.getNamedAttr("global_batch",
-                         b.getI64IntegerAttr(problem.globalBatch)),
-          b.getNamedAttr("schedule", b.getStringAttr(scheduleName(c.schedule))),
-          b.getNamedAttr("chunks", b.getI64IntegerAttr(c.chunks)),
-          b.getNamedAttr("recompute",
-                         b.getStringAttr(recomputeName(c.recompute))),
-          b.getNamedAttr("sequence_parallel", b.getBoolAttr(c.sequenceParallel)),
-          b.getNamedAttr("zero_stage", b.getI64IntegerAttr(c.zeroStage)),
-          b.getNamedAttr("precision", b.getStringAttr(problem.precision)),
-          b.getNamedAttr("function", b.getStringAttr(m.function)),
-          b.getNamedAttr("step_time_s", b.getF64FloatAttr(plan.stepTime)),
-      }));
+  module->setAttr("ober.plan",
+                   ober::PlanAttr::get(
+                       ctx, c.tp, c.pp, c.dp, c.microBatch, c.numMicroBatches,
+                       problem.globalBatch, c.schedule, c.chunks, c.recompute,
+                       c.sequenceParallel, c.zeroStage,
+                       *ober::symbolizePrecision(problem.precision),
+                       m.function));
   auto grad = module.lookupSymbol<func::FuncOp>(m.function);
   // Segment -> (stage, chunk).
   std::vector<std::pair<int64_t, int64_t>> where(m.segments.size());

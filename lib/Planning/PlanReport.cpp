@@ -283,11 +283,25 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
   return out;
 }
 
-json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
-                                              const PlanEstimate &plan,
-                                              double planSeconds,
-                                              int64_t evaluated,
-                                              const LoweredCollectives &lowered) {
+/// A configuration's choices, as the report names them (also the names of
+/// the `--ober-plan` pins, with `_` for `-`).
+static json::Object configJSON(const PlanConfig &c) {
+  return json::Object{{"tp", c.tp},
+                      {"pp", c.pp},
+                      {"dp", c.dp},
+                      {"micro_batch", c.microBatch},
+                      {"num_micro_batches", c.numMicroBatches},
+                      {"schedule", stringifySchedule(c.schedule)},
+                      {"chunks", c.chunks},
+                      {"recompute", stringifyRecompute(c.recompute)},
+                      {"sequence_parallel", c.sequenceParallel},
+                      {"zero_stage", c.zeroStage}};
+}
+
+json::Object mlir::ober::planning::reportJSON(
+    const PlanProblem &problem, const PlanEstimate &plan,
+    ArrayRef<PlanEstimate> alternatives, double planSeconds, int64_t evaluated,
+    const LoweredCollectives &lowered) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
   double model = perGPU(problem, plan, plan.modelFlops);
@@ -331,7 +345,13 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
         {"name", k.name},
         {"count", k.count},
         {"activation_bytes_per_micro_batch", plan.kindActivationBytes[i]}});
-  return json::Object{
+  json::Array others;
+  for (const PlanEstimate &alt : alternatives) {
+    json::Object o = configJSON(alt.config);
+    o["step_time_s"] = alt.stepTime;
+    others.push_back(std::move(o));
+  }
+  json::Object report{
       {"cluster", problem.cluster.name},
       {"gpus", problem.cluster.numDevices()},
       {"global_batch", problem.globalBatch},
@@ -343,16 +363,6 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
       {"peak_memory_bytes", plan.peakMemory},
       {"peak_memory_stage", plan.peakStage},
       {"memory_limit_bytes", problem.memoryLimit},
-      {"tp", c.tp},
-      {"pp", c.pp},
-      {"dp", c.dp},
-      {"micro_batch", c.microBatch},
-      {"num_micro_batches", c.numMicroBatches},
-      {"schedule", scheduleName(c.schedule)},
-      {"chunks", c.chunks},
-      {"recompute", recomputeName(c.recompute)},
-      {"sequence_parallel", c.sequenceParallel},
-      {"zero_stage", c.zeroStage},
       {"plan_time_s", planSeconds},
       {"plans_evaluated", evaluated},
       {"model_flops_per_step", plan.modelFlops},
@@ -372,7 +382,11 @@ json::Object mlir::ober::planning::reportJSON(const PlanProblem &problem,
                                         : "cost model (" + lowered.why + ")"},
       {"model_collectives", listJSON(estimated)},
       {"segment_kinds", std::move(kinds)},
-      {"stages", std::move(stages)}};
+      {"stages", std::move(stages)},
+      {"alternatives", std::move(others)}};
+  for (auto &[key, value] : configJSON(c))
+    report[key] = std::move(value);
+  return report;
 }
 
 void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
@@ -388,10 +402,10 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                      "schedule %s",
                      (long long)c.tp, (long long)c.pp, (long long)c.dp,
                      (long long)c.microBatch, (long long)c.numMicroBatches,
-                     scheduleName(c.schedule).str().c_str());
+                     stringifySchedule(c.schedule).str().c_str());
   if (c.schedule == Schedule::Interleaved)
     os << " (" << c.chunks << " chunks)";
-  os << "\n  recompute " << recomputeName(c.recompute) << "  sequence-parallel "
+  os << "\n  recompute " << stringifyRecompute(c.recompute) << "  sequence-parallel "
      << (c.sequenceParallel ? "on" : "off") << "  zero " << c.zeroStage << "\n";
   os << llvm::format("  step %.4g s   model %.1f TFLOP/s/GPU   hardware %.1f "
                      "TFLOP/s/GPU   MFU %.1f%%\n",

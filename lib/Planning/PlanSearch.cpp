@@ -92,139 +92,72 @@ mlir::ober::planning::candidateDegrees(const Cluster &cluster, int64_t gpus,
   return out;
 }
 
-FailureOr<SearchResult>
-mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
-                             std::string &error) {
-  const ModelProfile &m = *problem.profile;
+namespace {
+/// Calls `visit` with every plan configuration `pins` allow for `problem`
+/// (tensor-parallel degrees from `degrees`): the discrete choices, before
+/// stages are partitioned. `visit` returns false to stop.
+void forEachConfig(const PlanProblem &problem, const PlanPins &pins,
+                   ArrayRef<int64_t> degrees,
+                   function_ref<bool(const PlanConfig &)> visit) {
   int64_t gpus = problem.cluster.numDevices();
   int64_t batch = problem.globalBatch;
-  unsigned n = m.segments.size();
-  auto fail = [&](const std::string &msg) -> FailureOr<SearchResult> {
-    error = msg;
-    return failure();
-  };
-  if (pins.tp && gpus % *pins.tp)
-    return fail("tp=" + std::to_string(*pins.tp) + " does not divide the " +
-                std::to_string(gpus) + " devices");
-  if (pins.pp && gpus % *pins.pp)
-    return fail("pp=" + std::to_string(*pins.pp) + " does not divide the " +
-                std::to_string(gpus) + " devices");
-  if (pins.pp && *pins.pp > static_cast<int64_t>(n))
-    return fail("pp=" + std::to_string(*pins.pp) + " is more stages than the " +
-                std::to_string(n) + " segments the model can be cut into");
-  if (pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != gpus)
-    return fail("tp*pp*dp = " + std::to_string(*pins.tp * *pins.pp * *pins.dp) +
-                " but the cluster has " + std::to_string(gpus) + " devices");
-  if (pins.dp && batch % *pins.dp)
-    return fail("dp=" + std::to_string(*pins.dp) +
-                " does not divide global-batch=" + std::to_string(batch));
-  if (pins.microBatch && batch % *pins.microBatch)
-    return fail("micro-batch=" + std::to_string(*pins.microBatch) +
-                " does not divide global-batch=" + std::to_string(batch));
-
-  SearchResult result;
-  std::vector<Recompute> recomputes = {Recompute::None, Recompute::Selective,
-                                       Recompute::Full};
-  std::vector<Schedule> schedules = {Schedule::OneFOneB, Schedule::ZeroBubble,
-                                     Schedule::Interleaved, Schedule::GPipe};
-  std::map<std::tuple<int64_t, bool, int, int64_t, int64_t>,
-           std::vector<unsigned>>
-      partitions;
-  for (int64_t tp : m.degrees) {
+  int64_t n = problem.profile->segments.size();
+  const std::vector<Recompute> recomputes = {
+      Recompute::None, Recompute::Selective, Recompute::Full};
+  const std::vector<Schedule> schedules = {
+      Schedule::OneFOneB, Schedule::ZeroBubble, Schedule::Interleaved,
+      Schedule::GPipe};
+  PlanConfig c;
+  for (int64_t tp : degrees) {
     if (gpus % tp || (pins.tp && tp != *pins.tp))
       continue;
+    c.tp = tp;
     for (int64_t pp : divisorsOf(gpus / tp)) {
-      if ((pins.pp && pp != *pins.pp) || pp > static_cast<int64_t>(n))
-        continue;
-      int64_t dp = gpus / (tp * pp);
-      if ((pins.dp && dp != *pins.dp) || batch % dp)
+      c.pp = pp;
+      c.dp = gpus / (tp * pp);
+      if ((pins.pp && pp != *pins.pp) || pp > n ||
+          (pins.dp && c.dp != *pins.dp) || batch % c.dp)
         continue;
       for (bool sp : {false, true}) {
+        c.sequenceParallel = sp;
         if ((sp && tp == 1) ||
             (pins.sequenceParallel && sp != *pins.sequenceParallel))
           continue;
         for (Recompute rc : recomputes) {
+          c.recompute = rc;
           if (pins.recompute && rc != *pins.recompute)
             continue;
           for (Schedule sched : schedules) {
+            c.schedule = sched;
             if (pins.schedule ? sched != *pins.schedule
                               : pp == 1 && sched != Schedule::OneFOneB)
               continue;
             // Interleaving: 2-8 chunks per device (or the pinned count),
             // each of at least one segment.
-            std::vector<int64_t> chunkOptions = {1};
+            int64_t least = 1, most = 1;
             if (sched == Schedule::Interleaved) {
-              chunkOptions.clear();
-              int64_t most = pins.chunks ? *pins.chunks : 8;
-              for (int64_t v = pins.chunks ? *pins.chunks : 2;
-                   v <= most && pp > 1 && pp * v <= static_cast<int64_t>(n);
-                   ++v)
-                chunkOptions.push_back(v);
+              least = std::max<int64_t>(2, pins.chunks.value_or(2));
+              most = std::min<int64_t>(pins.chunks ? *pins.chunks : 8,
+                                       pp > 1 ? n / pp : 0);
             }
-            for (int64_t v : chunkOptions) {
+            for (int64_t v = least; v <= most; ++v) {
+              c.chunks = v;
               if (pins.chunks && v != *pins.chunks)
                 continue;
-              PlanConfig c;
-              c.tp = tp;
-              c.pp = pp;
-              c.dp = dp;
-              c.sequenceParallel = sp;
-              c.recompute = rc;
-              c.schedule = sched;
-              c.chunks = v;
-              // Stage partition by per-micro-batch time (independent of
-              // the micro-batch size and ZeRO stage up to latencies).
-              auto key = std::make_tuple(tp, sp, static_cast<int>(rc), pp, v);
-              auto it = partitions.find(key);
-              if (it == partitions.end()) {
-                PlanConfig unit = c;
-                unit.microBatch = 1;
-                std::vector<double> cost;
-                for (unsigned i = 0; i < n; ++i)
-                  cost.push_back(segmentSeconds(problem, unit, i));
-                it = partitions.emplace(key, partition(cost, pp * v)).first;
-              }
-              for (int64_t mb : divisorsOf(batch / dp)) {
-                if (pins.microBatch && mb != *pins.microBatch)
-                  continue;
-                int64_t micro = batch / (dp * mb);
-                if (sched == Schedule::Interleaved && micro % pp)
+              for (int64_t mb : divisorsOf(batch / c.dp)) {
+                c.microBatch = mb;
+                c.numMicroBatches = batch / (c.dp * mb);
+                if ((pins.microBatch && mb != *pins.microBatch) ||
+                    (sched == Schedule::Interleaved &&
+                     c.numMicroBatches % pp))
                   continue;
                 for (int zero = 0; zero <= 3; ++zero) {
-                  if ((pins.zeroStage && zero != *pins.zeroStage) ||
-                      (!pins.zeroStage && dp == 1 && zero > 0))
-                    continue;
-                  c.microBatch = mb;
-                  c.numMicroBatches = micro;
                   c.zeroStage = zero;
-                  PlanEstimate e = evaluate(problem, c, it->second);
-                  ++result.evaluated;
-                  // A time-balanced partition that overflows a stage:
-                  // balance under the memory limit instead (only worth it
-                  // when the time-balanced one, a bound on any partition's
-                  // time, would beat the best so far).
-                  if (!e.fits && pp > 1 && v == 1 &&
-                      (!result.found || better(e, result.best)) &&
-                      couldFit(problem, e)) {
-                    std::vector<unsigned> starts =
-                        memoryAwarePartition(problem, c);
-                    if (!starts.empty() && starts != it->second) {
-                      PlanEstimate f = evaluate(problem, c, starts);
-                      ++result.evaluated;
-                      if (f.fits || f.peakMemory < e.peakMemory)
-                        e = std::move(f);
-                    }
-                  }
-                  bool leaner = result.leanest.stages.empty() ||
-                                e.peakMemory < result.leanest.peakMemory;
-                  if (e.fits && (!result.found || better(e, result.best))) {
-                    result.found = true;
-                    if (leaner)
-                      result.leanest = e;
-                    result.best = std::move(e);
-                  } else if (leaner) {
-                    result.leanest = std::move(e);
-                  }
+                  if ((pins.zeroStage && zero != *pins.zeroStage) ||
+                      (!pins.zeroStage && c.dp == 1 && zero > 0))
+                    continue;
+                  if (!visit(c))
+                    return;
                 }
               }
             }
@@ -233,12 +166,180 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
       }
     }
   }
-  if (result.evaluated == 0)
-    return fail("no plan satisfies the pinned choices for " +
-                std::to_string(gpus) + " devices and global-batch=" +
-                std::to_string(batch) +
-                " (tp must divide the devices and be at most the devices per "
-                "node unless pinned, dp must divide the global batch, "
-                "interleaving needs micro-batches divisible by pp)");
+}
+
+/// Pins that contradict each other, the cluster or the model, each named
+/// with why it cannot hold.
+LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
+                        std::string &error) {
+  int64_t gpus = problem.cluster.numDevices();
+  int64_t batch = problem.globalBatch;
+  int64_t n = problem.profile->segments.size();
+  auto str = [](int64_t v) { return std::to_string(v); };
+  auto fail = [&](const std::string &msg) {
+    error = msg;
+    return failure();
+  };
+  if (pins.tp && gpus % *pins.tp)
+    return fail("tp=" + str(*pins.tp) + " does not divide the " + str(gpus) +
+                " devices");
+  if (pins.pp && gpus % *pins.pp)
+    return fail("pp=" + str(*pins.pp) + " does not divide the " + str(gpus) +
+                " devices");
+  if (pins.pp && *pins.pp > n)
+    return fail("pp=" + str(*pins.pp) + " is more stages than the " + str(n) +
+                " segments the model can be cut into");
+  if (pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != gpus)
+    return fail("tp*pp*dp = " + str(*pins.tp * *pins.pp * *pins.dp) +
+                " but the cluster has " + str(gpus) + " devices");
+  if (pins.dp && batch % *pins.dp)
+    return fail("dp=" + str(*pins.dp) +
+                " does not divide global-batch=" + str(batch));
+  if (pins.microBatch && batch % *pins.microBatch)
+    return fail("micro-batch=" + str(*pins.microBatch) +
+                " does not divide global-batch=" + str(batch));
+  if (pins.microBatch && pins.dp && (batch / *pins.dp) % *pins.microBatch)
+    return fail("micro-batch=" + str(*pins.microBatch) +
+                " does not divide the " + str(batch / *pins.dp) +
+                " samples of each of the dp=" + str(*pins.dp) + " replicas");
+  if (pins.sequenceParallel.value_or(false) && pins.tp && *pins.tp == 1)
+    return fail("sequence-parallel=1 needs tp >= 2 (tp=1 is pinned)");
+  if (pins.schedule != Schedule::Interleaved)
+    return success();
+  if (pins.pp && *pins.pp == 1)
+    return fail("schedule=interleaved-1f1b needs pp >= 2 (pp=1 is pinned)");
+  int64_t chunks = pins.chunks.value_or(2), stages = pins.pp.value_or(2);
+  if (stages * chunks > n)
+    return fail("schedule=interleaved-1f1b with " + str(chunks) +
+                " chunks on each of " + str(stages) +
+                " stages needs as many segments, but the model can be cut "
+                "into " + str(n) +
+                (pins.chunks ? " (pin fewer chunks or stages)"
+                             : " (at least 2 chunks a stage: pin fewer "
+                               "stages)"));
+  if (pins.pp && pins.dp && pins.microBatch &&
+      (batch / (*pins.dp * *pins.microBatch)) % *pins.pp)
+    return fail("schedule=interleaved-1f1b needs the micro-batches of each "
+                "replica (" + str(batch / (*pins.dp * *pins.microBatch)) +
+                ") to be a multiple of pp=" + str(*pins.pp));
+  return success();
+}
+
+/// Why no configuration satisfies `pins`: each pin that, left free, would
+/// let some configuration through, named with its value.
+std::string explainPins(const PlanProblem &problem, const PlanPins &pins) {
+  int64_t gpus = problem.cluster.numDevices();
+  auto admits = [&](const PlanPins &p) {
+    bool any = false;
+    forEachConfig(problem, p, candidateDegrees(problem.cluster, gpus, p),
+                  [&](const PlanConfig &) { return any = true, false; });
+    return any;
+  };
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::vector<std::pair<std::string, PlanPins>> freed;
+  auto free = [&](const std::string &name, auto field) {
+    PlanPins p = pins;
+    p.*field = std::nullopt;
+    freed.push_back({name, p});
+  };
+  if (pins.tp) free("tp=" + str(*pins.tp), &PlanPins::tp);
+  if (pins.pp) free("pp=" + str(*pins.pp), &PlanPins::pp);
+  if (pins.dp) free("dp=" + str(*pins.dp), &PlanPins::dp);
+  if (pins.microBatch)
+    free("micro-batch=" + str(*pins.microBatch), &PlanPins::microBatch);
+  if (pins.chunks) free("chunks=" + str(*pins.chunks), &PlanPins::chunks);
+  if (pins.schedule)
+    free("schedule=" + stringifySchedule(*pins.schedule).str(), &PlanPins::schedule);
+  if (pins.recompute)
+    free("recompute=" + stringifyRecompute(*pins.recompute).str(),
+         &PlanPins::recompute);
+  if (pins.sequenceParallel)
+    free("sequence-parallel=" + str(*pins.sequenceParallel),
+         &PlanPins::sequenceParallel);
+  if (pins.zeroStage)
+    free("zero=" + str(*pins.zeroStage), &PlanPins::zeroStage);
+  std::string blame;
+  for (const auto &[name, p] : freed)
+    if (admits(p))
+      blame += (blame.empty() ? "" : ", ") + name;
+  std::string msg = "no plan satisfies the pinned choices for " + str(gpus) +
+                    " devices and global-batch=" + str(problem.globalBatch);
+  if (!blame.empty())
+    msg += "; plans exist with any one of these left free: " + blame;
+  return msg + " (tp must divide the devices and be at most the devices per "
+               "node unless pinned, dp must divide the global batch, "
+               "sequence parallelism needs tp >= 2, interleaving needs pp >= 2, "
+               "pp x chunks segments and micro-batches divisible by pp)";
+}
+} // namespace
+
+FailureOr<SearchResult>
+mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
+                             std::string &error) {
+  const ModelProfile &m = *problem.profile;
+  unsigned n = m.segments.size();
+  if (failed(checkPins(problem, pins, error)))
+    return failure();
+
+  SearchResult result;
+  std::map<std::tuple<int64_t, bool, int, int64_t, int64_t>,
+           std::vector<unsigned>>
+      partitions;
+  forEachConfig(problem, pins, m.degrees, [&](const PlanConfig &c) {
+    // Stage partition by per-micro-batch time (independent of the
+    // micro-batch size and ZeRO stage up to latencies).
+    auto key = std::make_tuple(c.tp, c.sequenceParallel,
+                               static_cast<int>(c.recompute), c.pp, c.chunks);
+    auto it = partitions.find(key);
+    if (it == partitions.end()) {
+      PlanConfig unit = c;
+      unit.microBatch = 1;
+      std::vector<double> cost;
+      for (unsigned i = 0; i < n; ++i)
+        cost.push_back(segmentSeconds(problem, unit, i));
+      it = partitions.emplace(key, partition(cost, c.pp * c.chunks)).first;
+    }
+    PlanEstimate e = evaluate(problem, c, it->second);
+    ++result.evaluated;
+    // A time-balanced partition that overflows a stage: balance under the
+    // memory limit instead (only worth it when the time-balanced one, a
+    // bound on any partition's time, would beat the best so far).
+    if (!e.fits && c.pp > 1 && c.chunks == 1 &&
+        (!result.found || better(e, result.best)) && couldFit(problem, e)) {
+      std::vector<unsigned> starts = memoryAwarePartition(problem, c);
+      if (!starts.empty() && starts != it->second) {
+        PlanEstimate f = evaluate(problem, c, starts);
+        ++result.evaluated;
+        if (f.fits || f.peakMemory < e.peakMemory)
+          e = std::move(f);
+      }
+    }
+    bool leaner = result.leanest.stages.empty() ||
+                  e.peakMemory < result.leanest.peakMemory;
+    if (e.fits) {
+      // Ties keep the first found, as for `best`.
+      auto at = llvm::find_if(result.ranked, [&](const PlanEstimate &r) {
+        return better(e, r);
+      });
+      if (at - result.ranked.begin() < static_cast<long>(kRankedPlans)) {
+        result.ranked.insert(at, e);
+        if (result.ranked.size() > kRankedPlans)
+          result.ranked.pop_back();
+      }
+    }
+    if (e.fits && (!result.found || better(e, result.best))) {
+      result.found = true;
+      if (leaner)
+        result.leanest = e;
+      result.best = std::move(e);
+    } else if (leaner) {
+      result.leanest = std::move(e);
+    }
+    return true;
+  });
+  if (result.evaluated == 0) {
+    error = explainPins(problem, pins);
+    return failure();
+  }
   return result;
 }

@@ -23,7 +23,10 @@ struct TestClusterPass
   void runOnOperation() override {
     std::string error;
     std::optional<ober::planning::Cluster> c =
-        ober::planning::loadCluster(cluster, gpus, nodes, error);
+        ober::planning::loadCluster(
+            cluster, gpus.hasValue() ? std::optional<int64_t>(gpus) : std::nullopt,
+            nodes.hasValue() ? std::optional<int64_t>(nodes) : std::nullopt,
+            error);
     if (!c) {
       getOperation().emitError(error);
       return signalPassFailure();

@@ -25,7 +25,7 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
   using TestCostPassBase::TestCostPassBase;
   void runOnOperation() override {
     std::string error;
-    std::optional<Cluster> c = loadCluster(cluster, 0, 0, error);
+    std::optional<Cluster> c = loadCluster(cluster, std::nullopt, std::nullopt, error);
     if (!c) {
       getOperation().emitError(error);
       return signalPassFailure();

@@ -10,7 +10,14 @@
 #include "Kernels.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -19,6 +26,43 @@ using namespace mlir::ober::reference;
 Tensor mlir::ober::reference::detail::resultTensor(Operation *op, unsigned i) {
   auto type = cast<RankedTensorType>(op->getResult(i).getType());
   return Tensor(type.getElementType(), type.getShape());
+}
+
+/// Bytes this process can still get: the memory the kernel says is
+/// available, or less under an address-space limit.
+static int64_t availableHostBytes() {
+  int64_t bytes = 0;
+  if (auto meminfo = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo")) {
+    StringRef text = (*meminfo)->getBuffer();
+    size_t at = text.find("MemAvailable:");
+    if (at != StringRef::npos) {
+      StringRef kb = text.drop_front(at + strlen("MemAvailable:")).ltrim();
+      kb = kb.take_while([](char c) { return c >= '0' && c <= '9'; });
+      if (!kb.getAsInteger(10, bytes))
+        bytes *= 1024;
+    }
+  }
+  if (bytes <= 0)
+    bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    bytes = std::min<int64_t>(bytes, limit.rlim_cur);
+  return bytes;
+}
+
+LogicalResult mlir::ober::reference::checkHostMemory(Operation *root) {
+  int64_t available = availableHostBytes();
+  return verifyTensorSizes(root, [&](ShapedType t) -> std::optional<std::string> {
+    // Elements are held as doubles or int64 (Tensor.h); strings larger.
+    int64_t elements = *checkedNumElements(t.getShape());
+    if (elements <= available / int64_t(sizeof(double)))
+      return std::nullopt;
+    return llvm::formatv("needs {0:f1} GiB in the reference interpreter, "
+                         "more than the {1:f1} GiB this process can get",
+                         double(elements) * sizeof(double) / (1 << 30),
+                         double(available) / (1 << 30))
+        .str();
+  });
 }
 
 bool mlir::ober::reference::canEvaluate(Operation *op) {

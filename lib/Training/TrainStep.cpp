@@ -6,6 +6,7 @@
 
 #include "GradBuilder.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Training/Autodiff.h"
 #include "ober/Training/Passes.h"
 #include "ober/Transforms/FunctionSelection.h"
@@ -477,7 +478,7 @@ struct BuildTrainStepPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp forward = selectFunction(module, function, "function=");
-    if (!forward)
+    if (!forward || failed(verifyTensorSizes(forward)))
       return signalPassFailure();
     StepOptions o{loss,           optimizer, momentum,  beta1,
                   beta2,          eps,       weightDecay,

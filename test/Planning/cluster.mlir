@@ -33,7 +33,7 @@
 // RUN: not ober-opt %s --test-ober-cluster="cluster=tpu-v9" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: cluster 'tpu-v9' is neither a preset (a100-40gb, a100-80gb, h100-sxm, h200-sxm, max-1550, cpu) nor a readable JSON file
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-bandwidth.json" 2>&1 | FileCheck %s --check-prefix=BANDWIDTH
-// BANDWIDTH: error: {{.*}}bad-bandwidth.json: cluster.links[0].bandwidth: must be positive
+// BANDWIDTH: error: {{.*}}bad-bandwidth.json: cluster.links[0].bandwidth: must be between 1.00e+06 and 1.00e+15 bytes/s
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-type.json" 2>&1 | FileCheck %s --check-prefix=TYPE
 // TYPE: error: {{.*}}bad-type.json: cluster.device.peak_flops.bf16: must be a number
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/no-device.json" 2>&1 | FileCheck %s --check-prefix=DEVICE
@@ -42,5 +42,37 @@
 // LEVELS: error: {{.*}}one-level.json: cluster.links: a cluster of 2 nodes needs a level between nodes
 // RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=10 nodes=3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: gpus=10 do not split evenly over nodes=3
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/three-level.json gpus=32" -o /dev/null | FileCheck %s --check-prefix=THREE
+// THREE: "group_size": 2,
+// THREE: "name": "bridge"
+// THREE: "group_size": 8,
+// THREE: "name": "pcie"
+// THREE: "group_size": 32,
+// THREE: "name": "ib"
+// THREE: "nodes": 4
+
+// Bad JSON clusters and counts name the field and what is allowed.
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-key.json" 2>&1 | FileCheck %s --check-prefix=KEY
+// KEY: error: {{.*}}unknown-key.json: cluster.links[1].nvlink_bandwith: is not a known key (accepted: name, group_size, bandwidth, latency)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-top.json" 2>&1 | FileCheck %s --check-prefix=TOPKEY
+// TOPKEY: error: {{.*}}unknown-top.json: cluster.gpus_per_node: is not a known key (accepted: name, device, devices_per_node, nodes, links)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-device-key.json" 2>&1 | FileCheck %s --check-prefix=DEVKEY
+// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-flops-type.json" 2>&1 | FileCheck %s --check-prefix=FLOPTYPE
+// FLOPTYPE: error: {{.*}}unknown-flops-type.json: cluster.device.peak_flops.bfloat16: is not an element type (known: f64, f32, tf32, bf16, f16, f8)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/links-out-of-order.json" 2>&1 | FileCheck %s --check-prefix=ORDER
+// ORDER: error: {{.*}}links-out-of-order.json: cluster.links[1].group_size: must be a multiple of links[0].group_size = 16 (levels go innermost first)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/links-not-dividing.json" 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// DIVIDE: error: {{.*}}links-not-dividing.json: cluster.links[0].group_size: must divide, or be a multiple of, devices_per_node = 8
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/huge-node.json" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: {{.*}}huge-node.json: cluster.devices_per_node: must be between 1 and 4096
+// RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=0" 2>&1 | FileCheck %s --check-prefix=ZEROGPUS
+// ZEROGPUS: error: gpus=0 must be between 1 and 1048576
+// RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb nodes=0" 2>&1 | FileCheck %s --check-prefix=ZERONODES
+// ZERONODES: error: nodes=0 must be between 1 and 1048576
+// RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=-8" 2>&1 | FileCheck %s --check-prefix=NEGGPUS
+// NEGGPUS: error: gpus=-8 must be between 1 and 1048576
+// RUN: not ober-opt %s --test-ober-cluster="cluster=cpu gpus=5000" 2>&1 | FileCheck %s --check-prefix=BIGNODE
+// BIGNODE: error: gpus=5000 makes nodes of 5000 devices; at most 4096 fit a node (pass nodes= to spread them)
 module {
 }

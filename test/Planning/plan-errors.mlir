@@ -27,3 +27,31 @@ func.func @train_step(%x: tensor<?x8xf32>, %w: tensor<8x8xf32> {ober.param = "w"
   %l, %g = call @grad(%x, %w) : (tensor<?x8xf32>, tensor<8x8xf32>) -> (tensor<f32>, tensor<8x8xf32>)
   return %l : tensor<f32>
 }
+
+// -----
+
+// A type whose element count overflows 64 bits is refused, naming the
+// parameter (it used to plan as "params 0 B").
+// expected-error@+1 {{parameter 'w' ('tensor<8x4611686018427387904xf32>') has more elements or bytes than 64 bits can count}}
+func.func private @grad(%x: tensor<4x8xf32>, %w: tensor<8x4611686018427387904xf32> {ober.param = "w"}) -> tensor<f32> {
+  %s = ober.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x4611686018427387904xf32> {ober.param = "w"}) -> tensor<f32> attributes {ober.train_step = {optimizer = "sgd"}} {
+  %l = call @grad(%x, %w) : (tensor<4x8xf32>, tensor<8x4611686018427387904xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @grad(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {ober.param = "w"}) -> tensor<f32> {
+  // expected-error@+2 {{result #0 ('tensor<4x8x4611686018427387904xf32>') has more elements or bytes than 64 bits can count}}
+  %r = ober.reshape %x : tensor<4x8xf32> to tensor<4x8x1xf32>
+  %b = ober.broadcast_to %r : tensor<4x8x1xf32> to tensor<4x8x4611686018427387904xf32>
+  %s = ober.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {ober.param = "w"}) -> tensor<f32> attributes {ober.train_step = {optimizer = "sgd"}} {
+  %l = call @grad(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -193,7 +193,7 @@ static LogicalResult runModel(MLIRContext &context) {
       known.push_back(std::move(*t));
     }
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context, known);
-  if (!module)
+  if (!module || failed(reference::checkHostMemory(*module)))
     return failure();
   if (gradCheck) {
     SmallVector<func::FuncOp> funcs;

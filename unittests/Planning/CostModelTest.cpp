@@ -39,7 +39,7 @@ int main() {
   expectNear(modelStateBytes(1e6, 4, false, "sgd", 0, 1).total(), 8e6, 1e-12,
              "plain sgd");
   std::string error;
-  std::optional<Cluster> a100 = loadCluster("a100-80gb", 64, 0, error);
+  std::optional<Cluster> a100 = loadCluster("a100-80gb", 64, std::nullopt, error);
   if (!a100) {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
@@ -54,7 +54,7 @@ int main() {
              7.0 / 8 * n / 300e9 + 7 * 1.5e-6, 1e-9, "ring all-gather, 8");
   // Published nccl-tests all-reduce bus bandwidth on 8 H100s in one node
   // (bus bandwidth = 2 (p-1)/p * bytes / time), within 15%.
-  std::optional<Cluster> h100 = loadCluster("h100-sxm", 8, 0, error);
+  std::optional<Cluster> h100 = loadCluster("h100-sxm", 8, std::nullopt, error);
   for (auto [bytes, busbw] : {std::pair{1e6, 67e9}, std::pair{128e6, 400e9},
                               std::pair{1e9, 466e9}}) {
     double t = bestCollectiveTime(Collective::AllReduce, bytes, 8, *h100);

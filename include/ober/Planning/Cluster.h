@@ -78,9 +78,10 @@ std::optional<Cluster> clusterFromJSON(const llvm::json::Value &json,
 
 /// Reads a cluster: a preset name or a JSON file, then `gpus` devices in
 /// total (filling nodes of the preset's size; fewer than one node shrinks
-/// the node) and/or `nodes` nodes. Zero leaves a count as it is.
+/// the node) and/or `nodes` nodes; an unset count stays as it is.
 std::optional<Cluster> loadCluster(const std::string &nameOrPath,
-                                   int64_t gpus, int64_t nodes,
+                                   std::optional<int64_t> gpus,
+                                   std::optional<int64_t> nodes,
                                    std::string &error);
 
 /// Reads the module attribute form.

@@ -9,6 +9,7 @@
 #ifndef OBER_PLANNING_COSTMODEL_H
 #define OBER_PLANNING_COSTMODEL_H
 
+#include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Planning/Cluster.h"
 
 #include "mlir/IR/Operation.h"
@@ -84,7 +85,8 @@ double groupCollectiveTime(Collective kind, double bytes, int64_t groupSize,
 /// apart.
 double sendTime(double bytes, int64_t stride, const Cluster &cluster);
 
-enum class Schedule { GPipe, OneFOneB, Interleaved, ZeroBubble };
+/// The pipeline schedules, as the plan attribute names them.
+using ::mlir::ober::Schedule;
 
 /// Idle time over compute time for `stages` pipeline stages and
 /// `microBatches` micro-batches: (p - 1) / m for GPipe and 1F1B, divided by

@@ -19,12 +19,20 @@
 
 namespace mlir::ober::planning {
 
-enum class Recompute { None, Selective, Full };
+using ::mlir::ober::Recompute;
 
-StringRef scheduleName(Schedule s);
-StringRef recomputeName(Recompute r);
+/// A schedule option's value: a plan's name for it (`stringifySchedule`)
+/// or a common alias (`interleaved`, `zb`, `zb-h1`).
 std::optional<Schedule> parseSchedule(StringRef s);
-std::optional<Recompute> parseRecompute(StringRef s);
+
+/// The names of every value of a plan enum, for messages ("a, b, c").
+template <typename Enum, typename Stringify, typename Max>
+std::string enumNames(Stringify stringify, Max max) {
+  std::string out;
+  for (unsigned i = 0; i <= max(); ++i)
+    out += (i ? ", " : "") + stringify(static_cast<Enum>(i)).str();
+  return out;
+}
 
 struct PlanConfig {
   int64_t tp = 1, pp = 1, dp = 1;
@@ -124,8 +132,14 @@ struct PlanPins {
   std::optional<int> zeroStage;
 };
 
+/// How many of the fastest plans that fit the search keeps, ranked.
+constexpr size_t kRankedPlans = 5;
+
 struct SearchResult {
   PlanEstimate best;
+  /// The fastest plans that fit (at most kRankedPlans), fastest first:
+  /// ranked[0] is `best`, the rest the alternatives the report lists.
+  std::vector<PlanEstimate> ranked;
   /// The plan that needs the least memory, when none fits.
   PlanEstimate leanest;
   bool found = false;
@@ -173,10 +187,13 @@ struct LoweredCollectives {
 /// ("7.17 MiB").
 std::string formatBytes(double bytes);
 
-/// The report (`--ober-plan-report`).
+/// The report (`--ober-plan-report`): `plan` in full, and the
+/// configuration and step time of each of `alternatives` (the next fastest
+/// plans that fit, fastest first).
 llvm::json::Object reportJSON(const PlanProblem &problem,
-                              const PlanEstimate &plan, double planSeconds,
-                              int64_t evaluated,
+                              const PlanEstimate &plan,
+                              ArrayRef<PlanEstimate> alternatives,
+                              double planSeconds, int64_t evaluated,
                               const LoweredCollectives &lowered);
 
 /// The table printed to stderr, and the collective list of

@@ -25,6 +25,12 @@ LogicalResult evaluate(Operation *op, ArrayRef<Tensor> operands,
 /// True if `evaluate` knows `op`.
 bool canEvaluate(Operation *op);
 
+/// Every tensor under `root` can be counted and fits in the memory this
+/// process can get as the interpreter stores it (8 bytes an element);
+/// otherwise an error naming the tensor, how much it needs and how much
+/// there is.
+LogicalResult checkHostMemory(Operation *root);
+
 struct RunStats {
   /// The most bytes held at once by arguments and live intermediate values
   /// (each value freed after its last use), at element-type width.

@@ -180,9 +180,9 @@ LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (attr.getName() == "ober.plan") {
-    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attr.getValue()))
+    if (!isa<ModuleOp>(op) || !isa<PlanAttr>(attr.getValue()))
       return op->emitOpError()
-             << "'ober.plan' must be a dictionary on a builtin.module";
+             << "'ober.plan' must be a #ober.plan<...> on a builtin.module";
     return success();
   }
   if (attr.getName() == "ober.stage" || attr.getName() == "ober.chunk") {

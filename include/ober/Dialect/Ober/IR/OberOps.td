@@ -20,5 +20,6 @@ include "ober/Dialect/Ober/IR/OberIndexingOps.td"
 include "ober/Dialect/Ober/IR/OberLossOps.td"
 include "ober/Dialect/Ober/IR/OberShapeOps.td"
 include "ober/Dialect/Ober/IR/OberGradientOps.td"
+include "ober/Dialect/Ober/IR/OberPlan.td"
 
 #endif // OBER_DIALECT_OBER_IR_OBEROPS_TD

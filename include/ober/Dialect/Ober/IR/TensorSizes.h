@@ -1,0 +1,42 @@
+//===- TensorSizes.h - element counts and byte sizes that fit -----*- C++ -*-===//
+//
+// Part of Ober-Train. A builtin tensor type may have dimensions whose
+// product overflows 64 bits (`tensor<8x4611686018427387904xf32>`), which
+// `getNumElements` silently wraps. Every pass that counts elements or bytes
+// checks the module with `verifyTensorSizes` first.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_DIALECT_OBER_IR_TENSORSIZES_H
+#define OBER_DIALECT_OBER_IR_TENSORSIZES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::ober {
+
+/// The elements of a static shape, nullopt when the count overflows int64.
+std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape);
+
+/// The bytes of `type` (static shape; i1 counts one byte, other element
+/// types their width), nullopt when the count or the size overflows int64.
+std::optional<int64_t> checkedSizeInBytes(ShapedType type);
+
+/// Why a tensor of a type (static shape, a size that fits 64 bits) cannot
+/// be used; nullopt when it can.
+using TensorSizeCheck =
+    llvm::function_ref<std::optional<std::string>(ShapedType)>;
+
+/// Every statically shaped tensor under `root` (function arguments and op
+/// results) has an element count and byte size that fit 64 bits, and passes
+/// `check` when given; otherwise an error at the op (or, for an argument,
+/// at its function, naming the parameter or input) and failure.
+LogicalResult verifyTensorSizes(Operation *root, TensorSizeCheck check = {});
+
+} // namespace mlir::ober
+
+#endif // OBER_DIALECT_OBER_IR_TENSORSIZES_H
