@@ -8,7 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
-#include "ober/Planning/ModelProfile.h"
+#include "ober/Training/GradientFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -216,7 +216,7 @@ void Spmd::localizeAttributes(Operation *local, Operation *serial) {
 /// parallelism splits; a weight gradient is not.
 static bool isActivationMatmul(Operation *op) {
   auto matmul = dyn_cast<MatmulOp>(op);
-  return matmul && planning::parameterRoot(matmul.getRhs());
+  return matmul && parameterRoot(matmul.getRhs());
 }
 
 /// Sequence parallelism: a matmul that would leave partial sums of a

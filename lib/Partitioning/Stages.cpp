@@ -18,7 +18,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
-#include "ober/Planning/MemoryModel.h"
+#include "ober/Training/GradientFunction.h"
 
 #include "llvm/ADT/ScopeExit.h"
 
@@ -48,7 +48,7 @@ LogicalResult StepPartitioner::assignStages() {
       return call.emitError("ober-partition: cannot inline '")
              << call.getCallee() << "': the step's calls must all reach one "
              << "gradient function with a body in the module";
-  forward = planning::forwardOps(grad);
+  forward = forwardOps(grad);
   // Stages are virtual (chunk * pp + stage) while they are assigned, so
   // the interleaved schedule's chunks order like the stages they are.
   int64_t chunks = plan.pp > 1 ? std::max<int64_t>(plan.chunks, 1) : 1;

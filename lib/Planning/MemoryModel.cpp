@@ -90,21 +90,6 @@ mlir::ober::planning::modelStateBytes(double count, int paramBytes,
   return s;
 }
 
-DenseSet<Operation *> mlir::ober::planning::forwardOps(func::FuncOp func) {
-  DenseSet<Operation *> forward;
-  if (func.isExternal() || func.getNumResults() == 0)
-    return forward;
-  Operation *ret = func.getBody().front().getTerminator();
-  SmallVector<Value> work = {ret->getOperand(0)};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !forward.insert(def).second)
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return forward;
-}
-
 int64_t mlir::ober::planning::savedActivationBytes(func::FuncOp func) {
   if (func.isExternal() || func.getNumResults() == 0)
     return 0;

@@ -513,24 +513,6 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
 }
 
 
-Value mlir::ober::planning::viewRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (def->getNumOperands() != 1 || !isa<ReshapeOp, TransposeOp, CastOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
-BlockArgument mlir::ober::planning::parameterRoot(Value v) {
-  auto arg = dyn_cast<BlockArgument>(viewRoot(v));
-  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                  : func::FuncOp();
-  return func && func.getArgAttr(arg.getArgNumber(), "ober.param")
-             ? arg
-             : BlockArgument();
-}
-
 static StringRef parameterName(BlockArgument arg) {
   auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
   return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ober.param")

@@ -7,6 +7,8 @@
 #ifndef OBER_PLANNING_MEMORYMODEL_H
 #define OBER_PLANNING_MEMORYMODEL_H
 
+#include "ober/Training/GradientFunction.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::ober::planning {
@@ -39,9 +41,7 @@ ModelState modelStateBytes(double count, int paramBytes, bool mixedPrecision,
                            StringRef optimizer, int zeroStage,
                            int64_t dataParallel);
 
-/// The forward part of a gradient function: the ops its first result (the
-/// loss) depends on.
-llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
+using ::mlir::ober::forwardOps;
 
 /// The activations a gradient function saves: bytes of the values computed
 /// by the forward part (the ops its first result, the loss, depends on) that

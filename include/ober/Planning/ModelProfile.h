@@ -17,6 +17,7 @@
 #define OBER_PLANNING_MODELPROFILE_H
 
 #include "ober/Planning/CostModel.h"
+#include "ober/Training/GradientFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -187,13 +188,8 @@ FailureOr<ModelProfile> profileTrainStep(ModuleOp module, const Cluster &cluster
 
 /// The tensor-parallel analysis of one segment's forward ops (exposed for
 /// ModelProfile.cpp; see TensorParallel.cpp).
-/// `v` without the reshapes, transposes and casts (one operand each) that
-/// made it a view.
-Value viewRoot(Value v);
-
-/// The parameter (a function argument with `ober.param`) `v` is a view
-/// of, or null.
-BlockArgument parameterRoot(Value v);
+using ::mlir::ober::parameterRoot;
+using ::mlir::ober::viewRoot;
 
 /// The parameters (by name) the ops of `segment` read, directly or through
 /// reshapes, transposes and casts.

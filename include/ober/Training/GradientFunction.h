@@ -1,0 +1,32 @@
+//===- GradientFunction.h - the shape of a gradient function -----*- C++ -*-===//
+//
+// Part of Ober-Train. What `--ober-build-train-step` makes and the planner
+// and the partitioner read: a gradient function returns the loss first,
+// then the gradients; its parameters are arguments with `ober.param`, used
+// directly or through views (reshapes, transposes, casts).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TRAINING_GRADIENTFUNCTION_H
+#define OBER_TRAINING_GRADIENTFUNCTION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::ober {
+
+/// The forward part of a gradient function: the ops its first result (the
+/// loss) depends on.
+llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
+
+/// `v` without the reshapes, transposes and casts (one operand each) that
+/// made it a view.
+Value viewRoot(Value v);
+
+/// The parameter (a function argument with `ober.param`) `v` is a view
+/// of, or null.
+BlockArgument parameterRoot(Value v);
+
+} // namespace mlir::ober
+
+#endif // OBER_TRAINING_GRADIENTFUNCTION_H
