@@ -101,3 +101,22 @@ func.func @indexing(%x: tensor<10x6xf32>, %i: tensor<4xi64>, %a: tensor<4x6xf32>
   %l0 = shard.shard %l to %rep annotate_for_users : tensor<f32>
   return %g0, %l0 : tensor<4x6xf32>, tensor<f32>
 }
+
+// -----
+
+// A size-1 dimension broadcast against a larger one has a loop of its own
+// (the hand-written models indexed the constant 0, which propagation
+// rejected): a column of per-row scales stays local.
+// CHECK-LABEL: func.func @column
+// CHECK-SAME: %[[X:.*]]: tensor<2x8xf32>, %[[C:.*]]: tensor<2x1xf32>
+// CHECK-NEXT: %[[Y:.*]] = ober.mul %[[X]], %[[C]] : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+// CHECK-NEXT: return %[[Y]]
+shard.grid @grid(shape = 2)
+func.func @column(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  %rows = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %xs = shard.shard %x to %rows : tensor<4x8xf32>
+  %cs = shard.shard %c to %rows : tensor<4x1xf32>
+  %y = ober.mul %xs, %cs : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %y0 = shard.shard %y to %rows annotate_for_users : tensor<4x8xf32>
+  return %y0 : tensor<4x8xf32>
+}
