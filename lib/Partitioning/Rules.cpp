@@ -84,22 +84,14 @@ struct Rule {
 };
 
 /// Whether partial sums `in` pass an op by its rule's linearity (its
-/// results are then partial sums): additive, every linear operand a partial
-/// sum; multilinear, exactly one; every other operand whole.
+/// results are then partial sums).
 bool passesPartials(const ShardingRule &table, ArrayRef<Placement> in) {
-  unsigned partials =
-      llvm::count_if(in, [](Placement p) { return p.isPartial(); });
-  if (partials == 0 || table.linearity == Linearity::None ||
-      (table.linearity == Linearity::Multilinear && partials != 1))
-    return false;
-  for (auto [i, p] : llvm::enumerate(in)) {
-    bool linear = llvm::is_contained(table.linearOperands, i);
-    if (p.isPartial()
-            ? !linear || !p.isPartialSum()
-            : !p.isRep() || (linear && table.linearity == Linearity::Additive))
-      return false;
-  }
-  return true;
+  SmallVector<Holding> holdings;
+  for (Placement p : in)
+    holdings.push_back(p.isRep()          ? Holding::Whole
+                       : p.isPartialSum() ? Holding::PartialSum
+                                          : Holding::Other);
+  return table.passesPartialSums(holdings);
 }
 
 /// The factor a split `p` of operand `operand` splits, when it is the only

@@ -1,7 +1,8 @@
 //===- ShardingRulesTest.cpp - the sharding rule table's own checks -------===//
 //
 // Part of Ober-Train. `ShardingRule::verify` accepts the table's rules and
-// rejects each kind of broken one; the mapping helpers on a reshape.
+// rejects each kind of broken one; the mapping helpers on a reshape; partial
+// sums through a multilinear matmul and an additive add.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,10 +23,11 @@ using namespace mlir::ober;
 namespace {
 constexpr const char *kModule = R"mlir(
 func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %x: tensor<6x4xf32>)
-    -> (tensor<4x16xf32>, tensor<2x12xf32>) {
+    -> (tensor<4x16xf32>, tensor<2x12xf32>, tensor<4x8xf32>) {
   %0 = ober.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   %1 = ober.reshape %x : tensor<6x4xf32> to tensor<2x12xf32>
-  return %0, %1 : tensor<4x16xf32>, tensor<2x12xf32>
+  %2 = ober.add %a, %a : tensor<4x8xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<2x12xf32>, tensor<4x8xf32>
 }
 )mlir";
 
@@ -75,6 +77,24 @@ void checkMatmul(Operation *matmul) {
   });
 }
 
+/// Partial sums pass a matmul with one partial operand and the other whole,
+/// and an add of two partial sums.
+void checkLinearity(Operation *matmul, Operation *add) {
+  std::optional<ShardingRule> m = getShardingRule(matmul),
+                              a = getShardingRule(add);
+  EXPECT(m && a);
+  if (!m || !a)
+    return;
+  using H = Holding;
+  EXPECT(m->passesPartialSums({H::PartialSum, H::Whole}));
+  EXPECT(m->passesPartialSums({H::Whole, H::PartialSum}));
+  EXPECT(!m->passesPartialSums({H::PartialSum, H::PartialSum}));
+  EXPECT(!m->passesPartialSums({H::PartialSum, H::Other}));
+  EXPECT(!m->passesPartialSums({H::Whole, H::Whole}));
+  EXPECT(a->passesPartialSums({H::PartialSum, H::PartialSum}));
+  EXPECT(!a->passesPartialSums({H::PartialSum, H::Whole}));
+}
+
 void checkReshape(Operation *reshape) {
   std::optional<ShardingRule> rule = getShardingRule(reshape);
   EXPECT(rule.has_value());
@@ -104,10 +124,11 @@ int main() {
     if (isa_and_nonnull<OberDialect>(op->getDialect()))
       ops.push_back(op);
   });
-  EXPECT(ops.size() == 2);
-  if (ops.size() == 2) {
+  EXPECT(ops.size() == 3);
+  if (ops.size() == 3) {
     checkMatmul(ops[0]);
     checkReshape(ops[1]);
+    checkLinearity(ops[0], ops[2]);
   }
   return testSummary();
 }

@@ -37,6 +37,21 @@ bool ShardingRule::inResults(unsigned factor) const {
   });
 }
 
+bool ShardingRule::passesPartialSums(ArrayRef<Holding> holdings) const {
+  unsigned partials = llvm::count(holdings, Holding::PartialSum);
+  if (partials == 0 || linearity == Linearity::None ||
+      (linearity == Linearity::Multilinear && partials != 1))
+    return false;
+  for (auto [i, holding] : llvm::enumerate(holdings)) {
+    bool linear = llvm::is_contained(linearOperands, i);
+    bool partial = holding == Holding::PartialSum;
+    if (holding == Holding::Other || (partial && !linear) ||
+        (!partial && linear && linearity == Linearity::Additive))
+      return false;
+  }
+  return true;
+}
+
 /// Checks one tensor's mapping against its type.
 static LogicalResult verifyTensor(const ShardingRule &rule,
                                   const TensorMapping &mapping, Type type,

@@ -103,6 +103,9 @@ enum class Linearity : uint8_t {
   Multilinear,
 };
 
+/// How one operand is held along a grid axis, as far as partial sums go.
+enum class Holding : uint8_t { Whole, PartialSum, Other };
+
 /// The sharding rule of one op.
 struct ShardingRule {
   SmallVector<ShardingFactor> factors;
@@ -122,6 +125,11 @@ struct ShardingRule {
   static bool isMajor(const TensorMapping &tensor, unsigned factor);
   /// Whether a factor appears in some result.
   bool inResults(unsigned factor) const;
+  /// Whether partial sums pass the op with its operands held as `operands`
+  /// (its results are then partial sums): some operand is a partial sum,
+  /// every linear operand is one (additive) or exactly one is
+  /// (multilinear), and every other operand is whole.
+  bool passesPartialSums(ArrayRef<Holding> operands) const;
 
   /// Checks the rule against `op`'s operand and result types: one mapping
   /// per tensor and dimension, factors in range and at most once per
