@@ -5,8 +5,10 @@
 // ops with broadcasting, matmul, transpose, reshape, broadcast_to,
 // reductions, softmax, normalization, losses, one_hot, embedding and its
 // gradient, convolution and its gradients, pooling, slices and concats.
-// Linear ops pass partial sums through, so a gradient's data-parallel
-// reduction happens once, where the step needs it. Any other op, or a
+// Elementwise ops and matmul read their factors and linearity from the
+// sharding rule table (ShardingRules.h); the other ops' rules are still
+// written here. Linear ops pass partial sums through, so a gradient's
+// data-parallel reduction happens once, where the step needs it. Any other op, or a
 // split the rule cannot keep, runs on whole operands: always correct, and
 // the collectives that costs are visible in the program.
 //
@@ -15,6 +17,7 @@
 #include "Spmd.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingRules.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -80,135 +83,104 @@ struct Rule {
   }
 };
 
-/// Ops linear in their operands: add and sub of partial sums, a partial
-/// sum scaled by whole factors (mul; div by a whole divisor), negation and
-/// float casts.
-bool linearInPartials(Operation *op, ArrayRef<Placement> in) {
-  auto partialSum = [&](unsigned i) { return in[i].isPartialSum(); };
-  auto whole = [&](unsigned i) { return in[i].isRep(); };
-  unsigned partials = llvm::count_if(in, [](Placement p) { return p.isPartial(); });
-  if (partials == 0)
-    return false;
-  if (isa<AddOp, SubOp>(op))
-    return partialSum(0) && partialSum(1);
-  if (isa<MulOp>(op))
-    return partials == 1 && (partialSum(0) ? whole(1) : whole(0) && partialSum(1));
-  if (isa<DivOp>(op))
-    return partialSum(0) && whole(1);
-  if (isa<NegOp>(op))
-    return partialSum(0);
-  if (auto cast = dyn_cast<CastOp>(op))
-    return partialSum(0) &&
-           isa<FloatType>(typeOf(cast.getResult()).getElementType());
-  return false;
+/// Whether partial sums `in` pass an op by its rule's linearity (its
+/// results are then partial sums).
+bool passesPartials(const ShardingRule &table, ArrayRef<Placement> in) {
+  SmallVector<Holding> holdings;
+  for (Placement p : in)
+    holdings.push_back(p.isRep()          ? Holding::Whole
+                       : p.isPartialSum() ? Holding::PartialSum
+                                          : Holding::Other);
+  return table.passesPartialSums(holdings);
 }
 
-/// Elementwise ops with NumPy broadcasting: the result keeps the first
-/// split operand's dimension; operands that span it are split alike,
-/// broadcast ones stay whole.
-AxisDecision &elementwise(Rule &rule) {
-  Operation *op = rule.op;
-  if (linearInPartials(op, rule.in))
-    return rule.partialThrough();
-  Value result = op->getResult(0);
-  int64_t r = rankOf(result);
-  auto resultDim = [&](unsigned i) -> int64_t {
-    Value v = op->getOperand(i);
-    Placement p = rule.in[i];
-    if (!p.isSplit())
-      return -1;
-    int64_t rd = p.dim + r - rankOf(v);
-    return typeOf(v).getDimSize(p.dim) == typeOf(result).getDimSize(rd) ? rd
-                                                                         : -1;
-  };
-  int64_t dim = -1, groups = 1;
-  for (unsigned i = 0; i < op->getNumOperands() && dim < 0; ++i)
-    if ((dim = resultDim(i)) >= 0)
-      groups = rule.in[i].groups;
-  if (dim < 0 || !rule.divisible(result, dim, groups))
+/// The factor a split `p` of operand `operand` splits, when it is the only
+/// factor of its dimension and some result holds it.
+std::optional<unsigned> splitFactor(const ShardingRule &table, unsigned operand,
+                                    Placement p) {
+  if (!p.isSplit())
+    return std::nullopt;
+  const DimMapping &dim = table.operands[operand][p.dim];
+  if (dim.size() != 1 || !table.inResults(dim.front()))
+    return std::nullopt;
+  return dim.front();
+}
+
+/// Every operand and result that holds `factor` split on its dimension of
+/// it (in `groups`), the others whole; whole when result 0's split does not
+/// divide.
+AxisDecision &alongFactor(Rule &rule, const ShardingRule &table,
+                          unsigned factor, int64_t groups) {
+  int64_t dim = ShardingRule::dimOf(table.results[0], factor);
+  if (!rule.divisible(rule.op->getResult(0), dim, groups))
     return rule.whole();
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    Value v = op->getOperand(i);
-    int64_t od = dim - (r - rankOf(v));
-    bool spans = od >= 0 && typeOf(v).getDimSize(od) != 1;
-    rule.d.operands[i] =
-        spans ? Placement::split(od, groups) : Placement::rep();
-  }
-  for (unsigned k = 0; k < op->getNumResults(); ++k)
-    rule.d.results[k] = Placement::split(dim, groups);
+  auto placed = [&](const TensorMapping &t) {
+    int64_t d = ShardingRule::dimOf(t, factor);
+    return d >= 0 ? Placement::split(d, groups) : Placement::rep();
+  };
+  for (auto [i, t] : llvm::enumerate(table.operands))
+    rule.d.operands[i] = placed(t);
+  for (auto [r, t] : llvm::enumerate(table.results))
+    rule.d.results[r] = placed(t);
   return rule.d;
 }
 
+/// Elementwise ops with NumPy broadcasting: partial sums pass where the
+/// rule is linear; otherwise the result keeps the first split operand's
+/// factor, operands that hold it are split alike, broadcast ones stay
+/// whole.
+AxisDecision &elementwise(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(table, rule.in))
+    return rule.partialThrough();
+  for (auto [i, p] : llvm::enumerate(rule.in))
+    if (std::optional<unsigned> f = splitFactor(table, i, p))
+      return alongFactor(rule, table, *f, p.groups);
+  return rule.whole();
+}
+
 /// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
-/// batch, row and column loops stay split; a split contraction leaves
+/// batch, row and column factors stay split; a split contraction leaves
 /// partial sums.
-AxisDecision &matmul(Rule &rule, MatmulOp op) {
-  Value a = op.getLhs(), b = op.getRhs(), c = op.getResult();
-  int64_t ra = rankOf(a), rb = rankOf(b), r = rankOf(c);
-  if (ra < 2 || rb < 2)
-    return rule.whole();
-  if (rule.anyPartial()) {
-    // Linear in each operand.
-    if ((rule.in[0].isPartialSum() && rule.in[1].isRep()) ||
-        (rule.in[1].isPartialSum() && rule.in[0].isRep()))
-      return rule.partialThrough();
-    return rule.whole();
-  }
+AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return passesPartials(table, rule.in) ? rule.partialThrough()
+                                          : rule.whole();
   Placement pa = rule.in[0], pb = rule.in[1];
-  bool aK = pa.isSplit() && pa.dim == ra - 1, bK = pb.isSplit() && pb.dim == rb - 2;
+  auto contracted = [&](unsigned operand,
+                        Placement p) -> std::optional<unsigned> {
+    if (!p.isSplit() || table.operands[operand][p.dim].size() != 1)
+      return std::nullopt;
+    unsigned f = table.operands[operand][p.dim].front();
+    if (table.factors[f].kind != FactorKind::Reduction)
+      return std::nullopt;
+    return f;
+  };
+  std::optional<unsigned> aK = contracted(0, pa), bK = contracted(1, pb);
   // One operand split on the contraction, the other elsewhere: gather the
   // first rather than the second and a partial result (a weight gradient
   // from tokens split by sequence parallelism gathers the tokens again).
   if (aK && pb.isSplit() && !bK) {
     pa = Placement::rep();
-    aK = false;
+    aK.reset();
   } else if (bK && pa.isSplit() && !aK) {
     pb = Placement::rep();
-    bK = false;
+    bK.reset();
   }
   if (aK || bK) {
+    unsigned k = aK ? *aK : *bK;
     int64_t groups = aK ? pa.groups : pb.groups;
-    rule.d.operands = {Placement::split(ra - 1, groups),
-                       Placement::split(rb - 2, groups)};
-    rule.d.results = {Placement::partial()};
+    for (auto [i, t] : llvm::enumerate(table.operands))
+      rule.d.operands[i] = Placement::split(ShardingRule::dimOf(t, k), groups);
+    rule.d.results = {Placement::partial(table.factors[k].reduction)};
     return rule.d;
   }
-  // The result dimension of a split operand dimension (-1: none).
-  auto fromA = [&](int64_t dim) -> int64_t {
-    if (dim == ra - 2)
-      return r - 2;
-    int64_t rd = dim + r - ra;
-    return typeOf(a).getDimSize(dim) == typeOf(c).getDimSize(rd) ? rd : -1;
-  };
-  auto fromB = [&](int64_t dim) -> int64_t {
-    if (dim == rb - 1)
-      return r - 1;
-    int64_t rd = dim + r - rb;
-    return typeOf(b).getDimSize(dim) == typeOf(c).getDimSize(rd) ? rd : -1;
-  };
   // The weight's split wins over the activation's (sequence parallelism:
   // the tokens are gathered for a column-parallel matmul).
-  int64_t dim = pb.isSplit() ? fromB(pb.dim) : -1, groups = pb.groups;
-  if (dim < 0 && pa.isSplit()) {
-    dim = fromA(pa.dim);
-    groups = pa.groups;
-  }
-  if (dim < 0 || !rule.divisible(c, dim, groups))
-    return rule.whole();
-  // Each operand that spans the loop is split on it; the other stays whole.
-  auto operandDim = [&](int64_t rank, Value v, bool isA) -> int64_t {
-    if (dim == r - 2)
-      return isA ? ra - 2 : -1;
-    if (dim == r - 1)
-      return isA ? -1 : rb - 1;
-    int64_t od = dim - (r - rank);
-    return od >= 0 && typeOf(v).getDimSize(od) != 1 ? od : -1;
-  };
-  int64_t da = operandDim(ra, a, true), db = operandDim(rb, b, false);
-  rule.d.operands = {da >= 0 ? Placement::split(da, groups) : Placement::rep(),
-                     db >= 0 ? Placement::split(db, groups) : Placement::rep()};
-  rule.d.results = {Placement::split(dim, groups)};
-  return rule.d;
+  if (std::optional<unsigned> f = splitFactor(table, 1, pb))
+    return alongFactor(rule, table, *f, pb.groups);
+  if (std::optional<unsigned> f = splitFactor(table, 0, pa))
+    return alongFactor(rule, table, *f, pa.groups);
+  return rule.whole();
 }
 
 /// Reductions: a split reduced dimension leaves partial results (a local
@@ -363,9 +335,12 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
       .Case<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
             ReluOp, SiluOp, ErfOp, ReciprocalOp, SinOp, CosOp, TanOp, AsinOp,
             AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp,
-            CeilOp, RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp,
-            MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp,
-            CompareOp, SelectOp>([&](Operation *) { return elementwise(rule); })
+            CeilOp, RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp, MulOp,
+            DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp, CompareOp,
+            SelectOp>([&](Operation *o) {
+        std::optional<ShardingRule> table = getShardingRule(o);
+        return table ? elementwise(rule, *table) : rule.whole();
+      })
       .Case([&](DropoutOp d) {
         // Without dropping, the mask is all true and the op is a copy;
         // otherwise whole operands keep the serial random stream.
@@ -373,7 +348,10 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
           return rule.whole();
         return keepLead(rule, 0, [](int64_t) { return true; });
       })
-      .Case([&](MatmulOp m) { return matmul(rule, m); })
+      .Case([&](MatmulOp m) {
+        std::optional<ShardingRule> table = getShardingRule(m);
+        return table ? matmul(rule, *table) : rule.whole();
+      })
       .Case([&](TransposeOp t) {
         ArrayRef<int64_t> perm = t.getPermutation();
         return moved(rule, llvm::find(perm, in[0].dim) - perm.begin());

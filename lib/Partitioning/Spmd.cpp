@@ -8,6 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingRules.h"
 #include "ober/Training/GradientFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -183,32 +184,17 @@ Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
 /// keep a slice or pad there only when it covers whole groups (or the whole
 /// dimension), so the local offsets are the global ones over the parts.
 void Spmd::localizeAttributes(Operation *local, Operation *serial) {
-  auto scaled = [&](ArrayRef<int64_t> values, Value input) {
-    SmallVector<int64_t> out(values);
-    for (auto [axis, p] : llvm::enumerate(layoutOf(input)))
-      if (p.isSplit())
-        out[p.dim] /= axisSize(axis);
-    return out;
-  };
-  if (auto slice = dyn_cast<SliceOp>(local)) {
-    slice.setStarts(scaled(slice.getStarts(), slice.getInput()));
-    slice.setLimits(scaled(slice.getLimits(), slice.getInput()));
-  } else if (auto split = dyn_cast<SplitOp>(local)) {
-    // Pieces of a split dimension: each device's share of each piece.
-    int64_t dim = split.getAxis();
-    if (dim < 0)
-      dim += cast<RankedTensorType>(split.getInput().getType()).getRank();
-    for (auto [axis, p] : llvm::enumerate(layoutOf(split.getInput())))
-      if (p.isSplit() && p.dim == dim) {
-        SmallVector<int64_t> sizes(split.getSizes());
-        for (int64_t &size : sizes)
-          size /= axisSize(axis);
-        split.setSizes(sizes);
-      }
-  } else if (auto pad = dyn_cast<PadOp>(local)) {
-    pad.setLow(scaled(pad.getLow(), pad.getInput()));
-    pad.setHigh(scaled(pad.getHigh(), pad.getInput()));
-  }
+  if (local->getNumOperands() == 0)
+    return;
+  Value input = local->getOperand(0);
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (!type)
+    return;
+  SmallVector<int64_t> parts(type.getRank(), 1);
+  for (auto [axis, p] : llvm::enumerate(layoutOf(input)))
+    if (p.isSplit())
+      parts[p.dim] *= axisSize(axis);
+  ober::localizeAttributes(local, parts);
 }
 
 /// A matmul with a parameter (or a view of one) on its right: its result is

@@ -28,6 +28,24 @@ def DecomposeAttentionPass
   let dependentDialects = ["::mlir::ober::OberDialect"];
 }
 
+def TestShardingRulesPass
+    : Pass<"test-ober-sharding-rules", "ModuleOp"> {
+  let summary = "Print each op's sharding rule (test pass)";
+  let description = [{
+    Prints, for every op of every function (in order), its rule from the sharding rule
+    table (`ober/Dialect/Ober/IR/ShardingRules.h`) in factor form, or
+    `none`: `name: (operand dims) -> (result dims) {factor=size, ...}`
+    followed by the reduction (with its kind, `/mean` for a mean),
+    statistics (values all-reduced), replication, permutation and indexed
+    factors, and the operands partial sums pass through. A rule that does
+    not match its op's types is an error on the op.
+
+    ```
+    ober.matmul: ([i, k], [k, j]) -> ([i, j]) {i=4, j=16, k=8} reduction={k:sum} multilinear=(0, 1)
+    ```
+  }];
+}
+
 def RecordShardingsPass
     : Pass<"ober-record-shardings", "func::FuncOp"> {
   let summary = "Keep the shardings of arguments and results as attributes";

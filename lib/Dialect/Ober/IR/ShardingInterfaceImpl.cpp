@@ -1,27 +1,28 @@
-//===- ShardingInterfaceImpl.cpp - ober ops in the shard dialect ----------===//
+//===- ShardingInterfaceImpl.cpp - ShardingInterface from the rule table --===//
 //
 // Part of Ober-Train. External `ShardingInterface` models, so the upstream
-// `sharding-propagation` and `shard-partition` passes (and ober's own
-// partitioner) understand ober ops: the loop iterators of each op, how its
-// operands and results index them, and how to rebuild it on local shards.
-//
-// Covered so far: elementwise ops (unary, and binary with NumPy
-// broadcasting), transpose, reductions without kept dimensions, softmax and
-// log-softmax and layer/RMS normalization (distributed along a split
-// axis), one_hot, broadcast_to, cross-entropy over split samples, embedding
-// with a whole vocabulary, and matmul (batched or with a 2-D weight; a split
-// contraction becomes partial sums completed by `shard.all_reduce`). A
-// size-1 dimension broadcast against a larger one indexes the constant 0;
-// upstream `sharding-propagation` rejects such maps (with an error, on
-// that op), broadcasting by rank (a bias) is fine.
+// `sharding-propagation` and `shard-partition` passes understand ober ops,
+// generated from the sharding rule table (ShardingRules.h): one loop per
+// factor (a reduction loop for a factor no result holds) and one more per
+// size-1 dimension without a factor (upstream wants every result dimension
+// indexed by a loop); a dimension of several factors (a reshape's merged
+// dimension) is indexed by its major factor's loop. `partition` rebuilds
+// the op on local blocks: parallel splits need nothing, split reductions
+// are all-reduced with their kind (a mean divided by the parts; refused
+// where an operand is added to the reduced result), a split
+// statistics factor runs the op's distributed form (softmax, layer and RMS
+// norm), and any other split (needing replication, a halo, index shifts,
+// a minor factor) is refused with an error on the op.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Dialect/Ober/IR/ShardingInterfaceImpl.h"
 
-#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ShardingDistributedForms.h"
 
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingRules.h"
+
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/IR/AffineMap.h"
@@ -32,188 +33,239 @@ using namespace mlir::ober;
 using shard::ShardingInterface;
 
 namespace {
-int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
-
-/// An operand of rank k under a result of rank r (NumPy broadcasting): its
-/// dimension i is loop r - k + i, or the constant 0 where it broadcasts.
-AffineMap broadcastMap(Value operand, RankedTensorType result) {
-  MLIRContext *ctx = operand.getContext();
-  auto type = cast<RankedTensorType>(operand.getType());
-  int64_t r = result.getRank(), k = type.getRank();
-  SmallVector<AffineExpr> exprs;
-  for (int64_t i = 0; i < k; ++i) {
-    int64_t loop = r - k + i;
-    bool broadcast = type.getDimSize(i) == 1 && result.getDimSize(loop) != 1;
-    exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx)
-                              : getAffineDimExpr(loop, ctx));
-  }
-  return AffineMap::get(r, 0, exprs, ctx);
-}
-
-/// One parallel loop per dimension of the op's first result.
-SmallVector<utils::IteratorType> parallelLoops(Operation *op) {
-  return SmallVector<utils::IteratorType>(rankOf(op->getResult(0)),
-                                          utils::IteratorType::parallel);
-}
-
-/// A model whose op is rebuilt on local shards as it is (one parallel loop
-/// per result dimension, nothing to communicate).
-template <typename Derived, typename Op>
-struct TriviallyPartitioned
-    : public ShardingInterface::ExternalModel<Derived, Op> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return parallelLoops(op);
-  }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    shard::partitionTriviallyShardableOperation(
-        *op, partitionedOperands, operandShardings, resultShardings,
-        partitionMap, symbolTable, builder);
-    return success();
-  }
+/// The upstream view of an op's rule.
+struct Loops {
+  ShardingRule rule;
+  SmallVector<utils::IteratorType> iterators;
+  SmallVector<shard::ReductionKind> reductionKinds;
+  SmallVector<AffineMap> maps;
 };
 
-/// Whether two shardings split the `rank` dimensions of a tensor alike.
-bool splitAlike(const shard::Sharding &a, const shard::Sharding &b,
-                int64_t rank) {
-  auto axesOf = [](const shard::Sharding &s, int64_t d) {
-    ArrayRef<shard::GridAxesAttr> split = s.getSplitAxes();
-    return d < static_cast<int64_t>(split.size()) ? split[d].asArrayRef()
-                                                  : ArrayRef<int16_t>();
+/// The loops and indexing maps of `op`'s rule; nullopt without one.
+std::optional<Loops> loopsOf(Operation *op) {
+  std::optional<ShardingRule> rule = getShardingRule(op);
+  if (!rule)
+    return std::nullopt;
+  MLIRContext *ctx = op->getContext();
+  Loops loops{*rule, {}, {}, {}};
+  for (auto [f, factor] : llvm::enumerate(rule->factors)) {
+    bool reduced = factor.kind == FactorKind::Reduction || !rule->inResults(f);
+    loops.iterators.push_back(reduced ? utils::IteratorType::reduction
+                                      : utils::IteratorType::parallel);
+    if (reduced)
+      loops.reductionKinds.push_back(factor.reduction);
+  }
+  SmallVector<SmallVector<AffineExpr>> exprs;
+  auto addTensor = [&](const TensorMapping &tensor) {
+    SmallVector<AffineExpr> &out = exprs.emplace_back();
+    for (const DimMapping &dim : tensor) {
+      if (!dim.empty()) {
+        out.push_back(getAffineDimExpr(dim.front(), ctx));
+        continue;
+      }
+      out.push_back(getAffineDimExpr(loops.iterators.size(), ctx));
+      loops.iterators.push_back(utils::IteratorType::parallel);
+    }
   };
-  for (int64_t d = 0; d < rank; ++d)
-    if (axesOf(a, d) != axesOf(b, d))
-      return false;
-  return true;
+  llvm::for_each(rule->operands, addTensor);
+  llvm::for_each(rule->results, addTensor);
+  for (ArrayRef<AffineExpr> e : exprs)
+    loops.maps.push_back(AffineMap::get(loops.iterators.size(), 0, e, ctx));
+  return loops;
 }
 
-/// Where an op's loops live: the grid of its result sharding and the grid
-/// axes that split each loop.
-struct Placement {
-  shard::GridOp grid;
-  shard::ShardingArray axes;
+/// The grid axes of the split reduction factors, with their kind and
+/// whether they make means; fails (with an error) when `op` cannot be
+/// rebuilt locally for the splits in `axes` (one entry per loop).
+struct Splits {
+  SmallVector<shard::GridAxis> reduced, statistics;
+  shard::ReductionKind kind = shard::ReductionKind::Sum;
+  bool mean = false;
 };
 
-FailureOr<Placement> placementOf(Operation *op,
-                                 ArrayRef<utils::IteratorType> iterators,
-                                 ArrayRef<AffineMap> maps,
-                                 ArrayRef<shard::Sharding> operandShardings,
-                                 ArrayRef<shard::Sharding> resultShardings,
-                                 SymbolTableCollection &symbolTable) {
+FailureOr<Splits> splitsOf(Operation *op, const ShardingRule &rule,
+                           const shard::ShardingArray &axes) {
+  Splits splits;
+  auto refuse = [&](unsigned f, StringRef why) {
+    return op->emitError("shard-partition: a split of factor ")
+           << f << " (size " << rule.factors[f].size << ") " << why;
+  };
+  for (unsigned f = 0; f < rule.factors.size(); ++f) {
+    const ShardingFactor &factor = rule.factors[f];
+    if (f >= axes.size() || axes[f].empty())
+      continue;
+    auto isMinor = [&](const TensorMapping &t) {
+      return ShardingRule::dimOf(t, f) >= 0 && !ShardingRule::isMajor(t, f);
+    };
+    if (llvm::any_of(rule.operands, isMinor) ||
+        llvm::any_of(rule.results, isMinor))
+      return refuse(f, "is not a block of its dimension");
+    if (factor.indexed)
+      return refuse(f, "needs its indices shifted and masked");
+    switch (factor.kind) {
+    case FactorKind::Parallel:
+      break;
+    case FactorKind::Reduction:
+      if (!splits.reduced.empty() && factor.reduction != splits.kind)
+        return refuse(f, "mixes reduction kinds");
+      llvm::append_range(splits.reduced, axes[f]);
+      splits.kind = factor.reduction;
+      splits.mean |= factor.mean;
+      break;
+    case FactorKind::Statistics:
+      llvm::append_range(splits.statistics, axes[f]);
+      break;
+    case FactorKind::NeedReplication:
+      return refuse(f, "needs the whole factor");
+    case FactorKind::Permutation:
+      return refuse(f, "needs elements of neighbouring blocks");
+    }
+  }
+  return splits;
+}
+
+/// Completes partial results over the reduced grid axes; a mean is then
+/// divided by the number of parts.
+Value complete(OpBuilder &builder, Location loc, Value value,
+               shard::GridOp grid, const Splits &splits) {
+  value = shard::AllReduceOp::create(builder, loc, value, grid.getSymName(),
+                                     splits.reduced, splits.kind);
+  if (!splits.mean)
+    return value;
+  int64_t parts = 1;
+  for (shard::GridAxis a : splits.reduced)
+    parts *= grid.getShape()[a];
+  return MulOp::create(builder, loc, value,
+                       scalarLike(builder, loc, value.getType(), 1.0 / parts));
+}
+
+/// The number of blocks each dimension of `value` is split into.
+SmallVector<int64_t> partsOf(Value value, shard::GridOp grid,
+                             const shard::Sharding &sharding) {
+  SmallVector<int64_t> parts(cast<RankedTensorType>(value.getType()).getRank(),
+                             1);
+  for (auto [d, axes] : llvm::enumerate(sharding.getSplitAxes()))
+    for (shard::GridAxis axis : axes.asArrayRef())
+      parts[d] *= grid.getShape()[axis];
+  return parts;
+}
+
+/// Clones `op` onto its local operands with local attributes and result
+/// types; fails when the op does not accept them.
+FailureOr<Operation *> cloneLocally(Operation *op, shard::GridOp grid,
+                                    ArrayRef<shard::Sharding> operandShardings,
+                                    ArrayRef<shard::Sharding> resultShardings,
+                                    IRMapping &partitionMap,
+                                    OpBuilder &builder) {
+  Operation *local = builder.clone(*op, partitionMap);
+  if (operandShardings.front())
+    localizeAttributes(
+        local, partsOf(op->getOperand(0), grid, operandShardings.front()));
+  for (auto [result, sharding] :
+       llvm::zip_equal(local->getResults(), resultShardings))
+    result.setType(shard::shardType(result.getType(), grid, sharding));
+  auto infer = dyn_cast<InferTypeOpInterface>(local);
+  SmallVector<Type> inferred;
+  if (infer && (failed(infer.inferReturnTypes(
+                    local->getContext(), local->getLoc(), local->getOperands(),
+                    local->getAttrDictionary(), local->getPropertiesStorage(),
+                    local->getRegions(), inferred)) ||
+                TypeRange(inferred) != local->getResultTypes())) {
+    local->erase();
+    return op->emitError("shard-partition: the local op does not accept its "
+                         "local types");
+  }
+  return local;
+}
+
+/// Rebuilds `op` on local shards by its rule; `form` builds the op split on
+/// a statistics factor (null: such splits are refused).
+LogicalResult partitionByRule(Operation *op,
+                              ArrayRef<Value> partitionedOperands,
+                              ArrayRef<shard::Sharding> operandShardings,
+                              ArrayRef<shard::Sharding> resultShardings,
+                              IRMapping &partitionMap,
+                              SymbolTableCollection &symbolTable,
+                              OpBuilder &builder, DistributedForm form) {
+  std::optional<Loops> loops = loopsOf(op);
+  if (!loops)
+    return op->emitError("shard-partition: no sharding rule for this op");
   shard::GridOp grid =
       shard::getGrid(op, resultShardings.front().getGridAttr(), symbolTable);
   if (!grid)
     return op->emitError("no shard.grid for the result sharding");
-  return Placement{grid, shard::getGridAxisAssignmentForLoopIterators(
-                             operandShardings, resultShardings, iterators,
-                             maps)};
-}
-
-/// A 0-D constant of `type`'s element type.
-Value scalarOf(OpBuilder &builder, Location loc, RankedTensorType type,
-               double value) {
-  auto scalar = RankedTensorType::get({}, type.getElementType());
-  return ConstantOp::create(
-      builder, loc,
-      DenseElementsAttr::get(scalar,
-                             builder.getFloatAttr(type.getElementType(), value)));
-}
-
-/// Completes the partial results `value` over grid `axes` with `kind`; a
-/// mean is then divided by the number of parts.
-Value completePartial(OpBuilder &builder, Location loc, Value value,
-                      shard::GridOp grid, ArrayRef<shard::GridAxis> axes,
-                      shard::ReductionKind kind, bool mean) {
-  value = shard::AllReduceOp::create(builder, loc, value, grid.getSymName(),
-                                     axes, kind);
-  if (!mean)
-    return value;
-  int64_t parts = 1;
-  for (shard::GridAxis a : axes)
-    parts *= grid.getShape()[a];
-  return MulOp::create(
-      builder, loc, value,
-      scalarOf(builder, loc, cast<RankedTensorType>(value.getType()),
-               1.0 / parts));
-}
-
-/// Records `value` as the partitioned result of single-result `op`.
-LogicalResult partitioned(Operation *op, Value value, IRMapping &partitionMap) {
-  partitionMap.map(op->getResult(0), value);
-  partitionMap.map(op, value.getDefiningOp());
+  shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
+      operandShardings, resultShardings, loops->iterators, loops->maps);
+  FailureOr<Splits> splits = splitsOf(op, loops->rule, axes);
+  if (failed(splits))
+    return failure();
+  if (!splits->reduced.empty() && !loops->rule.addedOperands.empty())
+    return op->emitError("shard-partition: a split reduction would add "
+                         "operand ")
+           << loops->rule.addedOperands.front() << " once per device";
+  Location loc = op->getLoc();
+  if (!splits->statistics.empty()) {
+    if (!form || !splits->reduced.empty())
+      return op->emitError("shard-partition: a split statistics factor is "
+                           "not supported for this op");
+    FailureOr<Value> value =
+        form(op, partitionedOperands, grid, splits->statistics, builder);
+    if (failed(value))
+      return failure();
+    if (value->getType() != shard::shardType(op->getResult(0).getType(), grid,
+                                             resultShardings.front()))
+      return op->emitError("shard-partition: the operands and the result of "
+                           "a split statistics factor must be split alike");
+    partitionMap.map(op->getResult(0), *value);
+    partitionMap.map(op, value->getDefiningOp());
+    return success();
+  }
+  FailureOr<Operation *> local = cloneLocally(
+      op, grid, operandShardings, resultShardings, partitionMap, builder);
+  if (failed(local))
+    return failure();
+  if (splits->reduced.empty())
+    return success();
+  Operation *last = *local;
+  for (auto [serial, result] :
+       llvm::zip_equal(op->getResults(), (*local)->getResults())) {
+    Value value = complete(builder, loc, result, grid, *splits);
+    partitionMap.map(serial, value);
+    last = value.getDefiningOp();
+  }
+  partitionMap.map(op, last);
   return success();
 }
 
-/// Elementwise ops with broadcasting: one parallel loop per result
-/// dimension.
+/// The distributed form of `Op` split on a statistics factor.
+template <typename Op> DistributedForm distributedFormOf() {
+  if constexpr (std::is_same_v<Op, SoftmaxOp> ||
+                std::is_same_v<Op, LogSoftmaxOp>)
+    return distributedSoftmax;
+  if constexpr (std::is_same_v<Op, LayerNormOp> ||
+                std::is_same_v<Op, RMSNormOp>)
+    return distributedNorm;
+  return nullptr;
+}
+
+/// The model of every ober op with a sharding rule.
 template <typename Op>
-struct BroadcastElementwiseSharding
-    : public TriviallyPartitioned<BroadcastElementwiseSharding<Op>, Op> {
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto result = cast<RankedTensorType>(op->getResult(0).getType());
-    SmallVector<AffineMap> maps;
-    for (Value v : op->getOperands())
-      maps.push_back(broadcastMap(v, result));
-    for (unsigned i = 0; i < op->getNumResults(); ++i)
-      maps.push_back(
-          AffineMap::getMultiDimIdentityMap(result.getRank(), op->getContext()));
-    return maps;
-  }
-
-};
-
-/// `C[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]`: the result's
-/// dimensions are parallel loops, the contraction a sum loop after them.
-struct MatmulSharding
-    : public ShardingInterface::ExternalModel<MatmulSharding, MatmulOp> {
+struct RuleSharding
+    : public ShardingInterface::ExternalModel<RuleSharding<Op>, Op> {
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    auto m = cast<MatmulOp>(op);
-    if (rankOf(m.getLhs()) < 2 || rankOf(m.getRhs()) < 2)
-      return {};
-    SmallVector<utils::IteratorType> types(rankOf(m.getResult()),
-                                           utils::IteratorType::parallel);
-    types.push_back(utils::IteratorType::reduction);
-    return types;
+    std::optional<Loops> loops = loopsOf(op);
+    return loops ? loops->iterators : SmallVector<utils::IteratorType>();
   }
 
   SmallVector<shard::ReductionKind>
   getReductionLoopIteratorKinds(Operation *op) const {
-    return {shard::ReductionKind::Sum};
+    std::optional<Loops> loops = loopsOf(op);
+    return loops ? loops->reductionKinds : SmallVector<shard::ReductionKind>();
   }
 
   SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto m = cast<MatmulOp>(op);
-    MLIRContext *ctx = op->getContext();
-    int64_t ra = rankOf(m.getLhs()), rb = rankOf(m.getRhs());
-    if (ra < 2 || rb < 2)
-      return {};
-    auto result = cast<RankedTensorType>(m.getResult().getType());
-    int64_t r = result.getRank();
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    // Batch dimensions broadcast like an elementwise op's.
-    auto batch = [&](Value v, int64_t rank) {
-      auto type = cast<RankedTensorType>(v.getType());
-      SmallVector<AffineExpr> exprs;
-      for (int64_t i = 0; i + 2 < rank; ++i) {
-        int64_t loop = r - rank + i;
-        bool broadcast = type.getDimSize(i) == 1 && result.getDimSize(loop) != 1;
-        exprs.push_back(broadcast ? getAffineConstantExpr(0, ctx) : dim(loop));
-      }
-      return exprs;
-    };
-    SmallVector<AffineExpr> lhs = batch(m.getLhs(), ra);
-    lhs.append({dim(r - 2), dim(r)});
-    SmallVector<AffineExpr> rhs = batch(m.getRhs(), rb);
-    rhs.append({dim(r), dim(r - 1)});
-    return {AffineMap::get(r + 1, 0, lhs, ctx), AffineMap::get(r + 1, 0, rhs, ctx),
-            AffineMap::get(r + 1, 0,
-                           AffineMap::getMultiDimIdentityMap(r, ctx).getResults(),
-                           ctx)};
+    std::optional<Loops> loops = loopsOf(op);
+    return loops ? loops->maps : SmallVector<AffineMap>();
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
@@ -222,484 +274,38 @@ struct MatmulSharding
                           IRMapping &partitionMap,
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
-    auto m = cast<MatmulOp>(op);
-    SmallVector<utils::IteratorType> iterators = getLoopIteratorTypes(op);
-    if (iterators.empty())
-      return op->emitError("sharding a matmul of a vector is not supported");
-    FailureOr<Placement> at =
-        placementOf(op, iterators, getIndexingMaps(op), operandShardings,
-                    resultShardings, symbolTable);
-    if (failed(at))
-      return failure();
-    auto [grid, axes] = *at;
-    Type local = shard::shardType(m.getResult().getType(), grid,
-                                  resultShardings.front());
-    Value value = MatmulOp::create(builder, op->getLoc(), local,
-                                   partitionedOperands[0],
-                                   partitionedOperands[1]);
-    // A split contraction leaves partial sums on each device.
-    SmallVector<shard::GridAxis> reduce =
-        shard::getReductionGridAxes(iterators, axes);
-    if (!reduce.empty())
-      value = shard::AllReduceOp::create(builder, op->getLoc(), value,
-                                         grid.getSymName(), reduce,
-                                         shard::ReductionKind::Sum);
-    return partitioned(op, value, partitionMap);
+    return partitionByRule(op, partitionedOperands, operandShardings,
+                           resultShardings, partitionMap, symbolTable, builder,
+                           distributedFormOf<Op>());
   }
 };
 
-/// `out[p(i)] = in[i]`: one parallel loop per result dimension.
-struct TransposeSharding
-    : public TriviallyPartitioned<TransposeSharding, TransposeOp> {
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto t = cast<TransposeOp>(op);
-    MLIRContext *ctx = op->getContext();
-    ArrayRef<int64_t> perm = t.getPermutation();
-    int64_t r = static_cast<int64_t>(perm.size());
-    // Result dimension j reads input dimension perm[j].
-    SmallVector<AffineExpr> in(r);
-    for (int64_t j = 0; j < r; ++j)
-      in[perm[j]] = getAffineDimExpr(j, ctx);
-    return {AffineMap::get(r, 0, in, ctx),
-            AffineMap::getMultiDimIdentityMap(r, ctx)};
-  }
-
-};
-
-/// Reductions over `axes` without kept dimensions: input dimensions are
-/// loops, the reduced ones reduction loops. A split reduced dimension
-/// leaves partial results, completed by an all-reduce of the matching
-/// kind (a mean also divides by the number of parts).
-template <typename Op, shard::ReductionKind Kind, bool Mean = false>
-struct ReduceSharding
-    : public ShardingInterface::ExternalModel<ReduceSharding<Op, Kind, Mean>,
-                                              Op> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    auto red = cast<Op>(op);
-    if (red.getKeepdims())
-      return {};
-    SmallVector<utils::IteratorType> types(rankOf(red.getInput()),
-                                           utils::IteratorType::parallel);
-    for (int64_t a : red.getAxes())
-      types[a] = utils::IteratorType::reduction;
-    return types;
-  }
-
-  SmallVector<shard::ReductionKind>
-  getReductionLoopIteratorKinds(Operation *op) const {
-    return SmallVector<shard::ReductionKind>(cast<Op>(op).getAxes().size(),
-                                             Kind);
-  }
-
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto red = cast<Op>(op);
-    if (red.getKeepdims())
-      return {};
-    MLIRContext *ctx = op->getContext();
-    int64_t r = rankOf(red.getInput());
-    SmallVector<AffineExpr> out;
-    for (int64_t d = 0; d < r; ++d)
-      if (!llvm::is_contained(red.getAxes(), d))
-        out.push_back(getAffineDimExpr(d, ctx));
-    return {AffineMap::getMultiDimIdentityMap(r, ctx),
-            AffineMap::get(r, 0, out, ctx)};
-  }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    auto red = cast<Op>(op);
-    if (red.getKeepdims())
-      return op->emitError("sharding a reduction with kept dimensions is not "
-                           "supported yet");
-    FailureOr<Placement> at =
-        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
-                    operandShardings, resultShardings, symbolTable);
-    if (failed(at))
-      return failure();
-    auto [grid, axes] = *at;
-    SmallVector<shard::GridAxis> reduce =
-        shard::getReductionGridAxes(getLoopIteratorTypes(op), axes);
-    Type local = shard::shardType(red.getResult().getType(), grid,
-                                  resultShardings.front());
-    Value value = Op::create(builder, op->getLoc(), local,
-                             partitionedOperands[0], red.getAxesAttr(),
-                             red.getKeepdimsAttr());
-    if (!reduce.empty())
-      value = completePartial(builder, op->getLoc(), value, grid, reduce, Kind,
-                              Mean);
-    return partitioned(op, value, partitionMap);
-  }
-};
-
-/// Softmax and log-softmax along `axis`: every dimension is a parallel loop
-/// (the result splits like the input). Along a split axis the partition
-/// computes the distributed form: the maximum and the sum of exponentials
-/// are all-reduced over the axis's grid axes.
-template <typename Op, bool Log>
-struct SoftmaxSharding
-    : public ShardingInterface::ExternalModel<SoftmaxSharding<Op, Log>, Op> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return parallelLoops(op);
-  }
-
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    int64_t r = rankOf(op->getResult(0));
-    return {AffineMap::getMultiDimIdentityMap(r, op->getContext()),
-            AffineMap::getMultiDimIdentityMap(r, op->getContext())};
-  }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    auto s = cast<Op>(op);
-    FailureOr<Placement> at =
-        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
-                    operandShardings, resultShardings, symbolTable);
-    if (failed(at))
-      return failure();
-    auto [grid, axes] = *at;
-    int64_t axis = s.getAxis();
-    if (axes[axis].empty()) {
-      shard::partitionTriviallyShardableOperation(
-          *op, partitionedOperands, operandShardings, resultShardings,
-          partitionMap, symbolTable, builder);
-      return success();
-    }
-    if (!splitAlike(operandShardings.front(), resultShardings.front(),
-                    rankOf(op->getResult(0))))
-      return op->emitError("the input and result of a softmax over a split "
-                           "axis must be split alike");
-    Location loc = op->getLoc();
-    Value x = partitionedOperands.front();
-    auto along = builder.getDenseI64ArrayAttr({axis});
-    auto keep = builder.getBoolAttr(true);
-    StringRef gridName = grid.getSymName();
-    Value max = ReduceMaxOp::create(builder, loc, x, along, keep);
-    max = shard::AllReduceOp::create(builder, loc, max, gridName, axes[axis],
-                                     shard::ReductionKind::Max);
-    Value shifted = SubOp::create(builder, loc, x, max);
-    Value exp = ExpOp::create(builder, loc, shifted);
-    Value sum = ReduceSumOp::create(builder, loc, exp, along, keep);
-    sum = shard::AllReduceOp::create(builder, loc, sum, gridName, axes[axis],
-                                     shard::ReductionKind::Sum);
-    Value result =
-        Log ? SubOp::create(builder, loc, shifted, LogOp::create(builder, loc, sum))
-                  .getResult()
-            : DivOp::create(builder, loc, exp, sum).getResult();
-    return partitioned(op, result, partitionMap);
-  }
-};
-
-/// Layer and RMS normalization over `[axis, rank)`: every dimension is a
-/// parallel loop, scale and bias follow the normalized ones. With a
-/// normalized dimension split, the statistics are all-reduced (sums of x
-/// and of squared deviations, divided by the global count).
-template <typename Op, bool RMS>
-struct NormSharding
-    : public ShardingInterface::ExternalModel<NormSharding<Op, RMS>, Op> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    return parallelLoops(op);
-  }
-
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto n = cast<Op>(op);
-    MLIRContext *ctx = op->getContext();
-    int64_t r = rankOf(n.getInput()), axis = n.getAxis();
-    SmallVector<AffineExpr> trailing;
-    for (int64_t d = axis; d < r; ++d)
-      trailing.push_back(getAffineDimExpr(d, ctx));
-    SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(r, ctx)};
-    for (unsigned i = 1; i < op->getNumOperands(); ++i)
-      maps.push_back(AffineMap::get(r, 0, trailing, ctx));
-    maps.push_back(AffineMap::getMultiDimIdentityMap(r, ctx));
-    return maps;
-  }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    auto n = cast<Op>(op);
-    FailureOr<Placement> at =
-        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
-                    operandShardings, resultShardings, symbolTable);
-    if (failed(at))
-      return failure();
-    auto [grid, axes] = *at;
-    int64_t r = rankOf(n.getInput()), axis = n.getAxis();
-    SmallVector<shard::GridAxis> group;
-    SmallVector<int64_t> normalized;
-    double count = 1;
-    for (int64_t d = axis; d < r; ++d) {
-      normalized.push_back(d);
-      count *= cast<RankedTensorType>(n.getInput().getType()).getDimSize(d);
-      llvm::append_range(group, axes[d]);
-    }
-    if (group.empty()) {
-      shard::partitionTriviallyShardableOperation(
-          *op, partitionedOperands, operandShardings, resultShardings,
-          partitionMap, symbolTable, builder);
-      return success();
-    }
-    // The distributed form keeps the input's split: the result and the
-    // scale and bias must be split the same way.
-    Location loc = op->getLoc();
-    Value x = partitionedOperands.front();
-    auto type = cast<RankedTensorType>(x.getType());
-    if (!splitAlike(operandShardings.front(), resultShardings.front(), r))
-      return op->emitError("the input and result of a normalization over a "
-                           "split dimension must be split alike");
-    for (Value v : ArrayRef<Value>(partitionedOperands).drop_front())
-      if (cast<RankedTensorType>(v.getType()).getShape() !=
-          type.getShape().drop_front(axis))
-        return op->emitError("scale and bias must be split like the "
-                             "normalized dimensions");
-    auto dims = builder.getDenseI64ArrayAttr(normalized);
-    auto keep = builder.getBoolAttr(true);
-    StringRef gridName = grid.getSymName();
-    auto globalMean = [&](Value v) {
-      Value sum = ReduceSumOp::create(builder, loc, v, dims, keep);
-      sum = shard::AllReduceOp::create(builder, loc, sum, gridName, group,
-                                       shard::ReductionKind::Sum);
-      return MulOp::create(builder, loc, sum,
-                           scalarOf(builder, loc, type, 1.0 / count))
-          .getResult();
-    };
-    Value centered = x;
-    if (!RMS)
-      centered = SubOp::create(builder, loc, x, globalMean(x));
-    Value var = globalMean(MulOp::create(builder, loc, centered, centered));
-    Value inv = RsqrtOp::create(
-        builder, loc,
-        AddOp::create(builder, loc, var,
-                      scalarOf(builder, loc, type,
-                               n.getEpsilon().convertToDouble())));
-    Value y = MulOp::create(builder, loc, centered, inv);
-    // Scale (and bias) are split like the normalized dimensions.
-    unsigned next = 1;
-    if (n.getScale())
-      y = MulOp::create(builder, loc, y, partitionedOperands[next++]);
-    if constexpr (!RMS)
-      if (n.getBias())
-        y = AddOp::create(builder, loc, y, partitionedOperands[next++]);
-    return partitioned(op, y, partitionMap);
-  }
-};
-
-/// `one_hot`: one parallel loop per result dimension; the indices read all
-/// but the inserted one, which must stay whole.
-struct OneHotSharding
-    : public TriviallyPartitioned<OneHotSharding, OneHotOp> {
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto o = cast<OneHotOp>(op);
-    MLIRContext *ctx = op->getContext();
-    int64_t r = rankOf(o.getResult()), axis = o.getAxis();
-    SmallVector<AffineExpr> in;
-    for (int64_t d = 0; d < r; ++d)
-      if (d != axis)
-        in.push_back(getAffineDimExpr(d, ctx));
-    return {AffineMap::get(r, 0, in, ctx),
-            AffineMap::getMultiDimIdentityMap(r, ctx)};
-  }
-};
-
-/// `broadcast_to` from a scalar or a tensor broadcast by rank: its
-/// dimensions line up with the result's trailing ones.
-struct BroadcastToSharding
-    : public TriviallyPartitioned<BroadcastToSharding, BroadcastToOp> {
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto result = cast<RankedTensorType>(op->getResult(0).getType());
-    return {broadcastMap(op->getOperand(0), result),
-            AffineMap::getMultiDimIdentityMap(result.getRank(),
-                                              op->getContext())};
-  }
-};
-
-/// Cross-entropy over the last (class) dimension: the sample dimensions are
-/// parallel loops with `reduction = none` and sum loops otherwise; classes
-/// are a sum loop. Split samples give partial sums (means are divided by
-/// the parts); split classes are not supported yet.
-struct CrossEntropySharding
-    : public ShardingInterface::ExternalModel<CrossEntropySharding,
-                                              CrossEntropyOp> {
-  static bool perSample(CrossEntropyOp ce) {
-    return ce.getReduction() == LossReduction::none;
-  }
-
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    auto ce = cast<CrossEntropyOp>(op);
-    int64_t r = rankOf(ce.getLogits());
-    SmallVector<utils::IteratorType> types(
-        r, perSample(ce) ? utils::IteratorType::parallel
-                         : utils::IteratorType::reduction);
-    types.back() = utils::IteratorType::reduction;
-    return types;
-  }
-
-  SmallVector<shard::ReductionKind>
-  getReductionLoopIteratorKinds(Operation *op) const {
-    auto ce = cast<CrossEntropyOp>(op);
-    int64_t loops = perSample(ce) ? 1 : rankOf(ce.getLogits());
-    return SmallVector<shard::ReductionKind>(loops, shard::ReductionKind::Sum);
-  }
-
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    auto ce = cast<CrossEntropyOp>(op);
-    MLIRContext *ctx = op->getContext();
-    int64_t r = rankOf(ce.getLogits());
-    SmallVector<AffineExpr> samples;
-    for (int64_t d = 0; d + 1 < r; ++d)
-      samples.push_back(getAffineDimExpr(d, ctx));
-    AffineMap logits = AffineMap::getMultiDimIdentityMap(r, ctx);
-    AffineMap targets = rankOf(ce.getTargets()) == r
-                            ? logits
-                            : AffineMap::get(r, 0, samples, ctx);
-    AffineMap result = perSample(ce) ? AffineMap::get(r, 0, samples, ctx)
-                                     : AffineMap::get(r, 0, {}, ctx);
-    return {logits, targets, result};
-  }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    auto ce = cast<CrossEntropyOp>(op);
-    FailureOr<Placement> at =
-        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
-                    operandShardings, resultShardings, symbolTable);
-    if (failed(at))
-      return failure();
-    auto [grid, axes] = *at;
-    if (!axes.back().empty())
-      return op->emitError("cross-entropy over split classes is not "
-                           "supported yet");
-    SmallVector<shard::GridAxis> samples;
-    for (unsigned d = 0; d + 1 < axes.size(); ++d)
-      llvm::append_range(samples, axes[d]);
-    if (ce.getReduction() == LossReduction::mean && !samples.empty() &&
-        ce.getIgnoreIndex())
-      return op->emitError("a mean cross-entropy with ignore_index over split "
-                           "samples is not supported yet");
-    Type local = perSample(ce) ? shard::shardType(ce.getResult().getType(),
-                                                  grid, resultShardings.front())
-                               : ce.getResult().getType();
-    Location loc = op->getLoc();
-    Value value = CrossEntropyOp::create(
-        builder, loc, local, partitionedOperands[0], partitionedOperands[1],
-        ce.getReductionAttr(), ce.getLabelSmoothingAttr(),
-        ce.getIgnoreIndexAttr());
-    if (!perSample(ce) && !samples.empty())
-      value = completePartial(builder, loc, value, grid, samples,
-                              shard::ReductionKind::Sum,
-                              ce.getReduction() == LossReduction::mean);
-    return partitioned(op, value, partitionMap);
-  }
-};
-
-/// `embedding`: the result dimensions are parallel loops (indices read all
-/// but the last, the table its columns) and the vocabulary a sum loop over
-/// the table's rows: a lookup is a sum of one-hot rows, so a split
-/// vocabulary would give partial sums. Only unsplit vocabularies are
-/// partitioned so far (split indices or columns stay local).
-struct EmbeddingSharding
-    : public ShardingInterface::ExternalModel<EmbeddingSharding, EmbeddingOp> {
-  SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *op) const {
-    SmallVector<utils::IteratorType> types(rankOf(op->getResult(0)),
-                                           utils::IteratorType::parallel);
-    types.push_back(utils::IteratorType::reduction);
-    return types;
-  }
-
-  SmallVector<shard::ReductionKind>
-  getReductionLoopIteratorKinds(Operation *op) const {
-    return {shard::ReductionKind::Sum};
-  }
-
-  SmallVector<AffineMap> getIndexingMaps(Operation *op) const {
-    MLIRContext *ctx = op->getContext();
-    int64_t r = rankOf(op->getResult(0));
-    SmallVector<AffineExpr> indices;
-    for (int64_t d = 0; d + 1 < r; ++d)
-      indices.push_back(getAffineDimExpr(d, ctx));
-    return {AffineMap::get(r + 1, 0,
-                           {getAffineDimExpr(r, ctx), getAffineDimExpr(r - 1, ctx)},
-                           ctx),
-            AffineMap::get(r + 1, 0, indices, ctx),
-            AffineMap::get(r + 1, 0,
-                           AffineMap::getMultiDimIdentityMap(r, ctx).getResults(),
-                           ctx)};
-  }
-
-  LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,
-                          ArrayRef<shard::Sharding> operandShardings,
-                          ArrayRef<shard::Sharding> resultShardings,
-                          IRMapping &partitionMap,
-                          SymbolTableCollection &symbolTable,
-                          OpBuilder &builder) const {
-    FailureOr<Placement> at =
-        placementOf(op, getLoopIteratorTypes(op), getIndexingMaps(op),
-                    operandShardings, resultShardings, symbolTable);
-    if (failed(at))
-      return failure();
-    auto [grid, axes] = *at;
-    if (!axes.back().empty())
-      return op->emitError("an embedding with a split vocabulary is not "
-                           "supported yet");
-    Type local = shard::shardType(op->getResult(0).getType(), grid,
-                                  resultShardings.front());
-    Value value = EmbeddingOp::create(builder, op->getLoc(), local,
-                                      partitionedOperands[0],
-                                      partitionedOperands[1]);
-    return partitioned(op, value, partitionMap);
-  }
-};
-
-template <typename... Ops>
-void attachElementwise(MLIRContext *ctx) {
-  (Ops::template attachInterface<BroadcastElementwiseSharding<Ops>>(*ctx), ...);
+template <typename... Ops> void attach(MLIRContext *ctx) {
+  (Ops::template attachInterface<RuleSharding<Ops>>(*ctx), ...);
 }
 } // namespace
 
 void mlir::ober::registerShardingInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, OberDialect *) {
-    attachElementwise<
-        // Unary.
+    attach<
+        // Elementwise, with broadcasting.
         NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
         SiluOp, ErfOp, ReciprocalOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
         AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp, CeilOp,
-        RoundOp, SignOp, NotOp, GeluOp, CastOp,
-        // Binary, with broadcasting.
-        AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp,
-        XorOp, CompareOp, SelectOp>(ctx);
-    MatmulOp::attachInterface<MatmulSharding>(*ctx);
-    TransposeOp::attachInterface<TransposeSharding>(*ctx);
-    SoftmaxOp::attachInterface<SoftmaxSharding<SoftmaxOp, false>>(*ctx);
-    LogSoftmaxOp::attachInterface<SoftmaxSharding<LogSoftmaxOp, true>>(*ctx);
-    LayerNormOp::attachInterface<NormSharding<LayerNormOp, false>>(*ctx);
-    RMSNormOp::attachInterface<NormSharding<RMSNormOp, true>>(*ctx);
-    OneHotOp::attachInterface<OneHotSharding>(*ctx);
-    BroadcastToOp::attachInterface<BroadcastToSharding>(*ctx);
-    CrossEntropyOp::attachInterface<CrossEntropySharding>(*ctx);
-    EmbeddingOp::attachInterface<EmbeddingSharding>(*ctx);
-    ReduceSumOp::attachInterface<
-        ReduceSharding<ReduceSumOp, shard::ReductionKind::Sum>>(*ctx);
-    ReduceMeanOp::attachInterface<
-        ReduceSharding<ReduceMeanOp, shard::ReductionKind::Sum, true>>(*ctx);
-    ReduceMaxOp::attachInterface<
-        ReduceSharding<ReduceMaxOp, shard::ReductionKind::Max>>(*ctx);
-    ReduceMinOp::attachInterface<
-        ReduceSharding<ReduceMinOp, shard::ReductionKind::Min>>(*ctx);
+        RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp, MulOp, DivOp,
+        PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp, CompareOp, SelectOp,
+        DropoutOp, BroadcastToOp,
+        // Contractions and reductions.
+        MatmulOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+        // Shapes.
+        TransposeOp, ReshapeOp, SliceOp, SplitOp, ConcatOp, PadOp,
+        // Normalization, losses and indexing.
+        SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, BatchNormInferenceOp,
+        BatchNormTrainingOp, CrossEntropyOp, MSELossOp, OneHotOp, EmbeddingOp,
+        GatherOp, ScatterAddOp, AttentionOp,
+        // Convolution and pooling, and their gradients.
+        ConvOp, ConvTransposeOp, ConvWeightGradOp, MaxPoolOp, AvgPoolOp,
+        MaxPoolGradOp, AvgPoolGradOp>(ctx);
   });
 }

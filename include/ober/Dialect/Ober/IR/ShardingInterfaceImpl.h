@@ -11,8 +11,8 @@
 
 namespace mlir::ober {
 
-/// Attaches `shard::ShardingInterface` models to the ober ops that have one
-/// (elementwise ops and matmul so far).
+/// Attaches `shard::ShardingInterface` models, generated from the sharding
+/// rule table (ShardingRules.h), to the ober ops that have a rule.
 void registerShardingInterfaceExternalModels(DialectRegistry &registry);
 
 } // namespace mlir::ober
