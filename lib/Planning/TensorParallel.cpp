@@ -15,6 +15,7 @@
 #include "ober/Planning/ModelProfile.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingRules.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -55,6 +56,27 @@ std::string describe(Operation *op) {
   if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
     os << " at " << loc.getFilename() << ":" << loc.getLine();
   return s;
+}
+
+/// Values the distributed form of `op` all-reduces when its operand
+/// `operand` is split on dimension `dim`, by the op's sharding rule: the
+/// split factor's statistics for each slice (the operand's elements over
+/// the sizes of every statistics factor it holds); 0 when that dimension is
+/// no statistics factor.
+double statisticsElements(Operation *op, unsigned operand, int64_t dim) {
+  std::optional<ShardingRule> rule = getShardingRule(op);
+  if (!rule || dim < 0 || dim >= rankOf(op->getOperand(operand)))
+    return 0;
+  const TensorMapping &tensor = rule->operands[operand];
+  if (tensor[dim].empty() ||
+      rule->factors[tensor[dim].front()].kind != FactorKind::Statistics)
+    return 0;
+  double slices = valueElements(op->getOperand(operand));
+  for (const DimMapping &d : tensor)
+    for (unsigned f : d)
+      if (rule->factors[f].kind == FactorKind::Statistics)
+        slices /= rule->factors[f].size;
+  return rule->factors[tensor[dim].front()].statistics * slices;
 }
 
 struct Analysis {
@@ -371,7 +393,8 @@ void Analysis::visit(Operation *op) {
         if (in.dim == static_cast<int64_t>(s.getAxis())) {
           double rows =
               valueElements(s.getInput()) / shapeOf(s.getInput())[in.dim];
-          collective(Collective::AllReduce, 2 * rows,
+          collective(Collective::AllReduce,
+                     statisticsElements(op, 0, in.dim),
                      "softmax statistics over the split axis", op,
                      TPCollective::Pass::Forward);
           if (needsGradient(s.getInput()))
@@ -389,10 +412,7 @@ void Analysis::visit(Operation *op) {
         if (in.kind != Kind::Shard)
           return;
         if (in.dim >= static_cast<int64_t>(n.getAxis())) {
-          double norm = 1;
-          for (int64_t d = static_cast<int64_t>(n.getAxis()); d < rankOf(x); ++d)
-            norm *= shapeOf(x)[d];
-          collective(Collective::AllReduce, 2 * valueElements(x) / norm,
+          collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),
                      "normalization statistics over the split axis", op);
           for (Value v : op->getOperands().drop_front())
             splitParam(v, "split",
@@ -436,10 +456,9 @@ void Analysis::visit(Operation *op) {
           return;
         int64_t last = rankOf(x) - 1;
         if (in.dim == last) {
-          // Vocabulary-parallel cross-entropy: max, sum and target logit.
-          double stats = ce.getLabelSmoothing().isZero() ? 3 : 4;
-          collective(Collective::AllReduce,
-                     stats * valueElements(x) / shapeOf(x)[last],
+          // Vocabulary-parallel cross-entropy: max, sum and target logit
+          // (and the sum of logits with label smoothing).
+          collective(Collective::AllReduce, statisticsElements(op, 0, last),
                      "cross-entropy statistics over the split classes", op,
                      TPCollective::Pass::Forward);
           return;
