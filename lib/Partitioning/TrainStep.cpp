@@ -1,13 +1,14 @@
 //===- TrainStep.cpp - a planned training step as per-device programs ----===//
 //
-// Part of Ober-Train. Reads the plan, places every argument of the step on
-// the device grid (batch inputs split over the data-parallel devices;
-// parameters and their optimizer state split as tensor parallelism says,
-// and over the data-parallel devices for ZeRO), and drives the rest: each
-// op of the step and of its inlined gradient function is rebuilt on local
-// operands by its rule (Rules.cpp), in the pipeline stage it belongs to
-// (Stages.cpp), and gradients are reduced where the optimizer first needs
-// them (Gradients.cpp).
+// Part of Ober-Train. Reads the plan, builds the step again when the plan's
+// global batch or micro-batches differ from its own, places every argument
+// of the step on the device grid (batch inputs split over the data-parallel
+// devices, other inputs whole; parameters and their optimizer state split
+// as tensor parallelism says, and over the data-parallel devices for ZeRO),
+// and drives the rest: each op of the step and of its inlined gradient
+// function is rebuilt on local operands by its rule (Rules.cpp), in the
+// pipeline stage it belongs to (Stages.cpp), and gradients are reduced
+// where the optimizer first needs them (Gradients.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Training/TrainStep.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Verifier.h"
@@ -190,17 +192,9 @@ LogicalResult StepPartitioner::classifyArguments() {
             arg && arg.getOwner() == &step.getBody().front())
           buffers.insert(arg.getArgNumber());
   }
-  auto attr = step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
-  int64_t stepMicro = 1;
-  if (auto m = attr ? attr.getAs<IntegerAttr>("micro_batches") : nullptr)
-    stepMicro = m.getInt();
-  if (stepMicro != plan.microBatches)
-    return step.emitError("ober-partition: the plan runs ")
-           << plan.microBatches << " micro-batch(es) per step on each "
-           << "replica but the step was built with " << stepMicro
-           << "; rebuild it with --ober-build-train-step=\"micro-batches="
-           << plan.microBatches << " ...\" or pin the plan's micro-batch";
-  batchDim = stepMicro > 1 ? 1 : 0;
+  // The step runs the plan's micro-batches (stepForPlanBatch); with more
+  // than one, samples follow the micro-batch dimension.
+  batchDim = plan.microBatches > 1 ? 1 : 0;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto name = step.getArgAttrOfType<StringAttr>(i, OberDialect::kBatchAttrName);
     if (!name)
@@ -472,6 +466,42 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
   return success();
 }
 
+/// The plan's global batch (samples per step over every data-parallel
+/// replica), when it names one.
+static std::optional<int64_t> planGlobalBatch(ModuleOp module) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("ober.plan");
+  auto global = plan ? plan.getAs<IntegerAttr>("global_batch") : nullptr;
+  return global ? std::optional<int64_t>(global.getInt()) : std::nullopt;
+}
+
+/// `step`, or the step built again for the plan's batch: its micro-batches,
+/// of the global batch's share each (the data-parallel replicas then split
+/// every micro-batch).
+static FailureOr<func::FuncOp>
+stepForPlanBatch(ModuleOp module, func::FuncOp step, const PlanFields &plan) {
+  std::optional<int64_t> global = planGlobalBatch(module);
+  if (!global && microBatchesOf(step) == plan.microBatches)
+    return step;
+  FailureOr<StepBatch> built = stepBatchOf(step);
+  if (failed(built))
+    return failure();
+  int64_t samples = global.value_or(built->samples());
+  if (plan.microBatches < 1 || samples % plan.microBatches)
+    return step.emitError("ober-partition: the plan's global batch of ")
+           << samples << " samples does not divide into its "
+           << plan.microBatches << " micro-batch(es)";
+  StepBatch want{samples / plan.microBatches, plan.microBatches};
+  if (want == *built)
+    return step;
+  std::string purpose;
+  llvm::raw_string_ostream(purpose)
+      << "ober-partition: the plan trains a global batch of " << samples
+      << " samples in " << want.microBatches << " micro-batch(es) of "
+      << want.microBatch << ", the step " << built->samples() << " in "
+      << built->microBatches;
+  return respecializeTrainStep(step, want, purpose);
+}
+
 LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
                                              const PartitionOptions &options) {
   FailureOr<PlanFields> plan = readPlan(module);
@@ -490,5 +520,8 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
     if (step.getArgAttr(i, "ober.split"))
       return step.emitError("ober-partition: the step is already "
                             "partitioned (its arguments carry 'ober.split')");
-  return StepPartitioner(module, step, *plan, options).run();
+  FailureOr<func::FuncOp> planned = stepForPlanBatch(module, step, *plan);
+  if (failed(planned))
+    return failure();
+  return StepPartitioner(module, *planned, *plan, options).run();
 }

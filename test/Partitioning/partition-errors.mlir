@@ -37,7 +37,7 @@ module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, num_mi
 // -----
 
 module attributes {ober.plan = {tp = 1 : i64, pp = 1 : i64, dp = 2 : i64, zero_stage = 0 : i64, num_micro_batches = 2 : i64, recompute = "none", precision = "f32"}} {
-  // expected-error@+1 {{ober-partition: the plan runs 2 micro-batch(es) per step on each replica but the step was built with 1; rebuild it with --ober-build-train-step="micro-batches=2 ..." or pin the plan's micro-batch}}
+  // expected-error@+1 {{the step records no loss function ('loss_function' in 'ober.train_step'): build it with --ober-build-train-step}}
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }
