@@ -165,6 +165,10 @@ LogicalResult StepPartitioner::classifyArguments() {
   // Buffers (batch-norm running statistics): the loss function lists the
   // arguments it updates; ZeRO keeps them whole. The planner's tensor
   // parallel splits sit on the gradient function's parameters.
+  func::FuncOp lossFn = lossFunctionOf(step);
+  auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
+                              "ober.buffer_updates")
+                        : nullptr;
   for (auto call : step.getBody().getOps<func::CallOp>()) {
     StringRef callee = call.getCallee();
     if (auto grad = module.lookupSymbol<func::FuncOp>(callee))
@@ -181,11 +185,6 @@ LogicalResult StepPartitioner::classifyArguments() {
               dim.getInt(),
               sliceGroups(grad.getArgument(i), dim.getInt(), plan.tp));
       }
-    auto lossFn = module.lookupSymbol<func::FuncOp>(
-        callee.ends_with("_grad") ? callee.drop_back(5) : callee);
-    auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
-                                "ober.buffer_updates")
-                          : nullptr;
     for (int64_t i : updates ? updates.asArrayRef() : ArrayRef<int64_t>())
       if (i < call.getNumOperands())
         if (auto arg = dyn_cast<BlockArgument>(call.getOperand(i));

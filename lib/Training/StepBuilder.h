@@ -50,10 +50,6 @@ FailureOr<func::FuncOp> buildStep(func::FuncOp lossFn, func::FuncOp grad,
 FailureOr<func::FuncOp> buildGradientAndStep(func::FuncOp lossFn,
                                              const StepOptions &o);
 
-/// The loss function `step` differentiates (its `ober.train_step` names
-/// it), or null.
-func::FuncOp lossFunctionOf(func::FuncOp step);
-
 /// The arguments of `lossFn` that hold samples along their leading
 /// dimension: every input that is not a parameter, has a rank and the
 /// leading size of the first such input (a rank-0 dropout seed does not).

@@ -269,7 +269,7 @@ int64_t mlir::ober::microBatchesOf(func::FuncOp step) {
   return m ? m.getInt() : 1;
 }
 
-func::FuncOp mlir::ober::training::lossFunctionOf(func::FuncOp step) {
+func::FuncOp mlir::ober::lossFunctionOf(func::FuncOp step) {
   auto attr =
       step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
   auto ref = attr ? attr.getAs<FlatSymbolRefAttr>(keys::kLossFunction)

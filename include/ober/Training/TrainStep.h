@@ -20,6 +20,10 @@ struct StepBatch {
   }
 };
 
+/// The loss function `step` differentiates (its `ober.train_step` names
+/// it), or null.
+func::FuncOp lossFunctionOf(func::FuncOp step);
+
 /// The micro-batches `step` accumulates (`ober.train_step`; 1 when it
 /// records none).
 int64_t microBatchesOf(func::FuncOp step);
