@@ -41,8 +41,9 @@ echo "== ober-run --train-steps 8: AdamW on one batch (lr 0.05)"
 "$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
   --input "$work/x.npy" --input "$work/y.npy" --save-params "$work/trained"
 echo "== ober-opt --ober-plan --ober-partition: the step on 4 simulated devices"
-# The planner chooses freely; the step was built for one micro-batch of 4
-# samples per step, and the plan must run the step as built.
+# The planner chooses freely for a global batch of 4 with 2 samples per
+# micro-batch on each replica; the partitioner builds the step (one
+# micro-batch of 4) again for whatever micro-batch count it picks.
 "$build/bin/ober-opt" "$work/step.mlir" \
   --ober-plan="cluster=cpu gpus=4 global-batch=4 micro-batch=2" \
   --ober-plan-explain --ober-partition -o "$work/partitioned.mlir"

@@ -342,9 +342,14 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return table ? elementwise(rule, *table) : rule.whole();
       })
       .Case([&](DropoutOp d) {
-        // Without dropping, the mask is all true and the op is a copy;
-        // otherwise whole operands keep the serial random stream.
-        if (!d.getRatio().isZero() || !in[1].isRep())
+        // Each element draws by its index in the whole tensor, so a block
+        // drops what the serial op drops there (the partitioner gives the
+        // local op its block's offsets). A grouped split holds a block of
+        // each group, not one block, and an op already given a block's
+        // offsets is left whole.
+        bool dropping = !d.getRatio().isZero();
+        if (!in[1].isRep() ||
+            (dropping && (in[0].isGrouped() || d.getOffsets())))
           return rule.whole();
         return keepLead(rule, 0, [](int64_t) { return true; });
       })

@@ -45,6 +45,53 @@ Value Spmd::scalar(Location loc, Type elementType, double value) {
   return createScalarConstant(builder, loc, elementType, value);
 }
 
+Value Spmd::rowOfDevice(unsigned axis, DenseElementsAttr table, Location loc) {
+  auto type = cast<RankedTensorType>(table.getType());
+  Value all = ConstantOp::create(builder, loc, table);
+  setLayout(all, replicated());
+  Layout mine = replicated();
+  mine[axis] = Placement::split(0);
+  Value row = reshard(all, mine, loc);
+  return ReshapeOp::create(builder, loc,
+                           RankedTensorType::get(type.getShape().drop_front(),
+                                                 type.getElementType()),
+                           row);
+}
+
+/// A dropout of a split input draws each element by its index in the whole
+/// tensor: the local op takes the whole shape and its block's first element
+/// along every dimension (each splitting axis adds the device's index along
+/// it times the block size).
+void Spmd::localizeDropout(DropoutOp local, DropoutOp serial,
+                           const Layout &layout) {
+  if (serial.getOffsets() ||
+      llvm::none_of(layout, [](Placement p) { return p.isSplit(); }))
+    return;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(local);
+  Location loc = serial.getLoc();
+  RankedTensorType block = local.getInput().getType();
+  int64_t rank = block.getRank();
+  Value offsets;
+  for (auto [axis, p] : llvm::enumerate(layout)) {
+    if (!p.isSplit())
+      continue;
+    int64_t n = axisSize(axis);
+    SmallVector<APInt> rows(n * rank, APInt(64, 0));
+    for (int64_t i = 0; i < n; ++i)
+      rows[i * rank + p.dim] = APInt(64, i * block.getDimSize(p.dim));
+    Value mine = rowOfDevice(
+        axis,
+        DenseElementsAttr::get(
+            RankedTensorType::get({n, rank}, builder.getI64Type()), rows),
+        loc);
+    offsets =
+        offsets ? AddOp::create(builder, loc, offsets, mine).getResult() : mine;
+  }
+  local.getOffsetsMutable().assign(offsets);
+  local.setGlobalShape(serial.getWholeShape());
+}
+
 /// One collective along `axis` taking `v` from `from` to `to`.
 Value Spmd::create(Location loc, Value v, unsigned axis, Placement from,
                    Placement to) {
@@ -302,6 +349,8 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   }
   Operation *local = builder.clone(*op, operands);
   localizeAttributes(local, op);
+  if (auto dropout = dyn_cast<DropoutOp>(local))
+    localizeDropout(dropout, cast<DropoutOp>(op), resultLayouts[0]);
   for (unsigned r = 0; r < numResults; ++r) {
     auto global = dyn_cast<RankedTensorType>(op->getResult(r).getType());
     if (!global)

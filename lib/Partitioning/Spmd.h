@@ -18,6 +18,8 @@
 #ifndef OBER_LIB_PARTITIONING_SPMD_H
 #define OBER_LIB_PARTITIONING_SPMD_H
 
+#include "ober/Dialect/Ober/IR/OberOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -119,6 +121,11 @@ public:
   /// `type` with f32 elements in the compute type.
   RankedTensorType computed(RankedTensorType type) const;
 
+  /// Row `i` of `table` ([axis size, ...], built here) on the devices at
+  /// index `i` along `axis`: how a device learns its block (a local slice,
+  /// no communication).
+  Value rowOfDevice(unsigned axis, DenseElementsAttr table, Location loc);
+
   /// A rank-0 constant of `elementType` (replicated).
   Value scalar(Location loc, Type elementType, double value);
 
@@ -135,6 +142,7 @@ public:
 
 private:
   void localizeAttributes(Operation *local, Operation *serial);
+  void localizeDropout(DropoutOp local, DropoutOp serial, const Layout &layout);
   /// A grouped split moved through a view with each group as a dimension.
   Value grouped(Location loc, Value v, unsigned axis, Placement from,
                 Placement to);

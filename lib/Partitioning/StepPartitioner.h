@@ -27,6 +27,8 @@ constexpr unsigned kDp = 0, kTp = 1, kPp = 2;
 /// The plan's fields (`#ober.plan`, verified) as the partitioner uses them.
 struct PlanFields {
   int64_t tp = 1, pp = 1, dp = 1, zero = 0, microBatches = 1, chunks = 1;
+  /// Samples per step over every data-parallel replica.
+  int64_t globalBatch = 1;
   Recompute recompute = Recompute::None;
   Precision precision = Precision::F32;
   Schedule schedule = Schedule::OneFOneB;

@@ -1,13 +1,14 @@
 //===- TrainStep.cpp - a planned training step as per-device programs ----===//
 //
-// Part of Ober-Train. Reads the plan, places every argument of the step on
-// the device grid (batch inputs split over the data-parallel devices;
-// parameters and their optimizer state split as tensor parallelism says,
-// and over the data-parallel devices for ZeRO), and drives the rest: each
-// op of the step and of its inlined gradient function is rebuilt on local
-// operands by its rule (Rules.cpp), in the pipeline stage it belongs to
-// (Stages.cpp), and gradients are reduced where the optimizer first needs
-// them (Gradients.cpp).
+// Part of Ober-Train. Reads the plan, builds the step again when the plan's
+// global batch or micro-batches differ from its own, places every argument
+// of the step on the device grid (batch inputs split over the data-parallel
+// devices, other inputs whole; parameters and their optimizer state split
+// as tensor parallelism says, and over the data-parallel devices for ZeRO),
+// and drives the rest: each op of the step and of its inlined gradient
+// function is rebuilt on local operands by its rule (Rules.cpp), in the
+// pipeline stage it belongs to (Stages.cpp), and gradients are reduced
+// where the optimizer first needs them (Gradients.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Training/TrainStep.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Verifier.h"
@@ -36,6 +38,7 @@ FailureOr<PlanFields> mlir::ober::partition::readPlan(ModuleOp module) {
   f.dp = plan.getDp();
   f.zero = plan.getZeroStage();
   f.microBatches = plan.getNumMicroBatches();
+  f.globalBatch = plan.getGlobalBatch();
   f.chunks = plan.getChunks();
   f.recompute = plan.getRecompute();
   f.precision = plan.getPrecision();
@@ -124,6 +127,10 @@ LogicalResult StepPartitioner::classifyArguments() {
   // Buffers (batch-norm running statistics): the loss function lists the
   // arguments it updates; ZeRO keeps them whole. The planner's tensor
   // parallel splits sit on the gradient function's parameters.
+  func::FuncOp lossFn = lossFunctionOf(step);
+  auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
+                              "ober.buffer_updates")
+                        : nullptr;
   for (auto call : step.getBody().getOps<func::CallOp>()) {
     StringRef callee = call.getCallee();
     if (auto grad = module.lookupSymbol<func::FuncOp>(callee))
@@ -140,28 +147,15 @@ LogicalResult StepPartitioner::classifyArguments() {
               dim.getInt(),
               sliceGroups(grad.getArgument(i), dim.getInt(), plan.tp));
       }
-    auto lossFn = module.lookupSymbol<func::FuncOp>(
-        callee.ends_with("_grad") ? callee.drop_back(5) : callee);
-    auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
-                                "ober.buffer_updates")
-                          : nullptr;
     for (int64_t i : updates ? updates.asArrayRef() : ArrayRef<int64_t>())
       if (i < call.getNumOperands())
         if (auto arg = dyn_cast<BlockArgument>(call.getOperand(i));
             arg && arg.getOwner() == &step.getBody().front())
           buffers.insert(arg.getArgNumber());
   }
-  auto attr = step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
-  int64_t stepMicro = 1;
-  if (auto m = attr ? attr.getAs<IntegerAttr>("micro_batches") : nullptr)
-    stepMicro = m.getInt();
-  if (stepMicro != plan.microBatches)
-    return step.emitError("ober-partition: the plan runs ")
-           << plan.microBatches << " micro-batch(es) per step on each "
-           << "replica but the step was built with " << stepMicro
-           << "; rebuild it with --ober-build-train-step=\"micro-batches="
-           << plan.microBatches << " ...\" or pin the plan's micro-batch";
-  batchDim = stepMicro > 1 ? 1 : 0;
+  // The step runs the plan's micro-batches (stepForPlanBatch); with more
+  // than one, samples follow the micro-batch dimension.
+  batchDim = plan.microBatches > 1 ? 1 : 0;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     auto name = step.getArgAttrOfType<StringAttr>(i, OberDialect::kBatchAttrName);
     if (!name)
@@ -433,6 +427,29 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
   return success();
 }
 
+/// `step`, or the step built again for the plan's batch: its micro-batches,
+/// of the global batch's share each (the data-parallel replicas then split
+/// every micro-batch).
+static FailureOr<func::FuncOp>
+stepForPlanBatch(ModuleOp module, func::FuncOp step, const PlanFields &plan) {
+  FailureOr<StepBatch> built = stepBatchOf(step);
+  if (failed(built))
+    return failure();
+  // The plan's verifier makes the global batch a whole number of
+  // micro-batches.
+  int64_t samples = plan.globalBatch;
+  StepBatch want{samples / plan.microBatches, plan.microBatches};
+  if (want == *built)
+    return step;
+  std::string purpose;
+  llvm::raw_string_ostream(purpose)
+      << "ober-partition: the plan trains a global batch of " << samples
+      << " samples in " << want.microBatches << " micro-batch(es) of "
+      << want.microBatch << ", the step " << built->samples() << " in "
+      << built->microBatches;
+  return respecializeTrainStep(step, want, purpose);
+}
+
 LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
                                              const PartitionOptions &options) {
   FailureOr<PlanFields> plan = readPlan(module);
@@ -451,5 +468,8 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
     if (step.getArgAttr(i, "ober.split"))
       return step.emitError("ober-partition: the step is already "
                             "partitioned (its arguments carry 'ober.split')");
-  return StepPartitioner(module, step, *plan, options).run();
+  FailureOr<func::FuncOp> planned = stepForPlanBatch(module, step, *plan);
+  if (failed(planned))
+    return failure();
+  return StepPartitioner(module, *planned, *plan, options).run();
 }

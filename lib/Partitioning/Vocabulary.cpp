@@ -61,22 +61,12 @@ struct Local {
   /// tensor of `type`.
   Value blockStart(unsigned axis, int64_t rows, Type type) {
     int64_t n = spmd.axisSize(axis);
-    SmallVector<int64_t> starts;
-    for (int64_t i = 0; i < n; ++i)
-      starts.push_back(i * rows);
-    auto all = RankedTensorType::get({n}, type);
-    Value c = ConstantOp::create(
-        b, loc,
-        cast<DenseElementsAttr>(DenseElementsAttr::get(
-            all, llvm::map_to_vector(starts, [&](int64_t s) {
-              return APInt(type.getIntOrFloatBitWidth(), s, /*isSigned=*/true);
-            }))));
-    Layout whole = spmd.replicated();
-    spmd.setLayout(c, whole);
-    Layout mine = whole;
-    mine[axis] = Placement::split(0);
-    Value one = spmd.reshard(c, mine, loc);
-    return ReshapeOp::create(b, loc, RankedTensorType::get({}, type), one);
+    auto starts = llvm::map_to_vector(llvm::seq<int64_t>(0, n), [&](int64_t i) {
+      return APInt(type.getIntOrFloatBitWidth(), i * rows, /*isSigned=*/true);
+    });
+    return spmd.rowOfDevice(
+        axis, DenseElementsAttr::get(RankedTensorType::get({n}, type), starts),
+        loc);
   }
   /// Ids shifted into this device's block of `rows`, and whether each is in
   /// it.

@@ -147,8 +147,23 @@ mlir::ober::reference::detail::evaluateIndexing(Operation *op,
     double ratio = d.getRatio().convertToDouble();
     uint64_t seed = static_cast<uint64_t>(operands[1].getInt(0));
     Tensor out = resultTensor(op, 0), mask = resultTensor(op, 1);
+    // Each element draws by its index in the whole tensor: the block's
+    // offset plus its local index, row-major in the whole shape.
+    ArrayRef<int64_t> local = x.getShape();
+    SmallVector<int64_t> whole(local), at(local.size(), 0);
+    if (std::optional<ArrayRef<int64_t>> shape = d.getGlobalShape())
+      whole.assign(shape->begin(), shape->end());
+    if (d.getOffsets())
+      for (size_t k = 0; k < at.size(); ++k)
+        at[k] = operands[2].getInt(k);
+    SmallVector<int64_t> index(local.size(), 0);
     for (int64_t i = 0, e = x.getNumElements(); i < e; ++i) {
-      bool keep = uniformAt(seed, i) >= ratio;
+      int64_t global = 0;
+      for (size_t k = 0; k < local.size(); ++k)
+        global = global * whole[k] + at[k] + index[k];
+      for (size_t k = local.size(); k-- > 0 && ++index[k] == local[k];)
+        index[k] = 0;
+      bool keep = uniformAt(seed, global) >= ratio;
       mask.setInt(i, keep);
       out.setFloat(i, keep ? x.getFloat(i) / (1.0 - ratio) : 0.0);
     }

@@ -27,14 +27,31 @@ func::FuncOp mlir::ober::findTrainStep(ModuleOp module, StringRef name) {
   return nullptr;
 }
 
-/// Batch `t` for step `i`: itself, or its slice `i` when it carries a
-/// leading steps dimension.
+/// Whether `shape` is `type`'s with its leading two dimensions (a step's
+/// micro-batches and their samples) as one: the samples of every
+/// micro-batch in turn.
+static bool mergesMicroBatches(ArrayRef<int64_t> shape, RankedTensorType type) {
+  return type.getRank() >= 2 &&
+         static_cast<int64_t>(shape.size()) + 1 == type.getRank() &&
+         !shape.empty() &&
+         shape.front() == type.getDimSize(0) * type.getDimSize(1) &&
+         shape.drop_front() == type.getShape().drop_front(2);
+}
+
+/// Batch `t` for step `i`: itself (or its micro-batches' samples merged),
+/// or its slice `i` when it carries a leading steps dimension.
 static FailureOr<reference::Tensor> batchForStep(func::FuncOp step,
                                                  const reference::Tensor &t,
                                                  RankedTensorType type,
                                                  int64_t i, unsigned index) {
   if (t.getShape() == type.getShape())
     return t;
+  if (mergesMicroBatches(t.getShape(), type)) {
+    reference::Tensor whole(type.getElementType(), type.getShape());
+    for (int64_t k = 0, e = t.getNumElements(); k < e; ++k)
+      whole.copyElement(k, t, k);
+    return whole;
+  }
   if (t.getRank() == type.getRank() + 1 &&
       t.getShape().drop_front() == type.getShape()) {
     int64_t steps = t.getShape().front();
@@ -46,7 +63,7 @@ static FailureOr<reference::Tensor> batchForStep(func::FuncOp step,
   }
   return step.emitError("batch input #")
          << index << " should be " << type << " (or have a leading steps "
-         << "dimension), got shape ["
+         << "dimension, or its micro-batches merged), got shape ["
          << llvm::make_range(t.getShape().begin(), t.getShape().end()) << "]";
 }
 
@@ -62,14 +79,15 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
       paramArgs.push_back(i);
     else if (step.getArgAttr(i, OberDialect::kStateAttrName))
       stateArgs.push_back(i);
-    else if (step.getArgAttr(i, OberDialect::kBatchAttrName))
+    else if (step.getArgAttr(i, OberDialect::kBatchAttrName) ||
+             step.getArgAttr(i, OberDialect::kInputAttrName))
       batchArgs.push_back(i);
     else if (step.getArgAttr(i, OberDialect::kLearningRateAttrName))
       lrArg = i;
     else
       return step.emitError("argument #")
-             << i << " is not a parameter, optimizer state, batch input or "
-             << "learning rate: not a train step";
+             << i << " is not a parameter, optimizer state, batch or other "
+             << "input, or learning rate: not a train step";
   }
   if (!lrArg || step.getNumResults() != paramArgs.size() + stateArgs.size() + 1)
     return step.emitError("not a train step: it needs an 'ober.lr' argument "

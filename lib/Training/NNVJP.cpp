@@ -356,10 +356,12 @@ std::optional<LogicalResult> mlir::ober::training::nnVJP(
       .Case([&](DropoutOp d) {
         if (!g)
           return success();
+        // The forward's mask first: the gradient is computed where the
+        // mask is (a pipeline stage sends the incoming gradient only).
         double keep = 1.0 - d.getRatio().convertToDouble();
-        out[0] = gb.create<SelectOp>(
-            d.getMask(), gb.create<MulOp>(g, gb.scalarLike(g, 1.0 / keep)),
-            gb.scalarLike(g, 0.0));
+        out[0] = gb.create<MulOp>(
+            gb.create<SelectOp>(d.getMask(), g, gb.scalarLike(g, 0.0)),
+            gb.scalarLike(g, 1.0 / keep));
         return success();
       })
       .Case([&](CrossEntropyOp ce) {

@@ -5,10 +5,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "GradBuilder.h"
+#include "StepBuilder.h"
+
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Training/Autodiff.h"
 #include "ober/Training/Passes.h"
+#include "ober/Training/TrainStep.h"
 #include "ober/Transforms/FunctionSelection.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -40,19 +43,6 @@ struct AutodiffPass : mlir::ober::impl::AutodiffPassBase<AutodiffPass> {
   }
 };
 
-/// The options of one train step.
-struct StepOptions {
-  std::string loss, optimizer;
-  double momentum, beta1, beta2, eps, weightDecay, labelSmoothing, clipNorm;
-  bool nesterov;
-  int64_t microBatches;
-  /// Dynamic loss scaling: "none" or "dynamic"; the first scale (a power of
-  /// two) and the number of overflow-free steps before it doubles.
-  std::string lossScale = "none";
-  double lossScaleInit = 32768;
-  int64_t lossScaleWindow = 2000;
-};
-
 /// `v` as printf's %g writes it.
 std::string shortest(double v) {
   std::string s;
@@ -64,10 +54,10 @@ std::string shortest(double v) {
 /// f16 holds, since the scale seeds the backward pass in the compute type.
 constexpr int kMaxLossScaleLog2 = 15;
 
-/// Adds a loss to `forward`: a new function returning the scalar loss, with
-/// the forward's arguments and (for supervised losses) a target argument.
-FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
-                                          StepOptions &o) {
+} // namespace
+
+FailureOr<func::FuncOp>
+mlir::ober::training::buildLossFunction(func::FuncOp forward, StepOptions &o) {
   FunctionType type = forward.getFunctionType();
   if (type.getNumResults() == 0)
     return forward.emitError("ober-build-train-step: the function has no "
@@ -154,9 +144,144 @@ FailureOr<func::FuncOp> buildLossFunction(func::FuncOp forward,
   return fn;
 }
 
-/// Builds train_step around `grad` (the loss function's gradient function).
-LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
-                        const StepOptions &o) {
+SmallVector<unsigned>
+mlir::ober::training::sampleArguments(func::FuncOp lossFn) {
+  SmallVector<unsigned> samples;
+  std::optional<int64_t> batch;
+  for (unsigned i = 0; i < lossFn.getNumArguments(); ++i) {
+    auto t = dyn_cast<RankedTensorType>(lossFn.getArgumentTypes()[i]);
+    if (lossFn.getArgAttr(i, OberDialect::kParamAttrName) || !t ||
+        t.getRank() == 0)
+      continue;
+    if (!batch)
+      batch = t.getDimSize(0);
+    if (t.getDimSize(0) == *batch)
+      samples.push_back(i);
+  }
+  return samples;
+}
+
+/// The names of `ober.train_step`'s entries, one per option.
+namespace keys {
+constexpr StringLiteral kLoss = "loss", kOptimizer = "optimizer",
+                        kMomentum = "momentum", kNesterov = "nesterov",
+                        kBeta1 = "beta1", kBeta2 = "beta2", kEps = "eps",
+                        kWeightDecay = "weight_decay",
+                        kLabelSmoothing = "label_smoothing",
+                        kClipNorm = "clip_norm",
+                        kMicroBatches = "micro_batches",
+                        kLossScale = "loss_scale",
+                        kLossScaleInit = "loss_scale_init",
+                        kLossScaleWindow = "loss_scale_window",
+                        kLossFunction = "loss_function";
+} // namespace keys
+
+/// `ober.train_step`: the options (weight decay resolved) and the loss
+/// function the step differentiates.
+static DictionaryAttr stepAttribute(Builder &b, const StepOptions &o, double wd,
+                                    func::FuncOp lossFn) {
+  using namespace keys;
+  return b.getDictionaryAttr({
+      b.getNamedAttr(kLoss, b.getStringAttr(o.loss)),
+      b.getNamedAttr(kOptimizer, b.getStringAttr(o.optimizer)),
+      b.getNamedAttr("lr", b.getStringAttr("input")),
+      b.getNamedAttr(kMomentum, b.getF64FloatAttr(o.momentum)),
+      b.getNamedAttr(kNesterov, b.getBoolAttr(o.nesterov)),
+      b.getNamedAttr(kBeta1, b.getF64FloatAttr(o.beta1)),
+      b.getNamedAttr(kBeta2, b.getF64FloatAttr(o.beta2)),
+      b.getNamedAttr(kEps, b.getF64FloatAttr(o.eps)),
+      b.getNamedAttr(kWeightDecay, b.getF64FloatAttr(wd)),
+      b.getNamedAttr(kLabelSmoothing, b.getF64FloatAttr(o.labelSmoothing)),
+      b.getNamedAttr(kClipNorm, b.getF64FloatAttr(o.clipNorm)),
+      b.getNamedAttr(kMicroBatches, b.getI64IntegerAttr(o.microBatches)),
+      b.getNamedAttr(kLossScale, b.getStringAttr(o.lossScale)),
+      b.getNamedAttr(kLossScaleInit, b.getF64FloatAttr(o.lossScaleInit)),
+      b.getNamedAttr(kLossScaleWindow, b.getI64IntegerAttr(o.lossScaleWindow)),
+      b.getNamedAttr(kLossFunction,
+                     FlatSymbolRefAttr::get(lossFn.getSymNameAttr())),
+  });
+}
+
+/// Entry `key` of `attr` into `out`; false when it has none of that kind.
+static bool readEntry(DictionaryAttr attr, StringRef key, std::string &out) {
+  auto v = attr.getAs<StringAttr>(key);
+  if (v)
+    out = v.getValue().str();
+  return static_cast<bool>(v);
+}
+static bool readEntry(DictionaryAttr attr, StringRef key, double &out) {
+  auto v = attr.getAs<FloatAttr>(key);
+  if (v)
+    out = v.getValueAsDouble();
+  return static_cast<bool>(v);
+}
+static bool readEntry(DictionaryAttr attr, StringRef key, int64_t &out) {
+  auto v = attr.getAs<IntegerAttr>(key);
+  if (v)
+    out = v.getInt();
+  return static_cast<bool>(v);
+}
+static bool readEntry(DictionaryAttr attr, StringRef key, bool &out) {
+  auto v = attr.getAs<BoolAttr>(key);
+  if (v)
+    out = v.getValue();
+  return static_cast<bool>(v);
+}
+
+FailureOr<StepOptions>
+mlir::ober::training::readStepOptions(func::FuncOp step) {
+  using namespace keys;
+  auto attr =
+      step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
+  if (!attr)
+    return step.emitError("not a train step: no '")
+           << OberDialect::kTrainStepAttrName << "'";
+  StepOptions o;
+  StringRef absent; // the first entry missing
+  auto get = [&](StringRef key, auto &out) {
+    if (!readEntry(attr, key, out) && absent.empty())
+      absent = key;
+  };
+  get(kLoss, o.loss);
+  get(kOptimizer, o.optimizer);
+  get(kMomentum, o.momentum);
+  get(kNesterov, o.nesterov);
+  get(kBeta1, o.beta1);
+  get(kBeta2, o.beta2);
+  get(kEps, o.eps);
+  get(kWeightDecay, o.weightDecay);
+  get(kLabelSmoothing, o.labelSmoothing);
+  get(kClipNorm, o.clipNorm);
+  get(kMicroBatches, o.microBatches);
+  get(kLossScale, o.lossScale);
+  get(kLossScaleInit, o.lossScaleInit);
+  get(kLossScaleWindow, o.lossScaleWindow);
+  if (!absent.empty())
+    return step.emitError("'")
+           << OberDialect::kTrainStepAttrName << "' has no '" << absent
+           << "' (build the step with --ober-build-train-step)";
+  return o;
+}
+
+int64_t mlir::ober::microBatchesOf(func::FuncOp step) {
+  auto attr =
+      step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
+  auto m = attr ? attr.getAs<IntegerAttr>(keys::kMicroBatches) : nullptr;
+  return m ? m.getInt() : 1;
+}
+
+func::FuncOp mlir::ober::lossFunctionOf(func::FuncOp step) {
+  auto attr =
+      step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
+  auto ref = attr ? attr.getAs<FlatSymbolRefAttr>(keys::kLossFunction)
+                  : FlatSymbolRefAttr();
+  return ref ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(step, ref)
+             : func::FuncOp();
+}
+
+FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
+                                                        func::FuncOp grad,
+                                                        const StepOptions &o) {
   MLIRContext *ctx = lossFn.getContext();
   SmallVector<unsigned> params = parameterArguments(lossFn);
   SmallVector<unsigned> data;
@@ -223,16 +348,21 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
     tag(f32Scalar, "ober.state", b.getStringAttr("loss_scale.log2"));
     tag(f32Scalar, "ober.state", b.getStringAttr("loss_scale.good_steps"));
   }
+  // Inputs holding samples take a leading micro-batch dimension; others (a
+  // dropout seed) are the same for every micro-batch.
+  SmallVector<unsigned> samples = sampleArguments(lossFn);
+  auto isSample = [&](unsigned i) { return llvm::is_contained(samples, i); };
   unsigned numBatch = 0;
   for (unsigned i : data) {
     auto t = cast<RankedTensorType>(lossFn.getArgumentTypes()[i]);
-    if (o.microBatches > 1) {
+    if (o.microBatches > 1 && isSample(i)) {
       SmallVector<int64_t> shape = {o.microBatches};
       llvm::append_range(shape, t.getShape());
       t = t.clone(shape);
     }
     bool isTarget = i + 1 == lossFn.getNumArguments() && o.loss != "output";
-    tag(t, "ober.batch",
+    tag(t,
+        isSample(i) ? OberDialect::kBatchAttrName : OberDialect::kInputAttrName,
         b.getStringAttr(isTarget ? std::string("target")
                                  : "input" + std::to_string(numBatch)));
     ++numBatch;
@@ -257,24 +387,8 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
   auto step = func::FuncOp::create(builder, loc, "train_step",
                                    builder.getFunctionType(types, results));
   step.setAllArgAttrs(ArrayRef<DictionaryAttr>(attrs));
-  step->setAttr("ober.train_step",
-                b.getDictionaryAttr({
-                    b.getNamedAttr("loss", b.getStringAttr(o.loss)),
-                    b.getNamedAttr("optimizer", b.getStringAttr(o.optimizer)),
-                    b.getNamedAttr("lr", b.getStringAttr("input")),
-                    b.getNamedAttr("momentum", b.getF64FloatAttr(o.momentum)),
-                    b.getNamedAttr("nesterov", b.getBoolAttr(o.nesterov)),
-                    b.getNamedAttr("beta1", b.getF64FloatAttr(o.beta1)),
-                    b.getNamedAttr("beta2", b.getF64FloatAttr(o.beta2)),
-                    b.getNamedAttr("eps", b.getF64FloatAttr(o.eps)),
-                    b.getNamedAttr("weight_decay", b.getF64FloatAttr(wd)),
-                    b.getNamedAttr("label_smoothing",
-                                   b.getF64FloatAttr(o.labelSmoothing)),
-                    b.getNamedAttr("clip_norm", b.getF64FloatAttr(o.clipNorm)),
-                    b.getNamedAttr("micro_batches",
-                                   b.getI64IntegerAttr(o.microBatches)),
-                    b.getNamedAttr("loss_scale", b.getStringAttr(o.lossScale)),
-                }));
+  step->setAttr(OberDialect::kTrainStepAttrName,
+                stepAttribute(b, o, wd, lossFn));
   Block *body = step.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   GradBuilder gb(builder, loc);
@@ -314,7 +428,7 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
       callArgs[i] = current[k];
     for (auto [k, i] : llvm::enumerate(data)) {
       Value v = body->getArgument(batchStart + k);
-      if (o.microBatches > 1) {
+      if (o.microBatches > 1 && isSample(i)) {
         RankedTensorType t = typeOf(v);
         SmallVector<int64_t> starts(t.getRank(), 0), limits(t.getShape());
         starts[0] = m;
@@ -469,8 +583,24 @@ LogicalResult buildStep(func::FuncOp lossFn, func::FuncOp grad,
   rets.push_back(loss);
   func::ReturnOp::create(builder, loc, rets);
   SymbolTable(lossFn->getParentOfType<ModuleOp>()).insert(step);
-  return verify(step);
+  if (failed(verify(step)))
+    return failure();
+  return step;
 }
+
+FailureOr<func::FuncOp>
+mlir::ober::training::buildGradientAndStep(func::FuncOp lossFn,
+                                           const StepOptions &o) {
+  FailureOr<func::FuncOp> grad = buildGradientFunction(
+      lossFn, (lossFn.getSymName() + "_grad").str(), parameterArguments(lossFn),
+      o.lossScale == "dynamic");
+  if (failed(grad))
+    return failure();
+  grad->setPrivate();
+  return buildStep(lossFn, *grad, o);
+}
+
+namespace {
 
 struct BuildTrainStepPass
     : mlir::ober::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
@@ -487,13 +617,7 @@ struct BuildTrainStepPass
     FailureOr<func::FuncOp> lossFn = buildLossFunction(forward, o);
     if (failed(lossFn))
       return signalPassFailure();
-    FailureOr<func::FuncOp> grad = buildGradientFunction(
-        *lossFn, (lossFn->getSymName() + "_grad").str(),
-        parameterArguments(*lossFn), o.lossScale == "dynamic");
-    if (failed(grad))
-      return signalPassFailure();
-    grad->setPrivate();
-    if (failed(buildStep(*lossFn, *grad, o)))
+    if (failed(buildGradientAndStep(*lossFn, o)))
       return signalPassFailure();
   }
 };

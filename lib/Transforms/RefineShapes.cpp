@@ -14,11 +14,60 @@
 using namespace mlir;
 using namespace mlir::ober;
 
-/// Fills the dynamic sizes of `result` that its operand determines.
-static RankedTensorType resolveReshape(RankedTensorType input,
+/// The one dimension in which `before` and `after` differ, if exactly one
+/// does.
+static std::optional<int64_t> changedDim(RankedTensorType before,
+                                         RankedTensorType after) {
+  if (before.getRank() != after.getRank())
+    return std::nullopt;
+  std::optional<int64_t> changed;
+  for (int64_t d = 0; d < before.getRank(); ++d)
+    if (before.getDimSize(d) != after.getDimSize(d)) {
+      if (changed)
+        return std::nullopt;
+      changed = d;
+    }
+  return changed;
+}
+
+/// A static reshape result for an input `before` that became `after` in one
+/// dimension `p` (a new batch): the result dimension that starts at the
+/// same element offset as `p` (the last such, past size-1 dimensions)
+/// scales alike, when it stays whole. Nullopt when none does.
+static std::optional<RankedTensorType> rescaleReshape(RankedTensorType before,
+                                                      RankedTensorType after,
+                                                      RankedTensorType result) {
+  std::optional<int64_t> p = changedDim(before, after);
+  if (!p || !before.hasStaticShape() || !after.hasStaticShape() ||
+      !result.hasStaticShape())
+    return std::nullopt;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < *p; ++d)
+    outer *= before.getDimSize(d);
+  int64_t from = before.getDimSize(*p), to = after.getDimSize(*p);
+  SmallVector<int64_t> shape(result.getShape());
+  std::optional<int64_t> q;
+  for (int64_t d = 0, prefix = 1; d < result.getRank() && prefix <= outer;
+       prefix *= shape[d], ++d)
+    if (prefix == outer && from != 0 && shape[d] * to % from == 0)
+      q = d;
+  if (!q)
+    return std::nullopt;
+  shape[*q] = shape[*q] * to / from;
+  return result.clone(shape);
+}
+
+/// Fills the dynamic sizes of `result` that its operand determines; a
+/// static result whose operand changed size in one dimension scales with it
+/// (see rescaleReshape).
+static RankedTensorType resolveReshape(RankedTensorType before,
+                                       RankedTensorType input,
                                        RankedTensorType result) {
   if (!input.hasStaticShape())
     return result;
+  if (result.hasStaticShape() && before != input &&
+      result.getNumElements() != input.getNumElements())
+    return rescaleReshape(before, input, result).value_or(result);
   SmallVector<int64_t> shape(result.getShape());
   int64_t known = 1, dynamic = -1;
   for (auto [i, d] : llvm::enumerate(shape)) {
@@ -35,14 +84,33 @@ static RankedTensorType resolveReshape(RankedTensorType input,
   return result.clone(shape);
 }
 
+/// Fills the sizes of `result` that a non-broadcast operand dimension
+/// determines: dynamic ones, and static ones the operand no longer matches
+/// (it changed size).
 static RankedTensorType resolveBroadcast(RankedTensorType input,
                                          RankedTensorType result) {
   SmallVector<int64_t> shape(result.getShape());
   int64_t offset = result.getRank() - input.getRank();
   for (int64_t i = 0; i < input.getRank() && offset >= 0; ++i)
-    if (ShapedType::isDynamic(shape[offset + i]) && input.getDimSize(i) != 1)
+    if (input.getDimSize(i) != 1 && !ShapedType::isDynamic(input.getDimSize(i)))
       shape[offset + i] = input.getDimSize(i);
   return result.clone(shape);
+}
+
+/// A slice over the whole of a dimension that changed size stays whole
+/// (a part of it cannot be told apart from a part of the new size: left as
+/// it is, for the verifier to judge).
+static void resolveSlice(SliceOp slice, RankedTensorType before) {
+  auto input = cast<RankedTensorType>(slice.getInput().getType());
+  if (before.getRank() != input.getRank())
+    return;
+  SmallVector<int64_t> limits(slice.getLimits());
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (before.getDimSize(d) != input.getDimSize(d) &&
+        slice.getStarts()[d] == 0 && slice.getStrides()[d] == 1 &&
+        limits[d] == before.getDimSize(d))
+      limits[d] = input.getDimSize(d);
+  slice.setLimits(limits);
 }
 
 LogicalResult mlir::ober::refineFunctionShapes(func::FuncOp func,
@@ -54,9 +122,22 @@ LogicalResult mlir::ober::refineFunctionShapes(func::FuncOp func,
     return func.emitError("expected ")
            << body.getNumArguments() << " argument types, got "
            << argTypes.size();
+  // The types before, for the ops whose attributes follow their operands'.
+  DenseMap<Value, Type> before;
+  func.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      before[v] = v.getType();
+  });
+  for (BlockArgument arg : body.getArguments())
+    before[arg] = arg.getType();
+  auto typeBefore = [&](Value v) {
+    return cast<RankedTensorType>(before.lookup(v));
+  };
   for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
     arg.setType(type);
   for (Operation &op : body) {
+    if (auto slice = dyn_cast<SliceOp>(op))
+      resolveSlice(slice, typeBefore(slice.getInput()));
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       func.setFunctionType(FunctionType::get(
           func.getContext(), argTypes, ret.getOperandTypes()));
@@ -70,8 +151,9 @@ LogicalResult mlir::ober::refineFunctionShapes(func::FuncOp func,
               op.getRegions(), inferred)))
         return failure();
     } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      inferred.push_back(
-          resolveReshape(reshape.getInput().getType(), reshape.getType()));
+      inferred.push_back(resolveReshape(typeBefore(reshape.getInput()),
+                                        reshape.getInput().getType(),
+                                        reshape.getType()));
     } else if (auto bcast = dyn_cast<BroadcastToOp>(op)) {
       inferred.push_back(
           resolveBroadcast(bcast.getInput().getType(), bcast.getType()));

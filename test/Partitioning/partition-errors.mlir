@@ -10,7 +10,7 @@ module {
 // -----
 
 module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 1, num_micro_batches = 2, global_batch = 4, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, zero_stage = 0, precision = f32, function = "loss_grad">} {
-  // expected-error@+1 {{ober-partition: the plan runs 2 micro-batch(es) per step on each replica but the step was built with 1; rebuild it with --ober-build-train-step="micro-batches=2 ..." or pin the plan's micro-batch}}
+  // expected-error@+1 {{the step records no loss function ('loss_function' in 'ober.train_step'): build it with --ober-build-train-step}}
   func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
     return %lr : tensor<f32>
   }

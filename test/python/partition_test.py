@@ -302,6 +302,121 @@ class Partitioned(unittest.TestCase):
                         self.check_plan(tmp, (step, args), (losses_of(out), saved),
                                         plan, batch, 0.003, "f32")
 
+    def emit_gpt_step(self, tmp, batch, build, dropout=0.0):
+        """ober's GPT generator for `batch` samples and its train step."""
+        gpt = run([os.path.join(BIN, "ober-translate"),
+                   "--emit-gpt=layers=2 hidden=32 heads=4 seq=8 vocab=16 "
+                   f"batch={batch} dropout={dropout}"])[0]
+        name = f"gpt{batch}-{dropout}-{len(os.listdir(tmp))}"
+        src = os.path.join(tmp, name + ".mlir")
+        with open(src, "w") as f:
+            f.write(gpt)
+        step = os.path.join(tmp, name + "-step.mlir")
+        run([os.path.join(BIN, "ober-opt"), src,
+             f"--ober-build-train-step={build}", "-o", step])
+        return step
+
+    def check_emitted(self, tmp, serial_step, step, plans, inputs, batch,
+                      lr=0.003):
+        """Trains `serial_step` and, per plan over the global `batch`, the
+        partitioned `step` on the same `inputs` (name -> array)."""
+        args = ["--init-seed", "7"]
+        for name, value in inputs.items():
+            path = os.path.join(tmp, f"{name}-{len(os.listdir(tmp))}.npy")
+            np.save(path, value)
+            args += ["--input", path]
+        saved = os.path.join(tmp, f"serial-{len(os.listdir(tmp))}")
+        out, _ = run([os.path.join(BIN, "ober-run"), serial_step,
+                      "--train-steps", str(STEPS), "--lr", str(lr),
+                      "--save-params", saved] + args)
+        for plan in plans:
+            with self.subTest(plan=plan, batch=batch):
+                self.check_plan(tmp, (step, args), (losses_of(out), saved),
+                                plan, batch, lr, "f32")
+
+    # AdamW for the generator's GPT with eps 1e-4: its key bias's gradient
+    # is zero in exact arithmetic (see test_emitted_gpt), and with eps 1e-8
+    # Adam turns its rounding noise (~1e-9) into full-size steps that no
+    # two summation orders agree on (that bias alone then differs by ~1e-5);
+    # eps 1e-4 keeps those steps below 1e-7 while the other gradients
+    # (1e-3 and up) still take Adam's normalised steps.
+    ADAMW = "optimizer=adamw eps=1e-4"
+
+    def test_gpt_dropout(self):
+        # Dropout 0.1 at Megatron's sites (attention probabilities, after
+        # the attention projection and the MLP), a seed per step: the seed
+        # stays whole and every device drops what the serial step drops in
+        # its block of the batch, of the heads or of the hidden units.
+        plans = [(2, 1, 1, 0, 1, "none", "1f1b"),
+                 (1, 2, 1, 0, 1, "none", "1f1b"),
+                 (1, 1, 2, 0, 1, "none", "1f1b"),
+                 (2, 2, 1, 0, 1, "none", "1f1b")]
+        rng = np.random.default_rng(1)
+        with tempfile.TemporaryDirectory() as tmp:
+            step = self.emit_gpt_step(tmp, 4, self.ADAMW, dropout=0.1)
+            inputs = {"tokens": rng.integers(0, 16, (4, 8)),
+                      "targets": rng.integers(0, 16, (4, 8)),
+                      "seed": rng.integers(0, 1 << 40, (STEPS,))}
+            self.check_emitted(tmp, step, step, plans, inputs, 4)
+
+    def test_plan_global_batch(self):
+        # A step built for 4 samples, planned for 8: built again for 8 by
+        # the partitioner, it trains like a step built for 8 on the same 8
+        # samples (as one batch, micro-batches merged), with and without
+        # micro-batches.
+        plans = [(2, 1, 1, 0, 1, "none", "1f1b"),
+                 (1, 2, 1, 0, 1, "none", "1f1b"),
+                 (2, 1, 1, 1, 2, "none", "1f1b"),
+                 (1, 1, 2, 0, 2, "none", "1f1b")]
+        rng = np.random.default_rng(2)
+        with tempfile.TemporaryDirectory() as tmp:
+            small = self.emit_gpt_step(tmp, 4, self.ADAMW)
+            serial = self.emit_gpt_step(tmp, 8, self.ADAMW)
+            inputs = {"tokens": rng.integers(0, 16, (8, 8)),
+                      "targets": rng.integers(0, 16, (8, 8))}
+            self.check_emitted(tmp, serial, small, plans, inputs, 8)
+
+    def test_default_step_micro_batches(self):
+        # Plans with 2 and 4 micro-batches from a step built with the
+        # default one: the partitioner accumulates them as the builder
+        # would; it trains like the serial step on the same samples.
+        plans = [(1, 1, 2, 0, 2, "none", "1f1b"),
+                 (2, 1, 1, 0, 2, "none", "1f1b"),
+                 (1, 1, 2, 0, 4, "none", "gpipe"),
+                 (2, 2, 1, 0, 2, "none", "1f1b"),
+                 (1, 1, 1, 0, 4, "none", "1f1b")]
+        rng = np.random.default_rng(3)
+        with tempfile.TemporaryDirectory() as tmp:
+            step = self.emit_gpt_step(tmp, 8, self.ADAMW)
+            inputs = {"tokens": rng.integers(0, 16, (8, 8)),
+                      "targets": rng.integers(0, 16, (8, 8))}
+            self.check_emitted(tmp, step, step, plans, inputs, 8)
+
+    def test_global_batch_refused(self):
+        # A model that folds its batch into its features takes no other
+        # batch: refused, naming the input, its shape and the plan's batch.
+        model = """
+func.func @folded(%x: tensor<8x4xf32>, %w: tensor<32x3xf32> {ober.param = "w"}) -> tensor<1x3xf32> {
+  %0 = ober.reshape %x : tensor<8x4xf32> to tensor<1x32xf32>
+  %1 = ober.matmul %0, %w : (tensor<1x32xf32>, tensor<32x3xf32>) -> tensor<1x3xf32>
+  return %1 : tensor<1x3xf32>
+}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "folded.mlir")
+            with open(src, "w") as f:
+                f.write(model)
+            proc = subprocess.run(
+                [os.path.join(BIN, "ober-opt"), src,
+                 "--ober-build-train-step=loss=mse optimizer=sgd",
+                 "--ober-plan=cluster=cpu gpus=1 global-batch=16 dp=1 tp=1 "
+                 "pp=1 zero=0 recompute=none precision=f32",
+                 "--ober-partition"], capture_output=True, text=True)
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("global batch of 16 samples", proc.stderr)
+            self.assertIn("batch input 'input0' ('tensor<8x4xf32>') cannot "
+                          "take 16 samples", proc.stderr)
+
     def test_mlp(self):
         torch.manual_seed(1)
         self.check(MLP(), torch.randn(8, 12), torch.randint(0, 5, (8,)),

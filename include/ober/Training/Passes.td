@@ -43,7 +43,8 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
       equal PyTorch's: betas 0.9/0.999, eps 1e-8, AdamW weight decay 0.01.
     - `clip-norm`: clips the global gradient norm (0 disables it).
     - `micro-batches`: gradient accumulation; every batch input gains a
-      leading dimension of that size and gradients are averaged.
+      leading dimension of that size and gradients are averaged. Inputs
+      without samples (a dropout seed) are the same for every micro-batch.
     - The learning rate is an input, so schedules live outside the graph.
     - `loss-scale=dynamic`: dynamic loss scaling, as fp16 compute needs
       (PyTorch's `GradScaler`): the backward pass starts from the scale
@@ -58,8 +59,12 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
 
     Arguments are tagged: `ober.param` (the model's weights),
     `ober.state = "<param>.<slot>"` or `"step"` (optimizer state, initially
-    zero), `ober.batch = "<name>"` and `ober.lr`. The function carries
-    `ober.train_step` with the options used.
+    zero), `ober.batch = "<name>"` (inputs holding samples: those with the
+    leading size of the first input), `ober.input = "<name>"` (other
+    inputs, such as a rank-0 dropout seed) and `ober.lr`. The function
+    carries `ober.train_step` with the options used and the loss function
+    (`loss_function`), so that the step can be built again for another
+    batch.
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",

@@ -457,9 +457,8 @@ LogicalResult dropout(NodeContext &ctx) {
     return success();
   }
   Value seed = ctx.scalar(ctx.b.getI64Type(), ctx.getInt("seed", 0));
-  SmallVector<Value> r = ctx.createMulti<DropoutOp>(
-      TypeRange{xt, xt.clone(ctx.b.getI1Type())}, x, seed,
-      ctx.b.getF64FloatAttr(ratio));
+  SmallVector<Value> r =
+      ctx.createMulti<DropoutOp>(x, seed, ctx.b.getF64FloatAttr(ratio));
   ctx.setOutput(0, r[0]);
   ctx.setOutput(1, r[1]);
   return success();

@@ -394,10 +394,7 @@ bool Importer::convert(TSNode *n) {
       return set(x);
     if (op != "dropout")
       return fail("only elementwise dropout is supported in training mode");
-    auto type = llvm::cast<RankedTensorType>(x.getType());
-    auto d = DropoutOp::create(b, loc,
-                               TypeRange{type, type.clone(b.getI1Type())}, x,
-                               scalar(b.getI64Type(), 0),
+    auto d = DropoutOp::create(b, loc, x, scalar(b.getI64Type(), 0),
                                b.getF64FloatAttr(p));
     return set(d->getResult(0));
   }

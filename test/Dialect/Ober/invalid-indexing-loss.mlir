@@ -94,6 +94,46 @@ func.func @dropout_seed(%x: tensor<4xf32>, %s: tensor<1xi64>) {
 
 // -----
 
+func.func @dropout_offsets_alone(%x: tensor<4xf32>, %s: tensor<i64>, %o: tensor<1xi64>) {
+  // expected-error @+1 {{'ober.dropout' op 'global_shape' and 'offsets' come together (a block of a larger tensor), got only 'offsets'}}
+  %0:2 = ober.dropout %x, %s offsets %o {ratio = 0.5 : f64} : (tensor<4xf32>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return
+}
+
+// -----
+
+func.func @dropout_global_shape_alone(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{'ober.dropout' op 'global_shape' and 'offsets' come together (a block of a larger tensor), got only 'global_shape'}}
+  %0:2 = ober.dropout %x, %s {ratio = 0.5 : f64, global_shape = array<i64: 8>} : (tensor<4xf32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return
+}
+
+// -----
+
+func.func @dropout_global_rank(%x: tensor<4xf32>, %s: tensor<i64>, %o: tensor<1xi64>) {
+  // expected-error @+1 {{'ober.dropout' op 'global_shape' must have one size per input dimension (1), got 8x2}}
+  %0:2 = ober.dropout %x, %s offsets %o {ratio = 0.5 : f64, global_shape = array<i64: 8, 2>} : (tensor<4xf32>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return
+}
+
+// -----
+
+func.func @dropout_offsets_rank(%x: tensor<4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{'ober.dropout' op 'offsets' must have one entry per input dimension (1), got 2}}
+  %0:2 = ober.dropout %x, %s offsets %o {ratio = 0.5 : f64, global_shape = array<i64: 8>} : (tensor<4xf32>, tensor<i64>, tensor<2xi64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return
+}
+
+// -----
+
+func.func @dropout_block_too_large(%x: tensor<4xf32>, %s: tensor<i64>, %o: tensor<1xi64>) {
+  // expected-error @+1 {{'ober.dropout' op the input (4) must be a block of 'global_shape' (2)}}
+  %0:2 = ober.dropout %x, %s offsets %o {ratio = 0.5 : f64, global_shape = array<i64: 2>} : (tensor<4xf32>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return
+}
+
+// -----
+
 func.func @ce_rank(%l: tensor<f32>, %t: tensor<i64>) {
   // expected-error @+2 {{'ober.cross_entropy' op logits must have rank >= 1 ([..., classes]), got a scalar}}
   // expected-error @+1 {{'ober.cross_entropy' op failed to infer returned types}}

@@ -120,6 +120,10 @@ func.func @indexing(%table: tensor<100x32xf32>, %ids: tensor<4x7xi64>, %x: tenso
   %4 = ober.one_hot %ids {depth = 3 : i64, axis = 0 : i64} : (tensor<4x7xi64>) -> tensor<3x4x7xi1>
   // CHECK: ober.dropout %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f64} : (tensor<4x7x32xf32>, tensor<i64>) -> (tensor<4x7x32xf32>, tensor<4x7x32xi1>)
   %5:2 = ober.dropout %0, %seed {ratio = 0.1 : f64} : (tensor<4x7x32xf32>, tensor<i64>) -> (tensor<4x7x32xf32>, tensor<4x7x32xi1>)
+  // A block of an [8, 7, 32] tensor.
+  // CHECK: ober.dropout %{{.*}}, %{{.*}} offsets %[[OFF:.*]] {global_shape = array<i64: 8, 7, 32>, ratio = 1.000000e-01 : f64} : (tensor<4x7x32xf32>, tensor<i64>, tensor<3xi64>) -> (tensor<4x7x32xf32>, tensor<4x7x32xi1>)
+  %off = ober.constant dense<[4, 0, 0]> : tensor<3xi64>
+  %6:2 = ober.dropout %0, %seed offsets %off {ratio = 0.1 : f64, global_shape = array<i64: 8, 7, 32>} : (tensor<4x7x32xf32>, tensor<i64>, tensor<3xi64>) -> (tensor<4x7x32xf32>, tensor<4x7x32xi1>)
   return %5#0 : tensor<4x7x32xf32>
 }
 

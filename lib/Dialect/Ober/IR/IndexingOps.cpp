@@ -149,6 +149,38 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+SmallVector<int64_t> DropoutOp::getWholeShape() {
+  if (std::optional<ArrayRef<int64_t>> whole = getGlobalShape())
+    return SmallVector<int64_t>(*whole);
+  return SmallVector<int64_t>(getInput().getType().getShape());
+}
+
+LogicalResult DropoutOp::verify() {
+  OpDiag diag(getLoc(), getOperationName());
+  RankedTensorType input = getInput().getType();
+  std::optional<ArrayRef<int64_t>> whole = getGlobalShape();
+  if (static_cast<bool>(whole) != static_cast<bool>(getOffsets()))
+    return diag("'global_shape' and 'offsets' come together (a block of a "
+                "larger tensor), got only '",
+                whole ? "global_shape" : "offsets", "'");
+  if (!whole)
+    return success();
+  int64_t rank = input.getRank();
+  if (static_cast<int64_t>(whole->size()) != rank)
+    return diag("'global_shape' must have one size per input dimension (", rank,
+                "), got ", shapeString(*whole));
+  auto offsets = cast<RankedTensorType>(getOffsets().getType());
+  if (offsets.getDimSize(0) != rank)
+    return diag("'offsets' must have one entry per input dimension (", rank,
+                "), got ", shapeString(offsets.getShape()));
+  for (int64_t d = 0; d < rank; ++d)
+    if (!input.isDynamicDim(d) && input.getDimSize(d) > (*whole)[d])
+      return diag("the input (", shapeString(input.getShape()),
+                  ") must be a block of 'global_shape' (", shapeString(*whole),
+                  ")");
+  return success();
+}
+
 namespace {
 /// dropout with ratio 0 keeps everything: result = input, mask = true.
 struct FoldZeroDropout : OpRewritePattern<DropoutOp> {

@@ -56,8 +56,10 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   StringRef attrName = attr.getName().getValue();
-  // Training-step arguments: optimizer state, batch inputs, learning rate.
-  if (attrName == kStateAttrName || attrName == kBatchAttrName) {
+  // Training-step arguments: optimizer state, batch and other inputs,
+  // learning rate.
+  if (attrName == kStateAttrName || attrName == kBatchAttrName ||
+      attrName == kInputAttrName) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
     if (!name || name.getValue().empty())
       return op->emitOpError() << "argument #" << argIndex << ": '"
@@ -116,13 +118,13 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   if (attr.getName() != kParamAttrName)
-    return op->emitOpError() << "unknown ober argument attribute '"
-                           << attr.getName().getValue()
-                           << "' (supported: '" << kParamAttrName << "', '"
-                           << kStateAttrName << "', '" << kBatchAttrName
-                           << "', '" << kLearningRateAttrName
-                           << "', 'ober.loss_seed', and the planner's and "
-                              "partitioner's annotations)";
+    return op->emitOpError()
+           << "unknown ober argument attribute '" << attr.getName().getValue()
+           << "' (supported: '" << kParamAttrName << "', '" << kStateAttrName
+           << "', '" << kBatchAttrName << "', '" << kInputAttrName << "', '"
+           << kLearningRateAttrName
+           << "', 'ober.loss_seed', and the planner's and "
+              "partitioner's annotations)";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
     return op->emitOpError() << "argument #" << argIndex << ": '"

@@ -43,9 +43,13 @@ def Ober_Dialect : Dialect {
     /// Module attribute naming the external weights file.
     static constexpr ::llvm::StringLiteral kWeightsAttrName = "ober.weights";
     /// Training-step argument attributes: optimizer state ("<param>.<slot>"
-    /// or "step"), batch inputs (their name) and the learning rate (unit).
+    /// or "step"), batch inputs (their name: samples along the leading
+    /// dimension, split over data-parallel devices), other inputs read each
+    /// step (their name: a dropout seed; whole on every device and the same
+    /// for every micro-batch) and the learning rate (unit).
     static constexpr ::llvm::StringLiteral kStateAttrName = "ober.state";
     static constexpr ::llvm::StringLiteral kBatchAttrName = "ober.batch";
+    static constexpr ::llvm::StringLiteral kInputAttrName = "ober.input";
     static constexpr ::llvm::StringLiteral kLearningRateAttrName = "ober.lr";
     /// Function attribute: the options a train_step was built with.
     static constexpr ::llvm::StringLiteral kTrainStepAttrName =

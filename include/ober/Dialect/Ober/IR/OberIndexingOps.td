@@ -104,17 +104,49 @@ def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     Zeroes each element with probability `ratio` and scales the kept ones by
     `1 / (1 - ratio)`. The keep mask is a pure function of `seed` (a 0-D
-    `i64` tensor), the element's position and the shape, so the same seed
-    gives the same mask on every device and in the backward pass. Returns the
-    result and the `i1` keep mask.
+    `i64` tensor) and the element's row-major index in the whole tensor, so
+    the same seed gives the same mask on every device and in the backward
+    pass (which reuses the mask). Returns the result and the `i1` keep mask.
+
+    A block of a larger tensor (one device's share of a partitioned one)
+    names the whole tensor's shape in `global_shape` and the block's first
+    element in `offsets` (a 1-D `i64` tensor, one offset per dimension, so
+    that it can differ between devices running the same program): the
+    element at local index `i` draws as the one at `offsets + i` of a
+    tensor of `global_shape`. The two come together; without them the input
+    is the whole tensor.
+
+    ```mlir
+    %y, %keep = ober.dropout %x, %seed {ratio = 1.0e-01 : f64}
+        : (tensor<8x16xf32>, tensor<i64>) -> (tensor<8x16xf32>, tensor<8x16xi1>)
+    // Rows 4-7 of a 16x16 tensor when %offsets holds [4, 0] and
+    // global_shape = array<i64: 16, 16>.
+    %z, %m = ober.dropout %x, %seed offsets %offsets {ratio = 1.0e-01 : f64,
+        global_shape = array<i64: 16, 16>}
+        : (tensor<4x16xf32>, tensor<i64>, tensor<2xi64>)
+        -> (tensor<4x16xf32>, tensor<4x16xi1>)
+    ```
   }];
   let arguments = (ins Ober_FloatTensor:$input, Ober_SeedTensor:$seed,
-                       F64Attr:$ratio);
+                       Optional<1DTensorOf<[I64]>>:$offsets, F64Attr:$ratio,
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs Ober_FloatTensor:$result, Ober_BoolTensor:$mask);
   let assemblyFormat = [{
-    $input `,` $seed attr-dict `:` functional-type(operands, results)
+    $input `,` $seed (`offsets` $offsets^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "Value":$input, "Value":$seed, "FloatAttr":$ratio), [{
+      build($_builder, $_state, input, seed, /*offsets=*/Value(), ratio,
+            /*global_shape=*/DenseI64ArrayAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The shape of the whole tensor the input is a block of.
+    SmallVector<int64_t> getWholeShape();
   }];
   let hasCanonicalizer = 1;
+  let hasVerifier = 1;
 }
 
 #endif // OBER_DIALECT_OBER_IR_OBERINDEXINGOPS_TD
