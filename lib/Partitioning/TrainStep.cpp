@@ -427,11 +427,30 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
   return success();
 }
 
+/// The samples the step's batch inputs hold per step (all its micro-batches),
+/// or nullopt when it has none.
+static std::optional<int64_t> samplesPerStep(func::FuncOp step) {
+  int64_t micro = microBatchesOf(step);
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    if (!step.getArgAttr(i, OberDialect::kBatchAttrName))
+      continue;
+    auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    if (type.getRank() < (micro > 1 ? 2 : 1) || !type.hasStaticShape())
+      return std::nullopt;
+    return micro > 1 ? type.getDimSize(0) * type.getDimSize(1)
+                     : type.getDimSize(0);
+  }
+  return std::nullopt;
+}
+
 /// `step`, or the step built again for the plan's batch: its micro-batches,
 /// of the global batch's share each (the data-parallel replicas then split
 /// every micro-batch).
 static FailureOr<func::FuncOp>
 stepForPlanBatch(ModuleOp module, func::FuncOp step, const PlanFields &plan) {
+  if (microBatchesOf(step) == plan.microBatches &&
+      samplesPerStep(step) == plan.globalBatch)
+    return step;
   FailureOr<StepBatch> built = stepBatchOf(step);
   if (failed(built))
     return failure();

@@ -18,15 +18,6 @@ module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 
 
 // -----
 
-module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 3, micro_batch = 1, num_micro_batches = 1, global_batch = 3, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, zero_stage = 0, precision = f32, function = "loss_grad">} {
-  // expected-error@+1 {{ober-partition: batch input 'input0' ('tensor<4x8xf32>') has no dimension 0 that the 3 data-parallel devices divide}}
-  func.func @train_step(%x: tensor<4x8xf32> {ober.batch = "input0"}, %lr: tensor<f32> {ober.lr}) -> tensor<f32> attributes {ober.train_step = {micro_batches = 1 : i64}} {
-    return %lr : tensor<f32>
-  }
-}
-
-// -----
-
 // expected-error@+1 {{ober-partition: expected one train step (a function with 'ober.train_step'), found 0}}
 module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 2, num_micro_batches = 1, global_batch = 4, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, zero_stage = 0, precision = f32, function = "loss_grad">} {
   func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
