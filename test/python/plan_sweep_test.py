@@ -94,20 +94,17 @@ class Model:
 
 
 def torch_source(module, example, fmt):
+    """Exports `module` (train mode) with ober.export, which keeps its
+    buffers: every batch size's file starts from the same running
+    statistics."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import ober  # noqa: E402 (the package from this tree)
+
     def source(batch, tmp):
         torch.manual_seed(0)
         module.train()
-        x = example(batch)
         path = os.path.join(tmp, f"model-b{batch}.{fmt}")
-        if fmt == "onnx":
-            torch.onnx.export(module, (x,), path, opset_version=17,
-                              training=torch.onnx.TrainingMode.TRAINING,
-                              do_constant_folding=False, input_names=["x"],
-                              output_names=["logits"])
-        else:
-            sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-            import ober  # noqa: E402 (the package from this tree)
-            ober.export(module, (x,), path)
+        ober.export(module, (example(batch),), path)
         return path
     return source
 
