@@ -54,6 +54,31 @@ std::string shortest(double v) {
 /// f16 holds, since the scale seeds the backward pass in the compute type.
 constexpr int kMaxLossScaleLog2 = 15;
 
+/// Micro-batch m > 0 draws dropout from seed + m * kMicroBatchSeedStride:
+/// models offset the seed by small site indices (one stream per dropout
+/// site), so no micro-batch's stream meets another's.
+constexpr int64_t kMicroBatchSeedStride = int64_t(1) << 32;
+
+/// Whether argument `arg` reaches the seed of a dropout (through integer
+/// arithmetic on it, as a model deriving one stream per site does).
+bool seedsDropout(BlockArgument arg) {
+  SmallVector<Value> work = {arg};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      if (auto d = dyn_cast<DropoutOp>(use.getOwner());
+          d && use.get() == d.getSeed())
+        return true;
+      if (isa<AddOp, SubOp, MulOp>(use.getOwner()))
+        work.push_back(use.getOwner()->getResult(0));
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 FailureOr<func::FuncOp>
@@ -439,6 +464,12 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
                                    SmallVector<int64_t>(t.getRank(), 1)));
         v = gb.reshape(v, t.getShape().drop_front());
       }
+      // Each micro-batch its own dropout stream: otherwise every micro-batch
+      // would drop the same positions of its samples.
+      if (m > 0 && !isSample(i) && seedsDropout(lossFn.getArgument(i)))
+        v = gb.create<AddOp>(
+            v, gb.scalar(typeOf(v).getElementType(),
+                         static_cast<double>(m * kMicroBatchSeedStride)));
       callArgs[i] = v;
     }
     if (scaling)
