@@ -95,15 +95,36 @@ bool passesPartials(const ShardingRule &table, ArrayRef<Placement> in) {
 }
 
 /// The factor a split `p` of operand `operand` splits, when it is the only
-/// factor of its dimension and some result holds it.
-std::optional<unsigned> splitFactor(const ShardingRule &table, unsigned operand,
-                                    Placement p) {
+/// factor of its dimension.
+std::optional<unsigned> factorOf(const ShardingRule &table, unsigned operand,
+                                 Placement p) {
   if (!p.isSplit())
     return std::nullopt;
   const DimMapping &dim = table.operands[operand][p.dim];
-  if (dim.size() != 1 || !table.inResults(dim.front()))
+  if (dim.size() != 1)
     return std::nullopt;
   return dim.front();
+}
+
+/// The factor a split `p` of operand `operand` splits, when it is the only
+/// factor of its dimension, parallel and held by some result.
+std::optional<unsigned> splitFactor(const ShardingRule &table, unsigned operand,
+                                    Placement p) {
+  std::optional<unsigned> f = factorOf(table, operand, p);
+  if (!f || table.factors[*f].kind != FactorKind::Parallel ||
+      !table.inResults(*f))
+    return std::nullopt;
+  return f;
+}
+
+/// The reduction factor a split `p` of operand `operand` splits, when it is
+/// the only factor of its dimension.
+std::optional<unsigned> reducedFactor(const ShardingRule &table,
+                                      unsigned operand, Placement p) {
+  std::optional<unsigned> f = factorOf(table, operand, p);
+  if (!f || table.factors[*f].kind != FactorKind::Reduction)
+    return std::nullopt;
+  return f;
 }
 
 /// Every operand and result that holds `factor` split on its dimension of
@@ -125,16 +146,40 @@ AxisDecision &alongFactor(Rule &rule, const ShardingRule &table,
   return rule.d;
 }
 
-/// Elementwise ops with NumPy broadcasting: partial sums pass where the
-/// rule is linear; otherwise the result keeps the first split operand's
-/// factor, operands that hold it are split alike, broadcast ones stay
-/// whole.
-AxisDecision &elementwise(Rule &rule, const ShardingRule &table) {
+/// Every operand that holds reduction factor `factor` split on its
+/// dimension of it (in `groups`), the others whole; every result a partial
+/// result of the factor's reduction (a local mean to be divided by the
+/// parts).
+AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
+                           unsigned factor, int64_t groups) {
+  const ShardingFactor &f = table.factors[factor];
+  for (auto [i, t] : llvm::enumerate(table.operands)) {
+    int64_t d = ShardingRule::dimOf(t, factor);
+    rule.d.operands[i] = d >= 0 ? Placement::split(d, groups) : Placement::rep();
+  }
+  for (unsigned r = 0; r < rule.op->getNumResults(); ++r) {
+    rule.d.results[r] = Placement::partial(f.reduction);
+    rule.d.divideResult[r] = f.mean;
+  }
+  return rule.d;
+}
+
+/// The op placed by the factor of its first split operand: partial sums
+/// pass where the rule is linear; a parallel factor stays split in every
+/// tensor that holds it, a reduction factor leaves partial results; any
+/// other split runs whole.
+AxisDecision &bySplit(Rule &rule, const ShardingRule &table) {
   if (passesPartials(table, rule.in))
     return rule.partialThrough();
-  for (auto [i, p] : llvm::enumerate(rule.in))
-    if (std::optional<unsigned> f = splitFactor(table, i, p))
-      return alongFactor(rule, table, *f, p.groups);
+  const Placement *first =
+      llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
+  if (first == rule.in.end())
+    return rule.whole();
+  unsigned i = first - rule.in.begin();
+  if (std::optional<unsigned> f = splitFactor(table, i, *first))
+    return alongFactor(rule, table, *f, first->groups);
+  if (std::optional<unsigned> f = reducedFactor(table, i, *first))
+    return reducedAlong(rule, table, *f, first->groups);
   return rule.whole();
 }
 
@@ -146,16 +191,8 @@ AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
     return passesPartials(table, rule.in) ? rule.partialThrough()
                                           : rule.whole();
   Placement pa = rule.in[0], pb = rule.in[1];
-  auto contracted = [&](unsigned operand,
-                        Placement p) -> std::optional<unsigned> {
-    if (!p.isSplit() || table.operands[operand][p.dim].size() != 1)
-      return std::nullopt;
-    unsigned f = table.operands[operand][p.dim].front();
-    if (table.factors[f].kind != FactorKind::Reduction)
-      return std::nullopt;
-    return f;
-  };
-  std::optional<unsigned> aK = contracted(0, pa), bK = contracted(1, pb);
+  std::optional<unsigned> aK = reducedFactor(table, 0, pa),
+                          bK = reducedFactor(table, 1, pb);
   // One operand split on the contraction, the other elsewhere: gather the
   // first rather than the second and a partial result (a weight gradient
   // from tokens split by sequence parallelism gathers the tokens again).
@@ -166,14 +203,10 @@ AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
     pb = Placement::rep();
     bK.reset();
   }
-  if (aK || bK) {
-    unsigned k = aK ? *aK : *bK;
-    int64_t groups = aK ? pa.groups : pb.groups;
-    for (auto [i, t] : llvm::enumerate(table.operands))
-      rule.d.operands[i] = Placement::split(ShardingRule::dimOf(t, k), groups);
-    rule.d.results = {Placement::partial(table.factors[k].reduction)};
-    return rule.d;
-  }
+  if (aK)
+    return reducedAlong(rule, table, *aK, pa.groups);
+  if (bK)
+    return reducedAlong(rule, table, *bK, pb.groups);
   // The weight's split wins over the activation's (sequence parallelism:
   // the tokens are gathered for a column-parallel matmul).
   if (std::optional<unsigned> f = splitFactor(table, 1, pb))
@@ -181,35 +214,6 @@ AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
   if (std::optional<unsigned> f = splitFactor(table, 0, pa))
     return alongFactor(rule, table, *f, pa.groups);
   return rule.whole();
-}
-
-/// Reductions: a split reduced dimension leaves partial results (a local
-/// mean is divided by the parts, making a partial sum).
-AxisDecision &reduction(Rule &rule, ArrayRef<int64_t> axes, bool keepdims,
-                        shard::ReductionKind kind, bool mean) {
-  Operation *op = rule.op;
-  Placement p = rule.in[0];
-  int64_t rank = rankOf(op->getOperand(0));
-  SmallVector<int64_t> reduced;
-  for (int64_t a : axes)
-    reduced.push_back(a < 0 ? a + rank : a);
-  if (p.isPartial()) {
-    if (p.isPartialSum() && kind == shard::ReductionKind::Sum)
-      return rule.partialThrough();
-    return rule.whole();
-  }
-  if (!p.isSplit())
-    return rule.d;
-  rule.d.operands[0] = p;
-  if (llvm::is_contained(reduced, p.dim)) {
-    rule.d.results[0] = Placement::partial(kind);
-    rule.d.divideResult[0] = mean;
-    return rule.d;
-  }
-  int64_t dim = p.dim;
-  if (!keepdims)
-    dim -= llvm::count_if(reduced, [&](int64_t a) { return a < p.dim; });
-  return rule.result(dim, 0, p.groups);
 }
 
 /// An op that keeps a split of some dimensions of operand `lead` in the
@@ -331,16 +335,18 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
            ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
            RMSNormOp, SliceOp, PadOp, SplitOp>(op))
     return rule.whole();
+  // Ops without a rule (dynamic shapes, a matmul of a vector) run whole.
+  std::optional<ShardingRule> table = getShardingRule(op);
+  if (!table)
+    return rule.whole();
   return TypeSwitch<Operation *, AxisDecision>(op)
       .Case<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
             ReluOp, SiluOp, ErfOp, ReciprocalOp, SinOp, CosOp, TanOp, AsinOp,
             AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp,
             CeilOp, RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp, MulOp,
             DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp, CompareOp,
-            SelectOp>([&](Operation *o) {
-        std::optional<ShardingRule> table = getShardingRule(o);
-        return table ? elementwise(rule, *table) : rule.whole();
-      })
+            SelectOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+          [&](Operation *) { return bySplit(rule, *table); })
       .Case([&](DropoutOp d) {
         // Without dropping, the mask is all true and the op is a copy;
         // otherwise whole operands keep the serial random stream.
@@ -348,10 +354,7 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
           return rule.whole();
         return keepLead(rule, 0, [](int64_t) { return true; });
       })
-      .Case([&](MatmulOp m) {
-        std::optional<ShardingRule> table = getShardingRule(m);
-        return table ? matmul(rule, *table) : rule.whole();
-      })
+      .Case([&](MatmulOp) { return matmul(rule, *table); })
       .Case([&](TransposeOp t) {
         ArrayRef<int64_t> perm = t.getPermutation();
         return moved(rule, llvm::find(perm, in[0].dim) - perm.begin());
@@ -361,16 +364,6 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return moved(rule,
                      in[0].dim + rankOf(b.getResult()) - rankOf(b.getInput()));
       })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
-          [&](auto r) {
-            using Op = decltype(r);
-            shard::ReductionKind kind =
-                std::is_same_v<Op, ReduceMaxOp>   ? shard::ReductionKind::Max
-                : std::is_same_v<Op, ReduceMinOp> ? shard::ReductionKind::Min
-                                                  : shard::ReductionKind::Sum;
-            return reduction(rule, r.getAxes(), r.getKeepdims(), kind,
-                             std::is_same_v<Op, ReduceMeanOp>);
-          })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
         int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
         if (axis < 0)
