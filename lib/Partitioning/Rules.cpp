@@ -230,40 +230,21 @@ AxisDecision &keepLead(Rule &rule, unsigned lead,
   return rule.result(p.dim, 0, p.groups);
 }
 
-/// A one-operand op that moves the operand's split dimension to `dim` of
-/// its result (linear: partial sums pass).
-AxisDecision &moved(Rule &rule, int64_t dim) {
-  Placement p = rule.in[0];
-  if (p.isPartial())
+/// Reshape: a split of an input dimension is a split of its major factor
+/// when the parts divide it; it survives where that factor is also the
+/// major factor of a result dimension.
+AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(table, rule.in))
     return rule.partialThrough();
-  rule.d.operands[0] = p;
-  return rule.result(dim, 0, p.groups);
-}
-
-/// Reshape: a split dimension survives when the result has a dimension
-/// starting at the same element offset whose size the parts divide.
-AxisDecision &reshape(Rule &rule, ReshapeOp op) {
   Placement p = rule.in[0];
-  if (p.isPartial())
-    return rule.partialThrough();
-  if (!p.isSplit())
-    return rule.d;
-  ArrayRef<int64_t> in = typeOf(op.getInput()).getShape(),
-                    out = op.getType().getShape();
-  int64_t outer = 1;
-  for (int64_t i = 0; i < p.dim; ++i)
-    outer *= in[i];
-  int64_t prefix = 1;
-  for (int64_t o = 0; o < static_cast<int64_t>(out.size()); ++o) {
-    if (prefix == outer && out[o] % rule.parts == 0 && out[o] > 1) {
-      rule.d.operands[0] = p;
-      return rule.result(o);
-    }
-    prefix *= out[o];
-    if (prefix > outer)
-      break;
-  }
-  return rule.whole();
+  if (!p.isSplit() || table.operands[0][p.dim].empty())
+    return rule.whole();
+  unsigned f = table.operands[0][p.dim].front();
+  const ShardingFactor &factor = table.factors[f];
+  if (factor.kind != FactorKind::Parallel || factor.size % rule.parts ||
+      !ShardingRule::isMajor(table.results[0], f))
+    return rule.whole();
+  return alongFactor(rule, table, f, p.groups);
 }
 
 /// Cross-entropy over the last dimension: the other dimensions (samples,
@@ -345,7 +326,8 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
             AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp,
             CeilOp, RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp, MulOp,
             DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp, CompareOp,
-            SelectOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+            SelectOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+            TransposeOp, BroadcastToOp>(
           [&](Operation *) { return bySplit(rule, *table); })
       .Case([&](DropoutOp d) {
         // Without dropping, the mask is all true and the op is a copy;
@@ -355,15 +337,7 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return keepLead(rule, 0, [](int64_t) { return true; });
       })
       .Case([&](MatmulOp) { return matmul(rule, *table); })
-      .Case([&](TransposeOp t) {
-        ArrayRef<int64_t> perm = t.getPermutation();
-        return moved(rule, llvm::find(perm, in[0].dim) - perm.begin());
-      })
-      .Case([&](ReshapeOp r) { return reshape(rule, r); })
-      .Case([&](BroadcastToOp b) {
-        return moved(rule,
-                     in[0].dim + rankOf(b.getResult()) - rankOf(b.getInput()));
-      })
+      .Case([&](ReshapeOp) { return reshape(rule, *table); })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
         int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
         if (axis < 0)
