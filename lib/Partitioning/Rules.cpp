@@ -183,6 +183,14 @@ AxisDecision &bySplit(Rule &rule, const ShardingRule &table) {
   return rule.whole();
 }
 
+/// An op that takes no partial operands (they are completed first),
+/// placed by its first split operand's factor.
+AxisDecision &byWholeSplit(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return rule.whole();
+  return bySplit(rule, table);
+}
+
 /// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
 /// batch, row and column factors stay split; a split contraction leaves
 /// partial sums.
@@ -329,27 +337,13 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
             SelectOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
             TransposeOp, BroadcastToOp>(
           [&](Operation *) { return bySplit(rule, *table); })
-      .Case([&](DropoutOp d) {
-        // Without dropping, the mask is all true and the op is a copy;
-        // otherwise whole operands keep the serial random stream.
-        if (!d.getRatio().isZero() || !in[1].isRep())
-          return rule.whole();
-        return keepLead(rule, 0, [](int64_t) { return true; });
-      })
       .Case([&](MatmulOp) { return matmul(rule, *table); })
       .Case([&](ReshapeOp) { return reshape(rule, *table); })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
-        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
-        if (axis < 0)
-          axis += rankOf(o->getOperand(0));
-        return keepLead(rule, 0, [&](int64_t d) { return d != axis; });
-      })
-      .Case<LayerNormOp, RMSNormOp>([&](Operation *o) {
-        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
-        if (axis < 0)
-          axis += rankOf(o->getOperand(0));
-        return keepLead(rule, 0, [&](int64_t d) { return d < axis; });
-      })
+      // A split statistics factor (a softmax axis, normalized dimensions) or
+      // one dropout's mask needs runs whole here; a softmax over split
+      // classes is the vocabulary-parallel rebuild's.
+      .Case<DropoutOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(
+          [&](Operation *) { return byWholeSplit(rule, *table); })
       .Case([&](CrossEntropyOp c) { return crossEntropy(rule, c); })
       .Case([&](MSELossOp m) { return mseLoss(rule, m); })
       .Case([&](OneHotOp o) {
