@@ -255,42 +255,6 @@ AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
   return alongFactor(rule, table, f, p.groups);
 }
 
-/// Cross-entropy over the last dimension: the other dimensions (samples,
-/// tokens) may be split, alike in the logits and the targets (class
-/// indices without the class dimension, or probabilities of the logits'
-/// shape); a mean is divided by the parts. With ignored targets the mean's
-/// denominator is global, so that case runs whole.
-AxisDecision &crossEntropy(Rule &rule, CrossEntropyOp op) {
-  Placement pl = rule.in[0], pt = rule.in[1];
-  if (rule.anyPartial() || op.getIgnoreIndex() || pl.isGrouped() ||
-      pt.isGrouped())
-    return rule.whole();
-  int64_t classes = rankOf(op.getLogits()) - 1;
-  int64_t d = pl.isSplit() ? pl.dim : pt.isSplit() ? pt.dim : -1;
-  if (d < 0 || d >= classes || !rule.divisible(op.getLogits(), d))
-    return rule.whole();
-  rule.d.operands = {Placement::split(d), Placement::split(d)};
-  LossReduction reduction = op.getReduction();
-  if (reduction == LossReduction::none)
-    return rule.result(d);
-  rule.d.results[0] = Placement::partial();
-  rule.d.divideResult[0] = reduction == LossReduction::mean;
-  return rule.d;
-}
-
-/// A loss elementwise over same-shaped operands, then reduced.
-AxisDecision &mseLoss(Rule &rule, MSELossOp op) {
-  Placement p = rule.in[0].isSplit() ? rule.in[0] : rule.in[1];
-  if (rule.anyPartial() || !p.isSplit())
-    return rule.whole();
-  rule.d.operands = {p, p};
-  if (op.getReduction() == LossReduction::none)
-    return rule.result(p.dim);
-  rule.d.results[0] = Placement::partial();
-  rule.d.divideResult[0] = op.getReduction() == LossReduction::mean;
-  return rule.d;
-}
-
 /// `v` is zeros (a splat zero constant, possibly broadcast).
 bool isZeros(Value v) {
   if (auto b = v.getDefiningOp<BroadcastToOp>())
@@ -339,13 +303,21 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
           [&](Operation *) { return bySplit(rule, *table); })
       .Case([&](MatmulOp) { return matmul(rule, *table); })
       .Case([&](ReshapeOp) { return reshape(rule, *table); })
-      // A split statistics factor (a softmax axis, normalized dimensions) or
-      // one dropout's mask needs runs whole here; a softmax over split
-      // classes is the vocabulary-parallel rebuild's.
+      // A split statistics factor (a softmax axis, normalized dimensions)
+      // runs whole here, as does a dropout that drops (its mask's positions
+      // need replication); a softmax over split classes is the
+      // vocabulary-parallel rebuild's.
       .Case<DropoutOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(
           [&](Operation *) { return byWholeSplit(rule, *table); })
-      .Case([&](CrossEntropyOp c) { return crossEntropy(rule, c); })
-      .Case([&](MSELossOp m) { return mseLoss(rule, m); })
+      .Case([&](CrossEntropyOp c) {
+        // With ignored targets the mean's denominator counts the kept
+        // targets of every sample; the table refuses only that mean, the
+        // partitioner runs every such loss whole.
+        if (c.getIgnoreIndex())
+          return rule.whole();
+        return byWholeSplit(rule, *table);
+      })
+      .Case([&](MSELossOp) { return byWholeSplit(rule, *table); })
       .Case([&](OneHotOp o) {
         Placement p = in[0];
         int64_t r = rankOf(o.getResult()), axis = o.getAxis();
