@@ -83,14 +83,31 @@ struct Rule {
   }
 };
 
-/// Whether partial sums `in` pass an op by its rule's linearity (its
-/// results are then partial sums).
-bool passesPartials(const ShardingRule &table, ArrayRef<Placement> in) {
+/// `v` is zeros (a splat zero constant, possibly broadcast).
+bool isZeros(Value v) {
+  if (auto b = v.getDefiningOp<BroadcastToOp>())
+    v = b.getInput();
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+  if (!dense || !dense.isSplat())
+    return false;
+  if (isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isZero();
+  return dense.getSplatValue<APInt>().isZero();
+}
+
+/// Whether partial sums pass the op by its rule's linearity (its results
+/// are then partial sums). Whole zeros added to the result are partial sums
+/// too (each device's zeros sum to zeros).
+bool passesPartials(const Rule &rule, const ShardingRule &table) {
   SmallVector<Holding> holdings;
-  for (Placement p : in)
-    holdings.push_back(p.isRep()          ? Holding::Whole
-                       : p.isPartialSum() ? Holding::PartialSum
-                                          : Holding::Other);
+  for (auto [i, p] : llvm::enumerate(rule.in)) {
+    bool zeros = p.isRep() && llvm::is_contained(table.addedOperands, i) &&
+                 isZeros(rule.op->getOperand(i));
+    holdings.push_back(p.isPartialSum() || zeros ? Holding::PartialSum
+                       : p.isRep()               ? Holding::Whole
+                                                 : Holding::Other);
+  }
   return table.passesPartialSums(holdings);
 }
 
@@ -149,10 +166,13 @@ AxisDecision &alongFactor(Rule &rule, const ShardingRule &table,
 /// Every operand that holds reduction factor `factor` split on its
 /// dimension of it (in `groups`), the others whole; every result a partial
 /// result of the factor's reduction (a local mean to be divided by the
-/// parts).
+/// parts). Whole unless the operands added once to the result are zeros.
 AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
                            unsigned factor, int64_t groups) {
   const ShardingFactor &f = table.factors[factor];
+  for (unsigned i : table.addedOperands)
+    if (!rule.in[i].isRep() || !isZeros(rule.op->getOperand(i)))
+      return rule.whole();
   for (auto [i, t] : llvm::enumerate(table.operands)) {
     int64_t d = ShardingRule::dimOf(t, factor);
     rule.d.operands[i] = d >= 0 ? Placement::split(d, groups) : Placement::rep();
@@ -169,7 +189,7 @@ AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
 /// tensor that holds it, a reduction factor leaves partial results; any
 /// other split runs whole.
 AxisDecision &bySplit(Rule &rule, const ShardingRule &table) {
-  if (passesPartials(table, rule.in))
+  if (passesPartials(rule, table))
     return rule.partialThrough();
   const Placement *first =
       llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
@@ -191,12 +211,48 @@ AxisDecision &byWholeSplit(Rule &rule, const ShardingRule &table) {
   return bySplit(rule, table);
 }
 
+/// Lookups (embedding, gather): one operand split on a parallel factor (the
+/// indices' dimensions, a table's width), the other whole. A table split by
+/// rows (an indexed reduction) is the vocabulary-parallel rebuild's.
+AxisDecision &lookup(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial() ||
+      llvm::count_if(rule.in, [](Placement p) { return p.isSplit(); }) != 1)
+    return rule.whole();
+  for (auto [i, p] : llvm::enumerate(rule.in))
+    if (std::optional<unsigned> f = splitFactor(table, i, p))
+      return alongFactor(rule, table, *f, p.groups);
+  return rule.whole();
+}
+
+/// Embedding and gather gradients: indices and updates split alike on one
+/// of the indices' (reduction) factors add into zeros, leaving partial
+/// sums; partial updates added into zeros pass. The partitioner does not
+/// split indices or updates that are whole here.
+AxisDecision &scatterAdd(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(rule, table))
+    return rule.partialThrough();
+  const Placement *first =
+      llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
+  if (first == rule.in.end())
+    return rule.whole();
+  std::optional<unsigned> k =
+      reducedFactor(table, first - rule.in.begin(), *first);
+  if (!k)
+    return rule.whole();
+  for (auto [i, t] : llvm::enumerate(table.operands)) {
+    int64_t d = ShardingRule::dimOf(t, *k);
+    if (d >= 0 && rule.in[i] != Placement::split(d, first->groups))
+      return rule.whole();
+  }
+  return reducedAlong(rule, table, *k, first->groups);
+}
+
 /// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
 /// batch, row and column factors stay split; a split contraction leaves
 /// partial sums.
 AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
   if (rule.anyPartial())
-    return passesPartials(table, rule.in) ? rule.partialThrough()
+    return passesPartials(rule, table) ? rule.partialThrough()
                                           : rule.whole();
   Placement pa = rule.in[0], pb = rule.in[1];
   std::optional<unsigned> aK = reducedFactor(table, 0, pa),
@@ -242,7 +298,7 @@ AxisDecision &keepLead(Rule &rule, unsigned lead,
 /// when the parts divide it; it survives where that factor is also the
 /// major factor of a result dimension.
 AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
-  if (passesPartials(table, rule.in))
+  if (passesPartials(rule, table))
     return rule.partialThrough();
   Placement p = rule.in[0];
   if (!p.isSplit() || table.operands[0][p.dim].empty())
@@ -255,18 +311,6 @@ AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
   return alongFactor(rule, table, f, p.groups);
 }
 
-/// `v` is zeros (a splat zero constant, possibly broadcast).
-bool isZeros(Value v) {
-  if (auto b = v.getDefiningOp<BroadcastToOp>())
-    v = b.getInput();
-  auto c = v.getDefiningOp<ConstantOp>();
-  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
-  if (!dense || !dense.isSplat())
-    return false;
-  if (isa<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().isZero();
-  return dense.getSplatValue<APInt>().isZero();
-}
 } // namespace
 
 AxisDecision mlir::ober::partition::decide(Operation *op,
@@ -318,59 +362,16 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return byWholeSplit(rule, *table);
       })
       .Case([&](MSELossOp) { return byWholeSplit(rule, *table); })
-      .Case([&](OneHotOp o) {
-        Placement p = in[0];
-        int64_t r = rankOf(o.getResult()), axis = o.getAxis();
-        if (axis < 0)
-          axis += r;
-        if (!p.isSplit())
+      .Case([&](OneHotOp) { return bySplit(rule, *table); })
+      .Case([&](EmbeddingOp) { return lookup(rule, *table); })
+      .Case([&](GatherOp) {
+        // The table has a gather's input parallel in its other dimensions;
+        // the partitioner runs a split input whole.
+        if (in[0].isSplit())
           return rule.whole();
-        rule.d.operands[0] = p;
-        return rule.result(p.dim < axis ? p.dim : p.dim + 1);
+        return lookup(rule, *table);
       })
-      .Case([&](EmbeddingOp e) {
-        // Split ids look up whole rows; a split embedding width gives a
-        // split result width.
-        Placement pt = in[0], pi = in[1];
-        if (rule.anyPartial())
-          return rule.whole();
-        if (pi.isSplit() && !pt.isSplit()) {
-          rule.d.operands = {Placement::rep(), pi};
-          return rule.result(pi.dim);
-        }
-        if (pt.isSplit() && pt.dim == 1 && pi.isRep()) {
-          rule.d.operands = {pt, pi};
-          return rule.result(rankOf(e.getResult()) - 1);
-        }
-        return rule.whole();
-      })
-      .Case([&](ScatterAddOp s) {
-        // Embedding and gather gradients: split indices and updates add
-        // into zeros, leaving partial sums.
-        Placement pi = in[1], pu = in[2];
-        int64_t axis = s.getAxis();
-        // Linear in the updates: partial updates give a partial result.
-        if (isZeros(s.getInput()) && in[0].isRep() && pi.isRep() &&
-            pu.isPartialSum())
-          return rule.partialThrough();
-        if (!isZeros(s.getInput()) || !pi.isSplit() || !pu.isSplit() ||
-            pu.dim != axis + pi.dim || !in[0].isRep())
-          return rule.whole();
-        rule.d.operands = {Placement::rep(), pi, pu};
-        rule.d.results = {Placement::partial()};
-        return rule.d;
-      })
-      .Case([&](GatherOp g) {
-        // Split indices pick whole rows of a whole input.
-        Placement px = in[0], pi = in[1];
-        int64_t axis = g.getAxis();
-        if (axis < 0)
-          axis += rankOf(g.getInput());
-        if (rule.anyPartial() || px.isSplit() || !pi.isSplit())
-          return rule.whole();
-        rule.d.operands = {Placement::rep(), pi};
-        return rule.result(axis + pi.dim);
-      })
+      .Case([&](ScatterAddOp) { return scatterAdd(rule, *table); })
       .Case([&](PadOp p) {
         // Padding by whole groups of the split dimension: more groups.
         Placement x = in[0];
