@@ -247,6 +247,50 @@ AxisDecision &scatterAdd(Rule &rule, const ShardingRule &table) {
   return reducedAlong(rule, table, *k, first->groups);
 }
 
+/// The parallel factor a split `p` of operand `operand` splits, when
+/// operand `other` does not hold it.
+std::optional<unsigned> ownFactor(const ShardingRule &table, unsigned operand,
+                                  Placement p, unsigned other) {
+  std::optional<unsigned> f = splitFactor(table, operand, p);
+  if (!f || ShardingRule::dimOf(table.operands[other], *f) >= 0)
+    return std::nullopt;
+  return f;
+}
+
+/// Convolutions (input, weight, bias): the input split on a factor the
+/// weight lacks (samples) with the weight whole, or, where `weightSplits`,
+/// the weight split on one the input lacks (output channels) with the
+/// input whole.
+AxisDecision &convolution(Rule &rule, const ShardingRule &table,
+                          bool weightSplits) {
+  Placement px = rule.in[0], pw = rule.in[1];
+  if (rule.anyPartial())
+    return rule.whole();
+  if (std::optional<unsigned> f = ownFactor(table, 0, px, 1);
+      f && !pw.isSplit())
+    return alongFactor(rule, table, *f, px.groups);
+  if (std::optional<unsigned> f = ownFactor(table, 1, pw, 0);
+      f && weightSplits && px.isRep())
+    return alongFactor(rule, table, *f, pw.groups);
+  return rule.whole();
+}
+
+/// A convolution's weight gradient (input, output gradient): either split
+/// on the samples, a reduction, leaves partial sums; the output gradient
+/// split on a factor the input lacks (output channels), the input whole,
+/// stays split.
+AxisDecision &convWeightGrad(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return rule.whole();
+  for (auto [i, p] : llvm::enumerate(rule.in))
+    if (std::optional<unsigned> k = reducedFactor(table, i, p))
+      return reducedAlong(rule, table, *k, p.groups);
+  if (std::optional<unsigned> f = ownFactor(table, 1, rule.in[1], 0);
+      f && rule.in[0].isRep())
+    return alongFactor(rule, table, *f, rule.in[1].groups);
+  return rule.whole();
+}
+
 /// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
 /// batch, row and column factors stay split; a split contraction leaves
 /// partial sums.
@@ -278,20 +322,6 @@ AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
   if (std::optional<unsigned> f = splitFactor(table, 0, pa))
     return alongFactor(rule, table, *f, pa.groups);
   return rule.whole();
-}
-
-/// An op that keeps a split of some dimensions of operand `lead` in the
-/// same dimension of its result, with `others` whole.
-AxisDecision &keepLead(Rule &rule, unsigned lead,
-                       llvm::function_ref<bool(int64_t)> allowed) {
-  Placement p = rule.in[lead];
-  if (rule.anyPartial() || !p.isSplit() || !allowed(p.dim))
-    return rule.whole();
-  rule.d.operands[lead] = p;
-  for (unsigned k = 0; k < rule.op->getNumResults(); ++k)
-    if (rankOf(rule.op->getResult(k)) == rankOf(rule.op->getOperand(lead)))
-      rule.d.results[k] = p;
-  return rule.result(p.dim, 0, p.groups);
 }
 
 /// Reshape: a split of an input dimension is a split of its major factor
@@ -387,52 +417,23 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return rule.result(x.dim, 0,
                            typeOf(p.getResult()).getDimSize(x.dim) / group);
       })
-      .Case<ConvOp, ConvTransposeOp>([&](Operation *o) {
-        // Samples split; or (plain convolution, one group) output channels
-        // through a split weight.
-        Placement px = in[0], pw = in[1];
-        if (rule.anyPartial())
-          return rule.whole();
-        if (px.isSplit() && px.dim == 0 && !pw.isSplit()) {
-          rule.d.operands[0] = px;
-          return rule.result(0);
-        }
-        auto conv = dyn_cast<ConvOp>(o);
-        if (conv && conv.getGroups() == 1 && pw.isSplit() && pw.dim == 0 &&
-            px.isRep()) {
-          rule.d.operands[1] = pw;
-          if (conv.getBias())
-            rule.d.operands[2] = Placement::split(0);
-          return rule.result(1);
-        }
-        return rule.whole();
+      .Case([&](ConvOp) {
+        return convolution(rule, *table, /*weightSplits=*/true);
       })
-      .Case([&](ConvWeightGradOp g) {
-        Placement px = in[0], pg = in[1];
-        if (rule.anyPartial())
-          return rule.whole();
-        if ((px.isSplit() && px.dim == 0) || (pg.isSplit() && pg.dim == 0)) {
-          rule.d.operands = {Placement::split(0), Placement::split(0)};
-          rule.d.results = {Placement::partial()};
-          return rule.d;
-        }
-        if (g.getGroups() == 1 && pg.isSplit() && pg.dim == 1 && px.isRep()) {
-          rule.d.operands = {Placement::rep(), pg};
-          return rule.result(0);
-        }
-        return rule.whole();
+      // The table has a transposed convolution's output channels parallel
+      // in its weight; the partitioner runs that split whole.
+      .Case([&](ConvTransposeOp) {
+        return convolution(rule, *table, /*weightSplits=*/false);
       })
-      .Case<MaxPoolOp, AvgPoolOp, BatchNormInferenceOp>([&](Operation *o) {
-        if (isa<BatchNormInferenceOp>(o) && (in[0].isSplit() && in[0].dim != 0))
+      .Case([&](ConvWeightGradOp) { return convWeightGrad(rule, *table); })
+      .Case<MaxPoolOp, AvgPoolOp, MaxPoolGradOp, AvgPoolGradOp>(
+          [&](Operation *) { return byWholeSplit(rule, *table); })
+      .Case([&](BatchNormInferenceOp) {
+        // The table has channels and positions parallel too; the
+        // partitioner keeps only split samples.
+        if (!in[0].isSplit() || in[0].dim != 0)
           return rule.whole();
-        return keepLead(rule, 0, [](int64_t d) { return d <= 1; });
-      })
-      .Case<MaxPoolGradOp, AvgPoolGradOp>([&](Operation *) {
-        Placement p = in[0].isSplit() ? in[0] : in[1];
-        if (rule.anyPartial() || !p.isSplit() || p.dim > 1)
-          return rule.whole();
-        rule.d.operands = {p, p};
-        return rule.result(p.dim);
+        return byWholeSplit(rule, *table);
       })
       .Case([&](SliceOp s) {
         Placement p = in[0];
