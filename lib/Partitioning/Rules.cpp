@@ -28,6 +28,10 @@ using namespace mlir::ober::partition;
 namespace {
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 int64_t rankOf(Value v) { return typeOf(v).getRank(); }
+/// `axis` of `v` counted from the front.
+int64_t normalizedAxis(int64_t axis, Value v) {
+  return axis < 0 ? axis + rankOf(v) : axis;
+}
 
 struct Rule {
   Operation *op;
@@ -291,6 +295,84 @@ AxisDecision &convWeightGrad(Rule &rule, const ShardingRule &table) {
   return rule.whole();
 }
 
+//===----------------------------------------------------------------------===//
+// Whole groups of a split dimension
+//
+// A slice, split, concat or pad of a dimension is a permutation factor in
+// the table: a split of it needs elements of other blocks. A split made of
+// groups (Placement::groups, a fused QKV's columns) is the partitioner's
+// own, which the table does not know: pieces that are whole groups of it
+// stay split, each device holding its block of every group. These rules
+// keep that case.
+//===----------------------------------------------------------------------===//
+
+/// A slice taking whole groups of its split dimension: fewer groups.
+AxisDecision &slicedGroups(Rule &rule, SliceOp op) {
+  Placement p = rule.in[0];
+  if (!p.isSplit())
+    return rule.whole();
+  int64_t dim = p.dim, size = typeOf(op.getInput()).getDimSize(dim);
+  int64_t group = size / p.groups, start = op.getStarts()[dim],
+          limit = op.getLimits()[dim];
+  if (op.getStrides()[dim] != 1 || start % group || limit % group)
+    return rule.whole();
+  rule.d.operands[0] = p;
+  return rule.result(dim, 0, (limit - start) / group);
+}
+
+/// Pieces of the split dimension that are whole groups of it: each piece
+/// split in its groups.
+AxisDecision &splitGroups(Rule &rule, SplitOp op) {
+  Placement p = rule.in[0];
+  if (!p.isSplit() || p.dim != normalizedAxis(op.getAxis(), op.getInput()))
+    return rule.whole();
+  int64_t group = typeOf(op.getInput()).getDimSize(p.dim) / p.groups;
+  for (int64_t size : op.getSizes())
+    if (size % group)
+      return rule.whole();
+  rule.d.operands[0] = p;
+  for (auto [k, size] : llvm::enumerate(op.getSizes()))
+    rule.d.results[k] = Placement::split(p.dim, size / group);
+  return rule.d;
+}
+
+/// Pieces split along the axis into groups of one size (the gradients of a
+/// fused QKV's parts): the result holds every piece's groups, a grouped
+/// split (the inverse of splitGroups).
+AxisDecision &concatGroups(Rule &rule, ConcatOp op) {
+  int64_t axis = normalizedAxis(op.getAxis(), op.getResult());
+  Placement p = rule.in[0];
+  if (!p.isSplit() || p.dim != axis)
+    return rule.whole();
+  int64_t group = typeOf(op->getOperand(0)).getDimSize(axis) / p.groups,
+          groups = 0;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    Placement q = rule.in[i];
+    if (!q.isSplit() || q.dim != axis ||
+        typeOf(v).getDimSize(axis) != group * q.groups)
+      return rule.whole();
+    rule.d.operands[i] = q;
+    groups += q.groups;
+  }
+  rule.d.results[0] = Placement::split(axis, groups);
+  return rule.d;
+}
+
+/// Padding by whole groups of the split dimension: more groups.
+AxisDecision &paddedGroups(Rule &rule, PadOp op) {
+  Placement x = rule.in[0];
+  int64_t group = typeOf(op.getInput()).getDimSize(x.dim) / x.groups;
+  int64_t low = op.getLow()[x.dim], high = op.getHigh()[x.dim];
+  if (low < 0 || high < 0 || low % group || high % group)
+    return rule.whole();
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    rule.d.operands[i] = i == 0 ? x : Placement::rep();
+  return rule.result(x.dim, 0,
+                     typeOf(op.getResult()).getDimSize(x.dim) / group);
+}
+
+//===----------------------------------------------------------------------===//
+
 /// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
 /// batch, row and column factors stay split; a split contraction leaves
 /// partial sums.
@@ -403,19 +485,14 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
       })
       .Case([&](ScatterAddOp) { return scatterAdd(rule, *table); })
       .Case([&](PadOp p) {
-        // Padding by whole groups of the split dimension: more groups.
-        Placement x = in[0];
-        if (rule.anyPartial() || !x.isSplit() ||
+        // Constant padding only: the table has an unpadded dimension
+        // parallel under every mode; the partitioner runs the others whole.
+        if (rule.anyPartial() || !in[0].isSplit() ||
             p.getMode() != PadMode::constant)
           return rule.whole();
-        int64_t group = typeOf(p.getInput()).getDimSize(x.dim) / x.groups;
-        int64_t low = p.getLow()[x.dim], high = p.getHigh()[x.dim];
-        if (low < 0 || high < 0 || low % group || high % group)
-          return rule.whole();
-        for (unsigned i = 0; i < p->getNumOperands(); ++i)
-          rule.d.operands[i] = i == 0 ? x : Placement::rep();
-        return rule.result(x.dim, 0,
-                           typeOf(p.getResult()).getDimSize(x.dim) / group);
+        if (std::optional<unsigned> f = splitFactor(*table, 0, in[0]))
+          return alongFactor(rule, *table, *f, in[0].groups);
+        return paddedGroups(rule, p);
       })
       .Case([&](ConvOp) {
         return convolution(rule, *table, /*weightSplits=*/true);
@@ -435,73 +512,21 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
           return rule.whole();
         return byWholeSplit(rule, *table);
       })
-      .Case([&](SliceOp s) {
-        Placement p = in[0];
-        if (p.isPartial())
+      .Case<SliceOp, SplitOp>([&](Operation *o) {
+        if (passesPartials(rule, *table))
           return rule.partialThrough();
-        // Whole groups of the split dimension (or all of it) stay split.
-        int64_t dim = p.dim, size = typeOf(s.getInput()).getDimSize(dim);
-        int64_t group = size / p.groups, start = s.getStarts()[dim],
-                limit = s.getLimits()[dim];
-        if (s.getStrides()[dim] != 1 || start % group || limit % group)
-          return rule.whole();
-        rule.d.operands[0] = p;
-        return rule.result(dim, 0, (limit - start) / group);
-      })
-      .Case([&](SplitOp sp) {
-        // Pieces along another dimension keep the split; pieces of the
-        // split dimension that are whole groups of it stay split.
-        Placement p = in[0];
-        if (p.isPartial())
-          return rule.partialThrough();
-        int64_t axis = sp.getAxis();
-        if (axis < 0)
-          axis += rankOf(sp.getInput());
-        if (p.dim != axis) {
-          rule.d.operands[0] = p;
-          for (unsigned k = 0; k < sp->getNumResults(); ++k)
-            if (!rule.divisible(sp->getResult(k), p.dim, p.groups))
-              return rule.whole();
-            else
-              rule.d.results[k] = p;
-          return rule.d;
-        }
-        int64_t group = typeOf(sp.getInput()).getDimSize(axis) / p.groups;
-        for (int64_t size : sp.getSizes())
-          if (size % group)
-            return rule.whole();
-        rule.d.operands[0] = p;
-        for (auto [k, size] : llvm::enumerate(sp.getSizes()))
-          rule.d.results[k] = Placement::split(p.dim, size / group);
-        return rule.d;
+        if (std::optional<unsigned> f = splitFactor(*table, 0, in[0]))
+          return alongFactor(rule, *table, *f, in[0].groups);
+        if (auto slice = dyn_cast<SliceOp>(o))
+          return slicedGroups(rule, slice);
+        return splitGroups(rule, cast<SplitOp>(o));
       })
       .Case([&](ConcatOp c) {
-        Placement p = in[0];
-        int64_t axis = c.getAxis();
-        if (axis < 0)
-          axis += rankOf(c.getResult());
-        if (rule.anyPartial() || !p.isSplit())
+        if (rule.anyPartial() || !in[0].isSplit())
           return rule.whole();
-        if (p.dim == axis) {
-          // Pieces split along the axis into groups of one size (the
-          // gradients of a fused QKV's parts): the result holds every
-          // piece's groups, a grouped split (the inverse of split's rule).
-          int64_t group = typeOf(c->getOperand(0)).getDimSize(axis) / p.groups,
-                  groups = 0;
-          for (auto [i, v] : llvm::enumerate(c->getOperands())) {
-            Placement q = in[i];
-            if (!q.isSplit() || q.dim != axis ||
-                typeOf(v).getDimSize(axis) != group * q.groups)
-              return rule.whole();
-            rule.d.operands[i] = q;
-            groups += q.groups;
-          }
-          rule.d.results[0] = Placement::split(axis, groups);
-          return rule.d;
-        }
-        for (unsigned i = 0; i < c->getNumOperands(); ++i)
-          rule.d.operands[i] = p;
-        return rule.result(p.dim);
+        if (std::optional<unsigned> f = splitFactor(*table, 0, in[0]))
+          return alongFactor(rule, *table, *f, in[0].groups);
+        return concatGroups(rule, c);
       })
       .Default([&](Operation *) { return rule.whole(); });
 }
