@@ -1,16 +1,17 @@
 //===- Rules.cpp - how each ober op runs on split operands ----------------===//
 //
-// Part of Ober-Train. `decide` places one op along one grid axis. Rules
-// exist for the ops of transformer, MLP and CNN training steps: elementwise
-// ops with broadcasting, matmul, transpose, reshape, broadcast_to,
-// reductions, softmax, normalization, losses, one_hot, embedding and its
-// gradient, convolution and its gradients, pooling, slices and concats.
-// Elementwise ops and matmul read their factors and linearity from the
-// sharding rule table (ShardingRules.h); the other ops' rules are still
-// written here. Linear ops pass partial sums through, so a gradient's
-// data-parallel reduction happens once, where the step needs it. Any other op, or a
-// split the rule cannot keep, runs on whole operands: always correct, and
-// the collectives that costs are visible in the program.
+// Part of Ober-Train. `decide` places one op along one grid axis from the
+// sharding rule table (ShardingRules.h): the factor a split operand's
+// dimension is made of says what the split does. A parallel factor stays
+// split in every tensor that holds it; a reduction factor leaves partial
+// results of its kind (a mean's divided by the parts); partial sums pass by
+// the rule's linearity, so a gradient's data-parallel reduction happens
+// once, where the step needs it. Per op family, decide picks which split
+// operand places the op and keeps a few cases narrower than the table (each
+// says so where it is). Grouped splits (a fused QKV) are the partitioner's
+// own: slices, splits, concats and pads of whole groups keep them. Any
+// other op, or a split the rule cannot keep, runs on whole operands: always
+// correct, and the collectives that costs are visible in the program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,12 +63,6 @@ struct Rule {
   }
   bool anyPartial() const {
     return llvm::any_of(in, [](Placement p) { return p.isPartial(); });
-  }
-  /// Every operand split like it already is (partial ones completed).
-  AxisDecision &keepSplits() {
-    for (auto [i, p] : llvm::enumerate(in))
-      d.operands[i] = p.isPartial() ? Placement::rep() : p;
-    return d;
   }
   /// The result split on `dim` (in `groups`) when that divides evenly,
   /// else whole.
@@ -148,6 +143,14 @@ std::optional<unsigned> reducedFactor(const ShardingRule &table,
   return f;
 }
 
+/// A tensor split (in `groups`) on its dimension holding `factor`; whole
+/// when it does not hold it.
+Placement splitOn(const TensorMapping &tensor, unsigned factor,
+                  int64_t groups) {
+  int64_t d = ShardingRule::dimOf(tensor, factor);
+  return d >= 0 ? Placement::split(d, groups) : Placement::rep();
+}
+
 /// Every operand and result that holds `factor` split on its dimension of
 /// it (in `groups`), the others whole; whole when result 0's split does not
 /// divide.
@@ -156,14 +159,10 @@ AxisDecision &alongFactor(Rule &rule, const ShardingRule &table,
   int64_t dim = ShardingRule::dimOf(table.results[0], factor);
   if (!rule.divisible(rule.op->getResult(0), dim, groups))
     return rule.whole();
-  auto placed = [&](const TensorMapping &t) {
-    int64_t d = ShardingRule::dimOf(t, factor);
-    return d >= 0 ? Placement::split(d, groups) : Placement::rep();
-  };
   for (auto [i, t] : llvm::enumerate(table.operands))
-    rule.d.operands[i] = placed(t);
+    rule.d.operands[i] = splitOn(t, factor, groups);
   for (auto [r, t] : llvm::enumerate(table.results))
-    rule.d.results[r] = placed(t);
+    rule.d.results[r] = splitOn(t, factor, groups);
   return rule.d;
 }
 
@@ -177,10 +176,8 @@ AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
   for (unsigned i : table.addedOperands)
     if (!rule.in[i].isRep() || !isZeros(rule.op->getOperand(i)))
       return rule.whole();
-  for (auto [i, t] : llvm::enumerate(table.operands)) {
-    int64_t d = ShardingRule::dimOf(t, factor);
-    rule.d.operands[i] = d >= 0 ? Placement::split(d, groups) : Placement::rep();
-  }
+  for (auto [i, t] : llvm::enumerate(table.operands))
+    rule.d.operands[i] = splitOn(t, factor, groups);
   for (unsigned r = 0; r < rule.op->getNumResults(); ++r) {
     rule.d.results[r] = Placement::partial(f.reduction);
     rule.d.divideResult[r] = f.mean;
@@ -243,11 +240,10 @@ AxisDecision &scatterAdd(Rule &rule, const ShardingRule &table) {
       reducedFactor(table, first - rule.in.begin(), *first);
   if (!k)
     return rule.whole();
-  for (auto [i, t] : llvm::enumerate(table.operands)) {
-    int64_t d = ShardingRule::dimOf(t, *k);
-    if (d >= 0 && rule.in[i] != Placement::split(d, first->groups))
+  for (auto [i, t] : llvm::enumerate(table.operands))
+    if (ShardingRule::dimOf(t, *k) >= 0 &&
+        rule.in[i] != splitOn(t, *k, first->groups))
       return rule.whole();
-  }
   return reducedAlong(rule, table, *k, first->groups);
 }
 
@@ -295,6 +291,55 @@ AxisDecision &convWeightGrad(Rule &rule, const ShardingRule &table) {
   return rule.whole();
 }
 
+/// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
+/// batch, row and column factors stay split; a split contraction leaves
+/// partial sums.
+AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return passesPartials(rule, table) ? rule.partialThrough() : rule.whole();
+  Placement pa = rule.in[0], pb = rule.in[1];
+  std::optional<unsigned> aK = reducedFactor(table, 0, pa),
+                          bK = reducedFactor(table, 1, pb);
+  // One operand split on the contraction, the other elsewhere: gather the
+  // first rather than the second and a partial result (a weight gradient
+  // from tokens split by sequence parallelism gathers the tokens again).
+  if (aK && pb.isSplit() && !bK) {
+    pa = Placement::rep();
+    aK.reset();
+  } else if (bK && pa.isSplit() && !aK) {
+    pb = Placement::rep();
+    bK.reset();
+  }
+  if (aK)
+    return reducedAlong(rule, table, *aK, pa.groups);
+  if (bK)
+    return reducedAlong(rule, table, *bK, pb.groups);
+  // The weight's split wins over the activation's (sequence parallelism:
+  // the tokens are gathered for a column-parallel matmul).
+  if (std::optional<unsigned> f = splitFactor(table, 1, pb))
+    return alongFactor(rule, table, *f, pb.groups);
+  if (std::optional<unsigned> f = splitFactor(table, 0, pa))
+    return alongFactor(rule, table, *f, pa.groups);
+  return rule.whole();
+}
+
+/// Reshape: a split of an input dimension is a split of its major factor
+/// when the parts divide it; it survives where that factor is also the
+/// major factor of a result dimension.
+AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(rule, table))
+    return rule.partialThrough();
+  Placement p = rule.in[0];
+  if (!p.isSplit() || table.operands[0][p.dim].empty())
+    return rule.whole();
+  unsigned f = table.operands[0][p.dim].front();
+  const ShardingFactor &factor = table.factors[f];
+  if (factor.kind != FactorKind::Parallel || factor.size % rule.parts ||
+      !ShardingRule::isMajor(table.results[0], f))
+    return rule.whole();
+  return alongFactor(rule, table, f, p.groups);
+}
+
 //===----------------------------------------------------------------------===//
 // Whole groups of a split dimension
 //
@@ -304,8 +349,6 @@ AxisDecision &convWeightGrad(Rule &rule, const ShardingRule &table) {
 // own, which the table does not know: pieces that are whole groups of it
 // stay split, each device holding its block of every group. These rules
 // keep that case.
-//===----------------------------------------------------------------------===//
-
 /// A slice taking whole groups of its split dimension: fewer groups.
 AxisDecision &slicedGroups(Rule &rule, SliceOp op) {
   Placement p = rule.in[0];
@@ -371,58 +414,51 @@ AxisDecision &paddedGroups(Rule &rule, PadOp op) {
                      typeOf(op.getResult()).getDimSize(x.dim) / group);
 }
 
-//===----------------------------------------------------------------------===//
-
-/// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
-/// batch, row and column factors stay split; a split contraction leaves
-/// partial sums.
-AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
-  if (rule.anyPartial())
-    return passesPartials(rule, table) ? rule.partialThrough()
-                                          : rule.whole();
-  Placement pa = rule.in[0], pb = rule.in[1];
-  std::optional<unsigned> aK = reducedFactor(table, 0, pa),
-                          bK = reducedFactor(table, 1, pb);
-  // One operand split on the contraction, the other elsewhere: gather the
-  // first rather than the second and a partial result (a weight gradient
-  // from tokens split by sequence parallelism gathers the tokens again).
-  if (aK && pb.isSplit() && !bK) {
-    pa = Placement::rep();
-    aK.reset();
-  } else if (bK && pa.isSplit() && !aK) {
-    pb = Placement::rep();
-    bK.reset();
-  }
-  if (aK)
-    return reducedAlong(rule, table, *aK, pa.groups);
-  if (bK)
-    return reducedAlong(rule, table, *bK, pb.groups);
-  // The weight's split wins over the activation's (sequence parallelism:
-  // the tokens are gathered for a column-parallel matmul).
-  if (std::optional<unsigned> f = splitFactor(table, 1, pb))
-    return alongFactor(rule, table, *f, pb.groups);
-  if (std::optional<unsigned> f = splitFactor(table, 0, pa))
-    return alongFactor(rule, table, *f, pa.groups);
-  return rule.whole();
-}
-
-/// Reshape: a split of an input dimension is a split of its major factor
-/// when the parts divide it; it survives where that factor is also the
-/// major factor of a result dimension.
-AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
+/// Slices and splits: a split of an untouched dimension (a parallel factor)
+/// stays split in every piece; partial sums pass.
+AxisDecision &sliced(Rule &rule, const ShardingRule &table) {
   if (passesPartials(rule, table))
     return rule.partialThrough();
-  Placement p = rule.in[0];
-  if (!p.isSplit() || table.operands[0][p.dim].empty())
-    return rule.whole();
-  unsigned f = table.operands[0][p.dim].front();
-  const ShardingFactor &factor = table.factors[f];
-  if (factor.kind != FactorKind::Parallel || factor.size % rule.parts ||
-      !ShardingRule::isMajor(table.results[0], f))
-    return rule.whole();
-  return alongFactor(rule, table, f, p.groups);
+  if (std::optional<unsigned> f = splitFactor(table, 0, rule.in[0]))
+    return alongFactor(rule, table, *f, rule.in[0].groups);
+  if (auto slice = dyn_cast<SliceOp>(rule.op))
+    return slicedGroups(rule, slice);
+  return splitGroups(rule, cast<SplitOp>(rule.op));
 }
 
+/// Concat: the first piece's split of an untouched dimension splits every
+/// piece and the result; partial pieces are completed first.
+AxisDecision &concatenated(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial() || !rule.in[0].isSplit())
+    return rule.whole();
+  if (std::optional<unsigned> f = splitFactor(table, 0, rule.in[0]))
+    return alongFactor(rule, table, *f, rule.in[0].groups);
+  return concatGroups(rule, cast<ConcatOp>(rule.op));
+}
+
+/// Constant padding: a split of an unpadded dimension stays split. The
+/// table has unpadded dimensions parallel under every mode and passes
+/// partial sums through padding with zeros; the partitioner runs the other
+/// modes and partial operands whole.
+AxisDecision &padded(Rule &rule, const ShardingRule &table) {
+  auto pad = cast<PadOp>(rule.op);
+  if (rule.anyPartial() || !rule.in[0].isSplit() ||
+      pad.getMode() != PadMode::constant)
+    return rule.whole();
+  if (std::optional<unsigned> f = splitFactor(table, 0, rule.in[0]))
+    return alongFactor(rule, table, *f, rule.in[0].groups);
+  return paddedGroups(rule, pad);
+}
+
+/// Whether grouped splits pass `op`: the ops that keep dimensions apart.
+bool keepsGroupsApart(Operation *op) {
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
+             ReluOp, SiluOp, ErfOp, ReciprocalOp, GeluOp, CastOp, AddOp, SubOp,
+             MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
+             MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
+             ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+             RMSNormOp, SliceOp, PadOp, SplitOp>(op);
+}
 } // namespace
 
 AxisDecision mlir::ober::partition::decide(Operation *op,
@@ -434,15 +470,8 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
   // Whole operands give whole results.
   if (llvm::all_of(in, [](Placement p) { return p.isRep(); }))
     return rule.d;
-  // Grouped splits pass only the ops that keep dimensions apart.
-  bool grouped = llvm::any_of(in, [](Placement p) { return p.isGrouped(); });
-  if (grouped &&
-      !isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
-           ReluOp, SiluOp, ErfOp, ReciprocalOp, GeluOp, CastOp, AddOp, SubOp,
-           MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
-           MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
-           ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-           RMSNormOp, SliceOp, PadOp, SplitOp>(op))
+  if (llvm::any_of(in, [](Placement p) { return p.isGrouped(); }) &&
+      !keepsGroupsApart(op))
     return rule.whole();
   // Ops without a rule (dynamic shapes, a matmul of a vector) run whole.
   std::optional<ShardingRule> table = getShardingRule(op);
@@ -484,16 +513,7 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
         return lookup(rule, *table);
       })
       .Case([&](ScatterAddOp) { return scatterAdd(rule, *table); })
-      .Case([&](PadOp p) {
-        // Constant padding only: the table has an unpadded dimension
-        // parallel under every mode; the partitioner runs the others whole.
-        if (rule.anyPartial() || !in[0].isSplit() ||
-            p.getMode() != PadMode::constant)
-          return rule.whole();
-        if (std::optional<unsigned> f = splitFactor(*table, 0, in[0]))
-          return alongFactor(rule, *table, *f, in[0].groups);
-        return paddedGroups(rule, p);
-      })
+      .Case([&](PadOp) { return padded(rule, *table); })
       .Case([&](ConvOp) {
         return convolution(rule, *table, /*weightSplits=*/true);
       })
@@ -512,21 +532,7 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
           return rule.whole();
         return byWholeSplit(rule, *table);
       })
-      .Case<SliceOp, SplitOp>([&](Operation *o) {
-        if (passesPartials(rule, *table))
-          return rule.partialThrough();
-        if (std::optional<unsigned> f = splitFactor(*table, 0, in[0]))
-          return alongFactor(rule, *table, *f, in[0].groups);
-        if (auto slice = dyn_cast<SliceOp>(o))
-          return slicedGroups(rule, slice);
-        return splitGroups(rule, cast<SplitOp>(o));
-      })
-      .Case([&](ConcatOp c) {
-        if (rule.anyPartial() || !in[0].isSplit())
-          return rule.whole();
-        if (std::optional<unsigned> f = splitFactor(*table, 0, in[0]))
-          return alongFactor(rule, *table, *f, in[0].groups);
-        return concatGroups(rule, c);
-      })
+      .Case<SliceOp, SplitOp>([&](Operation *) { return sliced(rule, *table); })
+      .Case([&](ConcatOp) { return concatenated(rule, *table); })
       .Default([&](Operation *) { return rule.whole(); });
 }
