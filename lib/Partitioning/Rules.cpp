@@ -1,16 +1,17 @@
 //===- Rules.cpp - how each ober op runs on split operands ----------------===//
 //
-// Part of Ober-Train. `decide` places one op along one grid axis. Rules
-// exist for the ops of transformer, MLP and CNN training steps: elementwise
-// ops with broadcasting, matmul, transpose, reshape, broadcast_to,
-// reductions, softmax, normalization, losses, one_hot, embedding and its
-// gradient, convolution and its gradients, pooling, slices and concats.
-// Elementwise ops and matmul read their factors and linearity from the
-// sharding rule table (ShardingRules.h); the other ops' rules are still
-// written here. Linear ops pass partial sums through, so a gradient's
-// data-parallel reduction happens once, where the step needs it. Any other op, or a
-// split the rule cannot keep, runs on whole operands: always correct, and
-// the collectives that costs are visible in the program.
+// Part of Ober-Train. `decide` places one op along one grid axis from the
+// sharding rule table (ShardingRules.h): the factor a split operand's
+// dimension is made of says what the split does. A parallel factor stays
+// split in every tensor that holds it; a reduction factor leaves partial
+// results of its kind (a mean's divided by the parts); partial sums pass by
+// the rule's linearity, so a gradient's data-parallel reduction happens
+// once, where the step needs it. Per op family, decide picks which split
+// operand places the op and keeps a few cases narrower than the table (each
+// says so where it is). Grouped splits (a fused QKV) are the partitioner's
+// own: slices, splits, concats and pads of whole groups keep them. Any
+// other op, or a split the rule cannot keep, runs on whole operands: always
+// correct, and the collectives that costs are visible in the program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,10 @@ using namespace mlir::ober::partition;
 namespace {
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 int64_t rankOf(Value v) { return typeOf(v).getRank(); }
+/// `axis` of `v` counted from the front.
+int64_t normalizedAxis(int64_t axis, Value v) {
+  return axis < 0 ? axis + rankOf(v) : axis;
+}
 
 struct Rule {
   Operation *op;
@@ -59,12 +64,6 @@ struct Rule {
   bool anyPartial() const {
     return llvm::any_of(in, [](Placement p) { return p.isPartial(); });
   }
-  /// Every operand split like it already is (partial ones completed).
-  AxisDecision &keepSplits() {
-    for (auto [i, p] : llvm::enumerate(in))
-      d.operands[i] = p.isPartial() ? Placement::rep() : p;
-    return d;
-  }
   /// The result split on `dim` (in `groups`) when that divides evenly,
   /// else whole.
   AxisDecision &result(int64_t dim, unsigned r = 0, int64_t groups = 1) {
@@ -83,221 +82,6 @@ struct Rule {
   }
 };
 
-/// Whether partial sums `in` pass an op by its rule's linearity (its
-/// results are then partial sums).
-bool passesPartials(const ShardingRule &table, ArrayRef<Placement> in) {
-  SmallVector<Holding> holdings;
-  for (Placement p : in)
-    holdings.push_back(p.isRep()          ? Holding::Whole
-                       : p.isPartialSum() ? Holding::PartialSum
-                                          : Holding::Other);
-  return table.passesPartialSums(holdings);
-}
-
-/// The factor a split `p` of operand `operand` splits, when it is the only
-/// factor of its dimension and some result holds it.
-std::optional<unsigned> splitFactor(const ShardingRule &table, unsigned operand,
-                                    Placement p) {
-  if (!p.isSplit())
-    return std::nullopt;
-  const DimMapping &dim = table.operands[operand][p.dim];
-  if (dim.size() != 1 || !table.inResults(dim.front()))
-    return std::nullopt;
-  return dim.front();
-}
-
-/// Every operand and result that holds `factor` split on its dimension of
-/// it (in `groups`), the others whole; whole when result 0's split does not
-/// divide.
-AxisDecision &alongFactor(Rule &rule, const ShardingRule &table,
-                          unsigned factor, int64_t groups) {
-  int64_t dim = ShardingRule::dimOf(table.results[0], factor);
-  if (!rule.divisible(rule.op->getResult(0), dim, groups))
-    return rule.whole();
-  auto placed = [&](const TensorMapping &t) {
-    int64_t d = ShardingRule::dimOf(t, factor);
-    return d >= 0 ? Placement::split(d, groups) : Placement::rep();
-  };
-  for (auto [i, t] : llvm::enumerate(table.operands))
-    rule.d.operands[i] = placed(t);
-  for (auto [r, t] : llvm::enumerate(table.results))
-    rule.d.results[r] = placed(t);
-  return rule.d;
-}
-
-/// Elementwise ops with NumPy broadcasting: partial sums pass where the
-/// rule is linear; otherwise the result keeps the first split operand's
-/// factor, operands that hold it are split alike, broadcast ones stay
-/// whole.
-AxisDecision &elementwise(Rule &rule, const ShardingRule &table) {
-  if (passesPartials(table, rule.in))
-    return rule.partialThrough();
-  for (auto [i, p] : llvm::enumerate(rule.in))
-    if (std::optional<unsigned> f = splitFactor(table, i, p))
-      return alongFactor(rule, table, *f, p.groups);
-  return rule.whole();
-}
-
-/// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
-/// batch, row and column factors stay split; a split contraction leaves
-/// partial sums.
-AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
-  if (rule.anyPartial())
-    return passesPartials(table, rule.in) ? rule.partialThrough()
-                                          : rule.whole();
-  Placement pa = rule.in[0], pb = rule.in[1];
-  auto contracted = [&](unsigned operand,
-                        Placement p) -> std::optional<unsigned> {
-    if (!p.isSplit() || table.operands[operand][p.dim].size() != 1)
-      return std::nullopt;
-    unsigned f = table.operands[operand][p.dim].front();
-    if (table.factors[f].kind != FactorKind::Reduction)
-      return std::nullopt;
-    return f;
-  };
-  std::optional<unsigned> aK = contracted(0, pa), bK = contracted(1, pb);
-  // One operand split on the contraction, the other elsewhere: gather the
-  // first rather than the second and a partial result (a weight gradient
-  // from tokens split by sequence parallelism gathers the tokens again).
-  if (aK && pb.isSplit() && !bK) {
-    pa = Placement::rep();
-    aK.reset();
-  } else if (bK && pa.isSplit() && !aK) {
-    pb = Placement::rep();
-    bK.reset();
-  }
-  if (aK || bK) {
-    unsigned k = aK ? *aK : *bK;
-    int64_t groups = aK ? pa.groups : pb.groups;
-    for (auto [i, t] : llvm::enumerate(table.operands))
-      rule.d.operands[i] = Placement::split(ShardingRule::dimOf(t, k), groups);
-    rule.d.results = {Placement::partial(table.factors[k].reduction)};
-    return rule.d;
-  }
-  // The weight's split wins over the activation's (sequence parallelism:
-  // the tokens are gathered for a column-parallel matmul).
-  if (std::optional<unsigned> f = splitFactor(table, 1, pb))
-    return alongFactor(rule, table, *f, pb.groups);
-  if (std::optional<unsigned> f = splitFactor(table, 0, pa))
-    return alongFactor(rule, table, *f, pa.groups);
-  return rule.whole();
-}
-
-/// Reductions: a split reduced dimension leaves partial results (a local
-/// mean is divided by the parts, making a partial sum).
-AxisDecision &reduction(Rule &rule, ArrayRef<int64_t> axes, bool keepdims,
-                        shard::ReductionKind kind, bool mean) {
-  Operation *op = rule.op;
-  Placement p = rule.in[0];
-  int64_t rank = rankOf(op->getOperand(0));
-  SmallVector<int64_t> reduced;
-  for (int64_t a : axes)
-    reduced.push_back(a < 0 ? a + rank : a);
-  if (p.isPartial()) {
-    if (p.isPartialSum() && kind == shard::ReductionKind::Sum)
-      return rule.partialThrough();
-    return rule.whole();
-  }
-  if (!p.isSplit())
-    return rule.d;
-  rule.d.operands[0] = p;
-  if (llvm::is_contained(reduced, p.dim)) {
-    rule.d.results[0] = Placement::partial(kind);
-    rule.d.divideResult[0] = mean;
-    return rule.d;
-  }
-  int64_t dim = p.dim;
-  if (!keepdims)
-    dim -= llvm::count_if(reduced, [&](int64_t a) { return a < p.dim; });
-  return rule.result(dim, 0, p.groups);
-}
-
-/// An op that keeps a split of some dimensions of operand `lead` in the
-/// same dimension of its result, with `others` whole.
-AxisDecision &keepLead(Rule &rule, unsigned lead,
-                       llvm::function_ref<bool(int64_t)> allowed) {
-  Placement p = rule.in[lead];
-  if (rule.anyPartial() || !p.isSplit() || !allowed(p.dim))
-    return rule.whole();
-  rule.d.operands[lead] = p;
-  for (unsigned k = 0; k < rule.op->getNumResults(); ++k)
-    if (rankOf(rule.op->getResult(k)) == rankOf(rule.op->getOperand(lead)))
-      rule.d.results[k] = p;
-  return rule.result(p.dim, 0, p.groups);
-}
-
-/// A one-operand op that moves the operand's split dimension to `dim` of
-/// its result (linear: partial sums pass).
-AxisDecision &moved(Rule &rule, int64_t dim) {
-  Placement p = rule.in[0];
-  if (p.isPartial())
-    return rule.partialThrough();
-  rule.d.operands[0] = p;
-  return rule.result(dim, 0, p.groups);
-}
-
-/// Reshape: a split dimension survives when the result has a dimension
-/// starting at the same element offset whose size the parts divide.
-AxisDecision &reshape(Rule &rule, ReshapeOp op) {
-  Placement p = rule.in[0];
-  if (p.isPartial())
-    return rule.partialThrough();
-  if (!p.isSplit())
-    return rule.d;
-  ArrayRef<int64_t> in = typeOf(op.getInput()).getShape(),
-                    out = op.getType().getShape();
-  int64_t outer = 1;
-  for (int64_t i = 0; i < p.dim; ++i)
-    outer *= in[i];
-  int64_t prefix = 1;
-  for (int64_t o = 0; o < static_cast<int64_t>(out.size()); ++o) {
-    if (prefix == outer && out[o] % rule.parts == 0 && out[o] > 1) {
-      rule.d.operands[0] = p;
-      return rule.result(o);
-    }
-    prefix *= out[o];
-    if (prefix > outer)
-      break;
-  }
-  return rule.whole();
-}
-
-/// Cross-entropy over the last dimension: the other dimensions (samples,
-/// tokens) may be split, alike in the logits and the targets (class
-/// indices without the class dimension, or probabilities of the logits'
-/// shape); a mean is divided by the parts. With ignored targets the mean's
-/// denominator is global, so that case runs whole.
-AxisDecision &crossEntropy(Rule &rule, CrossEntropyOp op) {
-  Placement pl = rule.in[0], pt = rule.in[1];
-  if (rule.anyPartial() || op.getIgnoreIndex() || pl.isGrouped() ||
-      pt.isGrouped())
-    return rule.whole();
-  int64_t classes = rankOf(op.getLogits()) - 1;
-  int64_t d = pl.isSplit() ? pl.dim : pt.isSplit() ? pt.dim : -1;
-  if (d < 0 || d >= classes || !rule.divisible(op.getLogits(), d))
-    return rule.whole();
-  rule.d.operands = {Placement::split(d), Placement::split(d)};
-  LossReduction reduction = op.getReduction();
-  if (reduction == LossReduction::none)
-    return rule.result(d);
-  rule.d.results[0] = Placement::partial();
-  rule.d.divideResult[0] = reduction == LossReduction::mean;
-  return rule.d;
-}
-
-/// A loss elementwise over same-shaped operands, then reduced.
-AxisDecision &mseLoss(Rule &rule, MSELossOp op) {
-  Placement p = rule.in[0].isSplit() ? rule.in[0] : rule.in[1];
-  if (rule.anyPartial() || !p.isSplit())
-    return rule.whole();
-  rule.d.operands = {p, p};
-  if (op.getReduction() == LossReduction::none)
-    return rule.result(p.dim);
-  rule.d.results[0] = Placement::partial();
-  rule.d.divideResult[0] = op.getReduction() == LossReduction::mean;
-  return rule.d;
-}
-
 /// `v` is zeros (a splat zero constant, possibly broadcast).
 bool isZeros(Value v) {
   if (auto b = v.getDefiningOp<BroadcastToOp>())
@@ -310,6 +94,389 @@ bool isZeros(Value v) {
     return dense.getSplatValue<APFloat>().isZero();
   return dense.getSplatValue<APInt>().isZero();
 }
+
+/// Whether partial sums pass the op by its rule's linearity (its results
+/// are then partial sums). Whole zeros added to the result are partial sums
+/// too (each device's zeros sum to zeros).
+bool passesPartials(const Rule &rule, const ShardingRule &table) {
+  SmallVector<Holding> holdings;
+  for (auto [i, p] : llvm::enumerate(rule.in)) {
+    bool zeros = p.isRep() && llvm::is_contained(table.addedOperands, i) &&
+                 isZeros(rule.op->getOperand(i));
+    holdings.push_back(p.isPartialSum() || zeros ? Holding::PartialSum
+                       : p.isRep()               ? Holding::Whole
+                                                 : Holding::Other);
+  }
+  return table.passesPartialSums(holdings);
+}
+
+/// The factor a split `p` of operand `operand` splits, when it is the only
+/// factor of its dimension.
+std::optional<unsigned> factorOf(const ShardingRule &table, unsigned operand,
+                                 Placement p) {
+  if (!p.isSplit())
+    return std::nullopt;
+  const DimMapping &dim = table.operands[operand][p.dim];
+  if (dim.size() != 1)
+    return std::nullopt;
+  return dim.front();
+}
+
+/// The factor a split `p` of operand `operand` splits, when it is the only
+/// factor of its dimension, parallel and held by some result.
+std::optional<unsigned> splitFactor(const ShardingRule &table, unsigned operand,
+                                    Placement p) {
+  std::optional<unsigned> f = factorOf(table, operand, p);
+  if (!f || table.factors[*f].kind != FactorKind::Parallel ||
+      !table.inResults(*f))
+    return std::nullopt;
+  return f;
+}
+
+/// The reduction factor a split `p` of operand `operand` splits, when it is
+/// the only factor of its dimension.
+std::optional<unsigned> reducedFactor(const ShardingRule &table,
+                                      unsigned operand, Placement p) {
+  std::optional<unsigned> f = factorOf(table, operand, p);
+  if (!f || table.factors[*f].kind != FactorKind::Reduction)
+    return std::nullopt;
+  return f;
+}
+
+/// A tensor split (in `groups`) on its dimension holding `factor`; whole
+/// when it does not hold it.
+Placement splitOn(const TensorMapping &tensor, unsigned factor,
+                  int64_t groups) {
+  int64_t d = ShardingRule::dimOf(tensor, factor);
+  return d >= 0 ? Placement::split(d, groups) : Placement::rep();
+}
+
+/// Every operand and result that holds `factor` split on its dimension of
+/// it (in `groups`), the others whole; whole when result 0's split does not
+/// divide.
+AxisDecision &alongFactor(Rule &rule, const ShardingRule &table,
+                          unsigned factor, int64_t groups) {
+  int64_t dim = ShardingRule::dimOf(table.results[0], factor);
+  if (!rule.divisible(rule.op->getResult(0), dim, groups))
+    return rule.whole();
+  for (auto [i, t] : llvm::enumerate(table.operands))
+    rule.d.operands[i] = splitOn(t, factor, groups);
+  for (auto [r, t] : llvm::enumerate(table.results))
+    rule.d.results[r] = splitOn(t, factor, groups);
+  return rule.d;
+}
+
+/// Every operand that holds reduction factor `factor` split on its
+/// dimension of it (in `groups`), the others whole; every result a partial
+/// result of the factor's reduction (a local mean to be divided by the
+/// parts). Whole unless the operands added once to the result are zeros.
+AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
+                           unsigned factor, int64_t groups) {
+  const ShardingFactor &f = table.factors[factor];
+  for (unsigned i : table.addedOperands)
+    if (!rule.in[i].isRep() || !isZeros(rule.op->getOperand(i)))
+      return rule.whole();
+  for (auto [i, t] : llvm::enumerate(table.operands))
+    rule.d.operands[i] = splitOn(t, factor, groups);
+  for (unsigned r = 0; r < rule.op->getNumResults(); ++r) {
+    rule.d.results[r] = Placement::partial(f.reduction);
+    rule.d.divideResult[r] = f.mean;
+  }
+  return rule.d;
+}
+
+/// The op placed by the factor of its first split operand: partial sums
+/// pass where the rule is linear; a parallel factor stays split in every
+/// tensor that holds it, a reduction factor leaves partial results; any
+/// other split runs whole.
+AxisDecision &bySplit(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(rule, table))
+    return rule.partialThrough();
+  const Placement *first =
+      llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
+  if (first == rule.in.end())
+    return rule.whole();
+  unsigned i = first - rule.in.begin();
+  if (std::optional<unsigned> f = splitFactor(table, i, *first))
+    return alongFactor(rule, table, *f, first->groups);
+  if (std::optional<unsigned> f = reducedFactor(table, i, *first))
+    return reducedAlong(rule, table, *f, first->groups);
+  return rule.whole();
+}
+
+/// An op that takes no partial operands (they are completed first),
+/// placed by its first split operand's factor.
+AxisDecision &byWholeSplit(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return rule.whole();
+  return bySplit(rule, table);
+}
+
+/// Dropout: each element draws by its index in the whole tensor, so a
+/// block drops what the serial op drops there once the partitioner gives
+/// the local op its block's offsets, which the table's generic rule (a
+/// dropping mask's positions need replication) cannot assume. A grouped
+/// split holds a block of each group, not one block, and an op already
+/// given a block's offsets is left whole.
+AxisDecision &dropout(Rule &rule, const ShardingRule &table, DropoutOp op) {
+  if (op.getRatio().isZero())
+    return byWholeSplit(rule, table);
+  Placement p = rule.in[0];
+  if (rule.anyPartial() || !rule.in[1].isRep() || !p.isSplit() ||
+      p.isGrouped() || op.getOffsets())
+    return rule.whole();
+  if (std::optional<unsigned> f = factorOf(table, 0, p))
+    return alongFactor(rule, table, *f, /*groups=*/1);
+  return rule.whole();
+}
+
+/// Lookups (embedding, gather): one operand split on a parallel factor (the
+/// indices' dimensions, a table's width), the other whole. A table split by
+/// rows (an indexed reduction) is the vocabulary-parallel rebuild's.
+AxisDecision &lookup(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial() ||
+      llvm::count_if(rule.in, [](Placement p) { return p.isSplit(); }) != 1)
+    return rule.whole();
+  for (auto [i, p] : llvm::enumerate(rule.in))
+    if (std::optional<unsigned> f = splitFactor(table, i, p))
+      return alongFactor(rule, table, *f, p.groups);
+  return rule.whole();
+}
+
+/// Embedding and gather gradients: indices and updates split alike on one
+/// of the indices' (reduction) factors add into zeros, leaving partial
+/// sums; partial updates added into zeros pass. The partitioner does not
+/// split indices or updates that are whole here.
+AxisDecision &scatterAdd(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(rule, table))
+    return rule.partialThrough();
+  const Placement *first =
+      llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
+  if (first == rule.in.end())
+    return rule.whole();
+  std::optional<unsigned> k =
+      reducedFactor(table, first - rule.in.begin(), *first);
+  if (!k)
+    return rule.whole();
+  for (auto [i, t] : llvm::enumerate(table.operands))
+    if (ShardingRule::dimOf(t, *k) >= 0 &&
+        rule.in[i] != splitOn(t, *k, first->groups))
+      return rule.whole();
+  return reducedAlong(rule, table, *k, first->groups);
+}
+
+/// The parallel factor a split `p` of operand `operand` splits, when
+/// operand `other` does not hold it.
+std::optional<unsigned> ownFactor(const ShardingRule &table, unsigned operand,
+                                  Placement p, unsigned other) {
+  std::optional<unsigned> f = splitFactor(table, operand, p);
+  if (!f || ShardingRule::dimOf(table.operands[other], *f) >= 0)
+    return std::nullopt;
+  return f;
+}
+
+/// Convolutions (input, weight, bias): the input split on a factor the
+/// weight lacks (samples) with the weight whole, or, where `weightSplits`,
+/// the weight split on one the input lacks (output channels) with the
+/// input whole.
+AxisDecision &convolution(Rule &rule, const ShardingRule &table,
+                          bool weightSplits) {
+  Placement px = rule.in[0], pw = rule.in[1];
+  if (rule.anyPartial())
+    return rule.whole();
+  if (std::optional<unsigned> f = ownFactor(table, 0, px, 1);
+      f && !pw.isSplit())
+    return alongFactor(rule, table, *f, px.groups);
+  if (std::optional<unsigned> f = ownFactor(table, 1, pw, 0);
+      f && weightSplits && px.isRep())
+    return alongFactor(rule, table, *f, pw.groups);
+  return rule.whole();
+}
+
+/// A convolution's weight gradient (input, output gradient): either split
+/// on the samples, a reduction, leaves partial sums; the output gradient
+/// split on a factor the input lacks (output channels), the input whole,
+/// stays split.
+AxisDecision &convWeightGrad(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return rule.whole();
+  for (auto [i, p] : llvm::enumerate(rule.in))
+    if (std::optional<unsigned> k = reducedFactor(table, i, p))
+      return reducedAlong(rule, table, *k, p.groups);
+  if (std::optional<unsigned> f = ownFactor(table, 1, rule.in[1], 0);
+      f && rule.in[0].isRep())
+    return alongFactor(rule, table, *f, rule.in[1].groups);
+  return rule.whole();
+}
+
+/// Batched matmul with NumPy-broadcast batch dimensions (or a 2-D weight):
+/// batch, row and column factors stay split; a split contraction leaves
+/// partial sums.
+AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial())
+    return passesPartials(rule, table) ? rule.partialThrough() : rule.whole();
+  Placement pa = rule.in[0], pb = rule.in[1];
+  std::optional<unsigned> aK = reducedFactor(table, 0, pa),
+                          bK = reducedFactor(table, 1, pb);
+  // One operand split on the contraction, the other elsewhere: gather the
+  // first rather than the second and a partial result (a weight gradient
+  // from tokens split by sequence parallelism gathers the tokens again).
+  if (aK && pb.isSplit() && !bK) {
+    pa = Placement::rep();
+    aK.reset();
+  } else if (bK && pa.isSplit() && !aK) {
+    pb = Placement::rep();
+    bK.reset();
+  }
+  if (aK)
+    return reducedAlong(rule, table, *aK, pa.groups);
+  if (bK)
+    return reducedAlong(rule, table, *bK, pb.groups);
+  // The weight's split wins over the activation's (sequence parallelism:
+  // the tokens are gathered for a column-parallel matmul).
+  if (std::optional<unsigned> f = splitFactor(table, 1, pb))
+    return alongFactor(rule, table, *f, pb.groups);
+  if (std::optional<unsigned> f = splitFactor(table, 0, pa))
+    return alongFactor(rule, table, *f, pa.groups);
+  return rule.whole();
+}
+
+/// Reshape: a split of an input dimension is a split of its major factor
+/// when the parts divide it; it survives where that factor is also the
+/// major factor of a result dimension.
+AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(rule, table))
+    return rule.partialThrough();
+  Placement p = rule.in[0];
+  if (!p.isSplit() || table.operands[0][p.dim].empty())
+    return rule.whole();
+  unsigned f = table.operands[0][p.dim].front();
+  const ShardingFactor &factor = table.factors[f];
+  if (factor.kind != FactorKind::Parallel || factor.size % rule.parts ||
+      !ShardingRule::isMajor(table.results[0], f))
+    return rule.whole();
+  return alongFactor(rule, table, f, p.groups);
+}
+
+//===----------------------------------------------------------------------===//
+// Whole groups of a split dimension
+//
+// A slice, split, concat or pad of a dimension is a permutation factor in
+// the table: a split of it needs elements of other blocks. A split made of
+// groups (Placement::groups, a fused QKV's columns) is the partitioner's
+// own, which the table does not know: pieces that are whole groups of it
+// stay split, each device holding its block of every group. These rules
+// keep that case.
+/// A slice taking whole groups of its split dimension: fewer groups.
+AxisDecision &slicedGroups(Rule &rule, SliceOp op) {
+  Placement p = rule.in[0];
+  if (!p.isSplit())
+    return rule.whole();
+  int64_t dim = p.dim, size = typeOf(op.getInput()).getDimSize(dim);
+  int64_t group = size / p.groups, start = op.getStarts()[dim],
+          limit = op.getLimits()[dim];
+  if (op.getStrides()[dim] != 1 || start % group || limit % group)
+    return rule.whole();
+  rule.d.operands[0] = p;
+  return rule.result(dim, 0, (limit - start) / group);
+}
+
+/// Pieces of the split dimension that are whole groups of it: each piece
+/// split in its groups.
+AxisDecision &splitGroups(Rule &rule, SplitOp op) {
+  Placement p = rule.in[0];
+  if (!p.isSplit() || p.dim != normalizedAxis(op.getAxis(), op.getInput()))
+    return rule.whole();
+  int64_t group = typeOf(op.getInput()).getDimSize(p.dim) / p.groups;
+  for (int64_t size : op.getSizes())
+    if (size % group)
+      return rule.whole();
+  rule.d.operands[0] = p;
+  for (auto [k, size] : llvm::enumerate(op.getSizes()))
+    rule.d.results[k] = Placement::split(p.dim, size / group);
+  return rule.d;
+}
+
+/// Pieces split along the axis into groups of one size (the gradients of a
+/// fused QKV's parts): the result holds every piece's groups, a grouped
+/// split (the inverse of splitGroups).
+AxisDecision &concatGroups(Rule &rule, ConcatOp op) {
+  int64_t axis = normalizedAxis(op.getAxis(), op.getResult());
+  Placement p = rule.in[0];
+  if (!p.isSplit() || p.dim != axis)
+    return rule.whole();
+  int64_t group = typeOf(op->getOperand(0)).getDimSize(axis) / p.groups,
+          groups = 0;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    Placement q = rule.in[i];
+    if (!q.isSplit() || q.dim != axis ||
+        typeOf(v).getDimSize(axis) != group * q.groups)
+      return rule.whole();
+    rule.d.operands[i] = q;
+    groups += q.groups;
+  }
+  rule.d.results[0] = Placement::split(axis, groups);
+  return rule.d;
+}
+
+/// Padding by whole groups of the split dimension: more groups.
+AxisDecision &paddedGroups(Rule &rule, PadOp op) {
+  Placement x = rule.in[0];
+  int64_t group = typeOf(op.getInput()).getDimSize(x.dim) / x.groups;
+  int64_t low = op.getLow()[x.dim], high = op.getHigh()[x.dim];
+  if (low < 0 || high < 0 || low % group || high % group)
+    return rule.whole();
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    rule.d.operands[i] = i == 0 ? x : Placement::rep();
+  return rule.result(x.dim, 0,
+                     typeOf(op.getResult()).getDimSize(x.dim) / group);
+}
+
+/// Slices and splits: a split of an untouched dimension (a parallel factor)
+/// stays split in every piece; partial sums pass.
+AxisDecision &sliced(Rule &rule, const ShardingRule &table) {
+  if (passesPartials(rule, table))
+    return rule.partialThrough();
+  if (std::optional<unsigned> f = splitFactor(table, 0, rule.in[0]))
+    return alongFactor(rule, table, *f, rule.in[0].groups);
+  if (auto slice = dyn_cast<SliceOp>(rule.op))
+    return slicedGroups(rule, slice);
+  return splitGroups(rule, cast<SplitOp>(rule.op));
+}
+
+/// Concat: the first piece's split of an untouched dimension splits every
+/// piece and the result; partial pieces are completed first.
+AxisDecision &concatenated(Rule &rule, const ShardingRule &table) {
+  if (rule.anyPartial() || !rule.in[0].isSplit())
+    return rule.whole();
+  if (std::optional<unsigned> f = splitFactor(table, 0, rule.in[0]))
+    return alongFactor(rule, table, *f, rule.in[0].groups);
+  return concatGroups(rule, cast<ConcatOp>(rule.op));
+}
+
+/// Constant padding: a split of an unpadded dimension stays split. The
+/// table has unpadded dimensions parallel under every mode and passes
+/// partial sums through padding with zeros; the partitioner runs the other
+/// modes and partial operands whole.
+AxisDecision &padded(Rule &rule, const ShardingRule &table) {
+  auto pad = cast<PadOp>(rule.op);
+  if (rule.anyPartial() || !rule.in[0].isSplit() ||
+      pad.getMode() != PadMode::constant)
+    return rule.whole();
+  if (std::optional<unsigned> f = splitFactor(table, 0, rule.in[0]))
+    return alongFactor(rule, table, *f, rule.in[0].groups);
+  return paddedGroups(rule, pad);
+}
+
+/// Whether grouped splits pass `op`: the ops that keep dimensions apart.
+bool keepsGroupsApart(Operation *op) {
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
+             ReluOp, SiluOp, ErfOp, ReciprocalOp, GeluOp, CastOp, AddOp, SubOp,
+             MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
+             MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
+             ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+             RMSNormOp, SliceOp, PadOp, SplitOp>(op);
+}
 } // namespace
 
 AxisDecision mlir::ober::partition::decide(Operation *op,
@@ -321,15 +488,12 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
   // Whole operands give whole results.
   if (llvm::all_of(in, [](Placement p) { return p.isRep(); }))
     return rule.d;
-  // Grouped splits pass only the ops that keep dimensions apart.
-  bool grouped = llvm::any_of(in, [](Placement p) { return p.isGrouped(); });
-  if (grouped &&
-      !isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
-           ReluOp, SiluOp, ErfOp, ReciprocalOp, GeluOp, CastOp, AddOp, SubOp,
-           MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
-           MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
-           ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-           RMSNormOp, SliceOp, PadOp, SplitOp>(op))
+  if (llvm::any_of(in, [](Placement p) { return p.isGrouped(); }) &&
+      !keepsGroupsApart(op))
+    return rule.whole();
+  // Ops without a rule (dynamic shapes, a matmul of a vector) run whole.
+  std::optional<ShardingRule> table = getShardingRule(op);
+  if (!table)
     return rule.whole();
   return TypeSwitch<Operation *, AxisDecision>(op)
       .Case<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp,
@@ -337,241 +501,56 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
             AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp,
             CeilOp, RoundOp, SignOp, NotOp, GeluOp, CastOp, AddOp, SubOp, MulOp,
             DivOp, PowOp, MaxOp, MinOp, RemOp, AndOp, OrOp, XorOp, CompareOp,
-            SelectOp>([&](Operation *o) {
-        std::optional<ShardingRule> table = getShardingRule(o);
-        return table ? elementwise(rule, *table) : rule.whole();
-      })
-      .Case([&](DropoutOp d) {
-        // Each element draws by its index in the whole tensor, so a block
-        // drops what the serial op drops there (the partitioner gives the
-        // local op its block's offsets). A grouped split holds a block of
-        // each group, not one block, and an op already given a block's
-        // offsets is left whole.
-        bool dropping = !d.getRatio().isZero();
-        if (!in[1].isRep() ||
-            (dropping && (in[0].isGrouped() || d.getOffsets())))
+            SelectOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+            TransposeOp, BroadcastToOp>(
+          [&](Operation *) { return bySplit(rule, *table); })
+      .Case([&](MatmulOp) { return matmul(rule, *table); })
+      .Case([&](ReshapeOp) { return reshape(rule, *table); })
+      .Case([&](DropoutOp d) { return dropout(rule, *table, d); })
+      // A split statistics factor (a softmax axis, normalized dimensions)
+      // runs whole here; a softmax over split classes is the
+      // vocabulary-parallel rebuild's.
+      .Case<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(
+          [&](Operation *) { return byWholeSplit(rule, *table); })
+      .Case([&](CrossEntropyOp c) {
+        // With ignored targets the mean's denominator counts the kept
+        // targets of every sample; the table refuses only that mean, the
+        // partitioner runs every such loss whole.
+        if (c.getIgnoreIndex())
           return rule.whole();
-        return keepLead(rule, 0, [](int64_t) { return true; });
+        return byWholeSplit(rule, *table);
       })
-      .Case([&](MatmulOp m) {
-        std::optional<ShardingRule> table = getShardingRule(m);
-        return table ? matmul(rule, *table) : rule.whole();
-      })
-      .Case([&](TransposeOp t) {
-        ArrayRef<int64_t> perm = t.getPermutation();
-        return moved(rule, llvm::find(perm, in[0].dim) - perm.begin());
-      })
-      .Case([&](ReshapeOp r) { return reshape(rule, r); })
-      .Case([&](BroadcastToOp b) {
-        return moved(rule,
-                     in[0].dim + rankOf(b.getResult()) - rankOf(b.getInput()));
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
-          [&](auto r) {
-            using Op = decltype(r);
-            shard::ReductionKind kind =
-                std::is_same_v<Op, ReduceMaxOp>   ? shard::ReductionKind::Max
-                : std::is_same_v<Op, ReduceMinOp> ? shard::ReductionKind::Min
-                                                  : shard::ReductionKind::Sum;
-            return reduction(rule, r.getAxes(), r.getKeepdims(), kind,
-                             std::is_same_v<Op, ReduceMeanOp>);
-          })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *o) {
-        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
-        if (axis < 0)
-          axis += rankOf(o->getOperand(0));
-        return keepLead(rule, 0, [&](int64_t d) { return d != axis; });
-      })
-      .Case<LayerNormOp, RMSNormOp>([&](Operation *o) {
-        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
-        if (axis < 0)
-          axis += rankOf(o->getOperand(0));
-        return keepLead(rule, 0, [&](int64_t d) { return d < axis; });
-      })
-      .Case([&](CrossEntropyOp c) { return crossEntropy(rule, c); })
-      .Case([&](MSELossOp m) { return mseLoss(rule, m); })
-      .Case([&](OneHotOp o) {
-        Placement p = in[0];
-        int64_t r = rankOf(o.getResult()), axis = o.getAxis();
-        if (axis < 0)
-          axis += r;
-        if (!p.isSplit())
+      .Case([&](MSELossOp) { return byWholeSplit(rule, *table); })
+      .Case([&](OneHotOp) { return bySplit(rule, *table); })
+      .Case([&](EmbeddingOp) { return lookup(rule, *table); })
+      .Case([&](GatherOp) {
+        // The table has a gather's input parallel in its other dimensions;
+        // the partitioner runs a split input whole.
+        if (in[0].isSplit())
           return rule.whole();
-        rule.d.operands[0] = p;
-        return rule.result(p.dim < axis ? p.dim : p.dim + 1);
+        return lookup(rule, *table);
       })
-      .Case([&](EmbeddingOp e) {
-        // Split ids look up whole rows; a split embedding width gives a
-        // split result width.
-        Placement pt = in[0], pi = in[1];
-        if (rule.anyPartial())
+      .Case([&](ScatterAddOp) { return scatterAdd(rule, *table); })
+      .Case([&](PadOp) { return padded(rule, *table); })
+      .Case([&](ConvOp) {
+        return convolution(rule, *table, /*weightSplits=*/true);
+      })
+      // The table has a transposed convolution's output channels parallel
+      // in its weight; the partitioner runs that split whole.
+      .Case([&](ConvTransposeOp) {
+        return convolution(rule, *table, /*weightSplits=*/false);
+      })
+      .Case([&](ConvWeightGradOp) { return convWeightGrad(rule, *table); })
+      .Case<MaxPoolOp, AvgPoolOp, MaxPoolGradOp, AvgPoolGradOp>(
+          [&](Operation *) { return byWholeSplit(rule, *table); })
+      .Case([&](BatchNormInferenceOp) {
+        // The table has channels and positions parallel too; the
+        // partitioner keeps only split samples.
+        if (!in[0].isSplit() || in[0].dim != 0)
           return rule.whole();
-        if (pi.isSplit() && !pt.isSplit()) {
-          rule.d.operands = {Placement::rep(), pi};
-          return rule.result(pi.dim);
-        }
-        if (pt.isSplit() && pt.dim == 1 && pi.isRep()) {
-          rule.d.operands = {pt, pi};
-          return rule.result(rankOf(e.getResult()) - 1);
-        }
-        return rule.whole();
+        return byWholeSplit(rule, *table);
       })
-      .Case([&](ScatterAddOp s) {
-        // Embedding and gather gradients: split indices and updates add
-        // into zeros, leaving partial sums.
-        Placement pi = in[1], pu = in[2];
-        int64_t axis = s.getAxis();
-        // Linear in the updates: partial updates give a partial result.
-        if (isZeros(s.getInput()) && in[0].isRep() && pi.isRep() &&
-            pu.isPartialSum())
-          return rule.partialThrough();
-        if (!isZeros(s.getInput()) || !pi.isSplit() || !pu.isSplit() ||
-            pu.dim != axis + pi.dim || !in[0].isRep())
-          return rule.whole();
-        rule.d.operands = {Placement::rep(), pi, pu};
-        rule.d.results = {Placement::partial()};
-        return rule.d;
-      })
-      .Case([&](GatherOp g) {
-        // Split indices pick whole rows of a whole input.
-        Placement px = in[0], pi = in[1];
-        int64_t axis = g.getAxis();
-        if (axis < 0)
-          axis += rankOf(g.getInput());
-        if (rule.anyPartial() || px.isSplit() || !pi.isSplit())
-          return rule.whole();
-        rule.d.operands = {Placement::rep(), pi};
-        return rule.result(axis + pi.dim);
-      })
-      .Case([&](PadOp p) {
-        // Padding by whole groups of the split dimension: more groups.
-        Placement x = in[0];
-        if (rule.anyPartial() || !x.isSplit() ||
-            p.getMode() != PadMode::constant)
-          return rule.whole();
-        int64_t group = typeOf(p.getInput()).getDimSize(x.dim) / x.groups;
-        int64_t low = p.getLow()[x.dim], high = p.getHigh()[x.dim];
-        if (low < 0 || high < 0 || low % group || high % group)
-          return rule.whole();
-        for (unsigned i = 0; i < p->getNumOperands(); ++i)
-          rule.d.operands[i] = i == 0 ? x : Placement::rep();
-        return rule.result(x.dim, 0,
-                           typeOf(p.getResult()).getDimSize(x.dim) / group);
-      })
-      .Case<ConvOp, ConvTransposeOp>([&](Operation *o) {
-        // Samples split; or (plain convolution, one group) output channels
-        // through a split weight.
-        Placement px = in[0], pw = in[1];
-        if (rule.anyPartial())
-          return rule.whole();
-        if (px.isSplit() && px.dim == 0 && !pw.isSplit()) {
-          rule.d.operands[0] = px;
-          return rule.result(0);
-        }
-        auto conv = dyn_cast<ConvOp>(o);
-        if (conv && conv.getGroups() == 1 && pw.isSplit() && pw.dim == 0 &&
-            px.isRep()) {
-          rule.d.operands[1] = pw;
-          if (conv.getBias())
-            rule.d.operands[2] = Placement::split(0);
-          return rule.result(1);
-        }
-        return rule.whole();
-      })
-      .Case([&](ConvWeightGradOp g) {
-        Placement px = in[0], pg = in[1];
-        if (rule.anyPartial())
-          return rule.whole();
-        if ((px.isSplit() && px.dim == 0) || (pg.isSplit() && pg.dim == 0)) {
-          rule.d.operands = {Placement::split(0), Placement::split(0)};
-          rule.d.results = {Placement::partial()};
-          return rule.d;
-        }
-        if (g.getGroups() == 1 && pg.isSplit() && pg.dim == 1 && px.isRep()) {
-          rule.d.operands = {Placement::rep(), pg};
-          return rule.result(0);
-        }
-        return rule.whole();
-      })
-      .Case<MaxPoolOp, AvgPoolOp, BatchNormInferenceOp>([&](Operation *o) {
-        if (isa<BatchNormInferenceOp>(o) && (in[0].isSplit() && in[0].dim != 0))
-          return rule.whole();
-        return keepLead(rule, 0, [](int64_t d) { return d <= 1; });
-      })
-      .Case<MaxPoolGradOp, AvgPoolGradOp>([&](Operation *) {
-        Placement p = in[0].isSplit() ? in[0] : in[1];
-        if (rule.anyPartial() || !p.isSplit() || p.dim > 1)
-          return rule.whole();
-        rule.d.operands = {p, p};
-        return rule.result(p.dim);
-      })
-      .Case([&](SliceOp s) {
-        Placement p = in[0];
-        if (p.isPartial())
-          return rule.partialThrough();
-        // Whole groups of the split dimension (or all of it) stay split.
-        int64_t dim = p.dim, size = typeOf(s.getInput()).getDimSize(dim);
-        int64_t group = size / p.groups, start = s.getStarts()[dim],
-                limit = s.getLimits()[dim];
-        if (s.getStrides()[dim] != 1 || start % group || limit % group)
-          return rule.whole();
-        rule.d.operands[0] = p;
-        return rule.result(dim, 0, (limit - start) / group);
-      })
-      .Case([&](SplitOp sp) {
-        // Pieces along another dimension keep the split; pieces of the
-        // split dimension that are whole groups of it stay split.
-        Placement p = in[0];
-        if (p.isPartial())
-          return rule.partialThrough();
-        int64_t axis = sp.getAxis();
-        if (axis < 0)
-          axis += rankOf(sp.getInput());
-        if (p.dim != axis) {
-          rule.d.operands[0] = p;
-          for (unsigned k = 0; k < sp->getNumResults(); ++k)
-            if (!rule.divisible(sp->getResult(k), p.dim, p.groups))
-              return rule.whole();
-            else
-              rule.d.results[k] = p;
-          return rule.d;
-        }
-        int64_t group = typeOf(sp.getInput()).getDimSize(axis) / p.groups;
-        for (int64_t size : sp.getSizes())
-          if (size % group)
-            return rule.whole();
-        rule.d.operands[0] = p;
-        for (auto [k, size] : llvm::enumerate(sp.getSizes()))
-          rule.d.results[k] = Placement::split(p.dim, size / group);
-        return rule.d;
-      })
-      .Case([&](ConcatOp c) {
-        Placement p = in[0];
-        int64_t axis = c.getAxis();
-        if (axis < 0)
-          axis += rankOf(c.getResult());
-        if (rule.anyPartial() || !p.isSplit())
-          return rule.whole();
-        if (p.dim == axis) {
-          // Pieces split along the axis into groups of one size (the
-          // gradients of a fused QKV's parts): the result holds every
-          // piece's groups, a grouped split (the inverse of split's rule).
-          int64_t group = typeOf(c->getOperand(0)).getDimSize(axis) / p.groups,
-                  groups = 0;
-          for (auto [i, v] : llvm::enumerate(c->getOperands())) {
-            Placement q = in[i];
-            if (!q.isSplit() || q.dim != axis ||
-                typeOf(v).getDimSize(axis) != group * q.groups)
-              return rule.whole();
-            rule.d.operands[i] = q;
-            groups += q.groups;
-          }
-          rule.d.results[0] = Placement::split(axis, groups);
-          return rule.d;
-        }
-        for (unsigned i = 0; i < c->getNumOperands(); ++i)
-          rule.d.operands[i] = p;
-        return rule.result(p.dim);
-      })
+      .Case<SliceOp, SplitOp>([&](Operation *) { return sliced(rule, *table); })
+      .Case([&](ConcatOp) { return concatenated(rule, *table); })
       .Default([&](Operation *) { return rule.whole(); });
 }

@@ -30,12 +30,35 @@ static ShardingRule transposeRule(TransposeOp op) {
   return rule.linear(Linearity::Additive, {0}).build();
 }
 
+/// Where the dimension groups from input dimension `i` and result dimension
+/// `o`, of which `restIn` and `restOut` elements remain from one element
+/// offset, end: the next dimensions past them that start at one offset
+/// again.
+static std::pair<int64_t, int64_t> groupEnd(ArrayRef<int64_t> in,
+                                            ArrayRef<int64_t> out, int64_t i,
+                                            int64_t o, int64_t restIn,
+                                            int64_t restOut) {
+  int64_t endIn = i + 1, endOut = o + 1;
+  int64_t ni = in.size(), no = out.size();
+  while (restIn != restOut) {
+    if (restIn < restOut && endIn < ni)
+      restIn *= in[endIn++];
+    else if (restOut < restIn && endOut < no)
+      restOut *= out[endOut++];
+    else
+      break;
+  }
+  return {endIn, endOut};
+}
+
 /// Walks the input and result shapes together, major to minor, taking the
-/// largest factor both remaining dimension sizes share when one divides the
-/// other: `[6, 4] -> [2, 12]` gives factors 2, 3 and 4, the input's first
-/// dimension made of the first two, the result's second of the last two.
-/// Past a pair where neither divides the other, each remaining dimension
-/// gets a factor of its own that needs replication.
+/// largest factor both remaining dimension sizes share: `[6, 4] -> [2, 12]`
+/// gives factors 2, 3 and 4, the input's first dimension made of the first
+/// two, the result's second of the last two. Where the remaining sizes
+/// share none, each remaining dimension up to the next ones that start at
+/// one element offset gets a factor of its own that needs replication
+/// (`[6, 4] -> [4, 6]` shares only its leading 2), and the walk goes on
+/// from there.
 static ShardingRule reshapeRule(ReshapeOp op) {
   ArrayRef<int64_t> in = typeOf(op.getInput()).getShape(),
                     out = typeOf(op.getResult()).getShape();
@@ -50,12 +73,18 @@ static ShardingRule reshapeRule(ReshapeOp op) {
         restOut = out[o];
       continue;
     }
-    if (restIn % restOut && restOut % restIn)
-      break;
-    int64_t size = std::min(restIn, restOut);
-    rule.add({i}, {o}, ShardingFactor::parallel(size));
-    restIn /= size;
-    restOut /= size;
+    int64_t size = std::gcd(restIn, restOut);
+    if (size > 1) {
+      rule.add({i}, {o}, ShardingFactor::parallel(size));
+      restIn /= size;
+      restOut /= size;
+      continue;
+    }
+    auto [endIn, endOut] = groupEnd(in, out, i, o, restIn, restOut);
+    for (; i < endIn; ++i, restIn = i < ni ? in[i] : 1)
+      rule.addToOperand(0, i, ShardingFactor::replicated(restIn));
+    for (; o < endOut; ++o, restOut = o < no ? out[o] : 1)
+      rule.addToResult(0, o, ShardingFactor::replicated(restOut));
   }
   for (; i < ni; ++i, restIn = i < ni ? in[i] : 1)
     rule.addToOperand(0, i, ShardingFactor::replicated(restIn));

@@ -2,8 +2,9 @@
 
 // Transpose permutes the factors; reshape shares factors between merged
 // and split dimension groups (one dimension made of several factors, major
-// first), and gives each dimension past a pair that shares none a factor
-// needing replication.
+// first), and gives each dimension of a group that shares none a factor
+// needing replication, up to the next dimensions that start at one element
+// offset.
 // CHECK-LABEL: rules of @views
 // CHECK-NEXT: ober.transpose: ([i, j]) -> ([j, i]) {i=6, j=4} additive=(0)
 // CHECK-NEXT: ober.reshape: ([i*j, k]) -> ([i, j*k]) {i=2, j=3, k=4} additive=(0)
@@ -17,6 +18,19 @@ func.func @views(%x: tensor<6x4xf32>, %y: tensor<2x3x4xf32>, %z: tensor<2x3xf32>
   %3 = ober.reshape %z : tensor<2x3xf32> to tensor<3x2xf32>
   %4 = ober.reshape %u : tensor<8xf32> to tensor<1x8x1xf32>
   return %0, %1, %2, %3, %4 : tensor<4x6xf32>, tensor<2x12xf32>, tensor<24xf32>, tensor<3x2xf32>, tensor<1x8x1xf32>
+}
+
+// Reshapes whose dimensions do not divide each other: [6, 4] -> [4, 6]
+// shares its leading 2 (a split of either first dimension in two stays
+// split); [3, 4, 2] -> [2, 6, 2] shares nothing up to its last dimensions,
+// which start at one offset again.
+// CHECK-LABEL: rules of @unaligned_views
+// CHECK-NEXT: ober.reshape: ([i*j, k]) -> ([i*l, m]) {i=2, j=3, k=4, l=2, m=6} replication={j, k, l, m} additive=(0)
+// CHECK-NEXT: ober.reshape: ([i, j, m]) -> ([k, l, m]) {i=3, j=4, k=2, l=6, m=2} replication={i, j, k, l} additive=(0)
+func.func @unaligned_views(%x: tensor<6x4xf32>, %y: tensor<3x4x2xf32>) -> (tensor<4x6xf32>, tensor<2x6x2xf32>) {
+  %0 = ober.reshape %x : tensor<6x4xf32> to tensor<4x6xf32>
+  %1 = ober.reshape %y : tensor<3x4x2xf32> to tensor<2x6x2xf32>
+  return %0, %1 : tensor<4x6xf32>, tensor<2x6x2xf32>
 }
 
 // Slice, split, concat and pad: untouched dimensions are parallel, the
