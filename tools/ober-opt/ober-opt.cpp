@@ -12,6 +12,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "ober/InitAll.h"
 #include "ober/Tools/ModelLoader.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -53,6 +54,13 @@ int main(int argc, char **argv) {
   ober::registerAllPasses();
   auto [input, output] = registerAndParseCLIOptions(
       argc, argv, "Ober-Train optimizer driver\n", registry);
+  // Diagnostics name the op at fault; printing the whole function or module
+  // after each (MLIR's default) buries them. --mlir-print-op-on-diagnostic
+  // still turns it on.
+  auto *printOp = static_cast<llvm::cl::opt<bool> *>(
+      llvm::cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic"));
+  if (printOp && printOp->getNumOccurrences() == 0)
+    printOp->setValue(false);
   if (ober::isImportedFormat(input))
     return asMainReturnCode(importAndRun(input, output, registry));
   return asMainReturnCode(MlirOptMain(argc, argv, input, output, registry));
