@@ -252,6 +252,14 @@ static bool isActivationMatmul(Operation *op) {
   return matmul && parameterRoot(matmul.getRhs());
 }
 
+/// Whether partial sums `op` makes are an activation sequence parallelism
+/// scatters by tokens when completing them: a parameter matmul's, or a
+/// vocabulary-parallel embedding's (Megatron's scatter into the sequence
+/// parallel region).
+static bool makesTokenActivation(Operation *op) {
+  return isActivationMatmul(op) || isa<EmbeddingOp>(op);
+}
+
 /// Sequence parallelism: a matmul that would leave partial sums of a
 /// weight-sized result from split tokens reads the tokens whole instead
 /// (Megatron gathers them for every matmul): one with a whole weight (a
@@ -395,7 +403,7 @@ Value Spmd::completeEager(Value value, Operation *op) {
     bool free = tokens >= 0 && llvm::none_of(layout, [&](Placement p) {
       return p.isSplit() && p.dim == tokens;
     });
-    if (sequence.contains(axis) && free && isActivationMatmul(op) &&
+    if (sequence.contains(axis) && free && makesTokenActivation(op) &&
         type.getDimSize(tokens) % axisSize(axis) == 0 &&
         layout[axis].isPartialSum())
       target = Placement::split(tokens);

@@ -64,11 +64,12 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     if (col.sequenceOnly && !sp)
       continue;
     double time = groupCollectiveTime(col.kind,
-                                      col.elements * mb * m.floatBytes, t, 1,
+                                      col.elementsFor(mb) * m.floatBytes, t, 1,
                                       problem.cluster);
     if (col.pass != TPCollective::Pass::Backward)
       fwdComm += time;
-    s.tpComm += time * col.timesPerMicroBatch();
+    s.tpComm += time * col.timesPerStep(c.numMicroBatches) /
+                static_cast<double>(c.numMicroBatches);
   }
   double none = tp.saved.at(t, sp);
   bool last = index + 1 == m.segments.size();

@@ -107,8 +107,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
               continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
                          cols[x].pass != TPCollective::Pass::Backward;
-            int64_t times = cols[x].timesPerMicroBatch() + (again ? 1 : 0);
-            count[{kind, x}] += times * micro;
+            count[{kind, x}] +=
+                cols[x].timesPerStep(micro) + (again ? micro : 0);
             recomputed[{kind, x}] |= again;
           }
         }
@@ -119,7 +119,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         out.push_back({"tensor-parallel",
                        swap ? "reduce-scatter + all-gather"
                             : collectiveName(col.kind),
-                       stage, c.tp, col.elements * mb * w, times,
+                       stage, c.tp, col.elementsFor(mb) * w, times,
                        col.reason +
                            (col.pass == TPCollective::Pass::Both
                                 ? "; mirrored in backward"

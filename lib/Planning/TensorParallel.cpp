@@ -111,12 +111,22 @@ struct Analysis {
   void collective(Collective kind, double elements, const std::string &reason,
                   Operation *where,
                   TPCollective::Pass pass = TPCollective::Pass::Both,
-                  bool sequenceSwap = false, bool sequenceOnly = false) {
+                  bool sequenceSwap = false, bool sequenceOnly = false,
+                  bool perSample = true, bool oncePerStep = false) {
     if (t > 1)
-      out.collectives.push_back({kind, elements / samples, reason,
-                                 describe(where), pass, sequenceSwap,
-                                 sequenceOnly});
+      out.collectives.push_back({kind, perSample ? elements / samples : elements,
+                                 reason, describe(where), pass, sequenceSwap,
+                                 sequenceOnly, perSample, oncePerStep});
   }
+
+  /// Under sequence parallelism, the activations outside the
+  /// tensor-parallel regions are split by tokens (their dimension rank - 2):
+  /// what a completed partial sum becomes (a reduce-scatter), what the ops
+  /// after it make, and what a segment gets from the one before it.
+  DenseSet<Value> tokens;
+  void sequenceGradients(Operation *op);
+  /// Elements of each parameter as stored.
+  llvm::StringMap<double> paramElements;
 
   /// Values that depend on a parameter: their gradient is computed.
   DenseMap<Value, bool> gradient;
@@ -135,12 +145,14 @@ struct Analysis {
   /// Makes `v` replicated before `user` reads it.
   void gather(Value v, Operation *user) {
     State s = get(v);
-    if (s.kind == Kind::Partial)
+    if (s.kind == Kind::Partial) {
       collective(Collective::AllReduce, valueElements(v),
                  "complete the partial sums before " +
                      user->getName().getStringRef().str(),
                  v.getDefiningOp() ? v.getDefiningOp() : user,
                  TPCollective::Pass::Forward, /*sequenceSwap=*/true);
+      tokens.insert(v);
+    }
     else if (s.kind == Kind::Shard)
       collective(Collective::AllGather, valueElements(v),
                  "gather dimension " + std::to_string(s.dim) + " for " +
@@ -347,6 +359,44 @@ void Analysis::reshape(ReshapeOp op) {
   gather(op.getInput(), op);
 }
 
+/// A whole parameter that an op combines with token-split activations gets
+/// a gradient of each rank's tokens: partial sums, completed by an
+/// all-reduce (a norm's scale and bias, a bias after a row-parallel
+/// matmul) in each micro-batch, or, when the parameter spans the tokens
+/// itself (a position embedding), a block of them, accumulated over the
+/// micro-batches and gathered once for the optimizer. A matmul gathers the tokens
+/// instead (column-parallel), and an embedding reads indices.
+void Analysis::sequenceGradients(Operation *op) {
+  if (isa<MatmulOp, EmbeddingOp>(op) || op->getNumResults() == 0 ||
+      llvm::none_of(op->getOperands(),
+                    [&](Value v) { return tokens.contains(v); }))
+    return;
+  for (Value r : op->getResults())
+    if (get(r).kind == Kind::Rep && rankOf(r) >= 2 &&
+        isa<FloatType>(getElementTypeOrSelf(r.getType())))
+      tokens.insert(r);
+  for (Value v : op->getOperands()) {
+    auto param = paramOf.find(v);
+    if (param == paramOf.end())
+      continue;
+    auto how = decision.find(param->second);
+    if (how != decision.end() && how->second != "replicated")
+      continue;
+    int64_t dim = rankOf(v) - 2;
+    bool spans = dim >= 0 && shapeOf(v)[dim] != 1;
+    // The gradient is the stored parameter's, whatever part the op reads.
+    collective(spans ? Collective::AllGather : Collective::AllReduce,
+               paramElements.lookup(param->second),
+               spans ? "gather the gradient of " + param->second +
+                           " from each rank's tokens"
+                     : "complete the gradient of " + param->second +
+                           " over each rank's tokens",
+               op, TPCollective::Pass::Backward, /*sequenceSwap=*/false,
+               /*sequenceOnly=*/true, /*perSample=*/false,
+               /*oncePerStep=*/spans);
+  }
+}
+
 /// Parameter views (reshape, transpose, cast) keep their parameter, whose
 /// sharding is decided where the view is used.
 static bool isParamView(Operation *op, const DenseMap<Value, std::string> &params) {
@@ -547,8 +597,10 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
   auto func = ops.front()->getParentOfType<func::FuncOp>();
   for (BlockArgument arg : func.getArguments()) {
     if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "ober.param"))
+                                                      "ober.param")) {
       a.paramOf[arg] = name.str();
+      a.paramElements[name.getValue()] = valueElements(arg);
+    }
     else
       a.activation.insert(arg);
   }
@@ -560,10 +612,13 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
           def->hasTrait<OpTrait::ConstantLike>())
         continue;
       Value root = viewRoot(v);
-      if (a.paramOf.count(root))
+      if (a.paramOf.count(root)) {
         a.paramOf[v] = a.paramOf.lookup(root);
-      else
+      } else {
         a.activation.insert(v);
+        if (rankOf(v) >= 2 && isa<FloatType>(getElementTypeOrSelf(v.getType())))
+          a.tokens.insert(v);
+      }
     }
   for (Operation *op : ops) {
     bool act = llvm::any_of(op->getOperands(), [&](Value v) {
@@ -571,6 +626,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     });
     bool view = isParamView(op, a.paramOf);
     a.visit(op);
+    if (!view)
+      a.sequenceGradients(op);
     if (act)
       for (Value r : op->getResults())
         a.activation.insert(r);

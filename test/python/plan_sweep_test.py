@@ -12,7 +12,8 @@ trained STEPS steps on the simulated devices. Each case is checked for:
 
   partitions  `--ober-plan ... --ober-partition` succeeds;
   trains      every loss within 1e-5 relative of the serial program trained
-              on the same global batch (a step built for that batch), and
+              on the same global batch (a step built for that batch and the
+              plan's micro-batches), and
               the final parameters within 1e-5 of its (not for models with
               a bias whose gradient is zero in exact arithmetic, see GPT);
   bytes       the bytes of each collective kind `ober-run --run-stats`
@@ -158,11 +159,13 @@ def models():
     ]
 
 
-def build_step(model, batch, tmp):
-    src = model.source(batch, tmp)
-    step = os.path.join(tmp, f"{model.name}-step-b{batch}.mlir")
+def build_step(model, batch, tmp, micro=1):
+    """The step of `batch` samples per step in `micro` micro-batches."""
+    src = model.source(batch // micro, tmp)
+    step = os.path.join(tmp, f"{model.name}-step-b{batch}-m{micro}.mlir")
     code, _, err = run([tool("ober-opt"), src,
-                        f"--ober-build-train-step={model.build}", "-o", step])
+                        f"--ober-build-train-step={model.build} "
+                        f"micro-batches={micro}", "-o", step])
     if code:
         raise RuntimeError(f"building {model.name}'s step failed:\n{err}")
     return step
@@ -269,13 +272,24 @@ def sweep(selected, devices_list, factors):
             step = build_step(model, model.batch, tmp)
             for factor in factors:
                 batch = model.batch * factor
-                ref_step = (step if factor == 1 else
-                            build_step(model, batch, tmp))
                 args = save_inputs(model, batch, tmp)
-                saved = os.path.join(tmp, f"{model.name}-serial-b{batch}")
-                code, losses, err = train(ref_step, args, saved)
-                if code:
-                    raise RuntimeError(f"serial {model.name} failed:\n{err}")
+                serial = {}
+
+                def reference(micro):
+                    """The serial program on the same global batch, with the
+                    plan's micro-batches (batch norm's statistics and the
+                    dropout streams are per micro-batch)."""
+                    if micro not in serial:
+                        ref = (step if factor == 1 and micro == 1 else
+                               build_step(model, batch, tmp, micro))
+                        saved = os.path.join(
+                            tmp, f"{model.name}-serial-b{batch}-m{micro}")
+                        code, losses, err = train(ref, args, saved)
+                        if code:
+                            raise RuntimeError(
+                                f"serial {model.name} failed:\n{err}")
+                        serial[micro] = (losses, saved)
+                    return serial[micro]
                 for devices in devices_list:
                     base = f"{model.name}/g{devices}/b{batch}"
                     report = os.path.join(tmp, base.replace("/", "-") + ".json")
@@ -294,8 +308,9 @@ def sweep(selected, devices_list, factors):
                     for rank, config in enumerate(configs):
                         name = f"{base}/{rank}-{label(config)}"
                         results[name] = check_case(
-                            model, step, (losses, saved), args, devices, batch,
-                            pins_of(config), tmp, name.replace("/", "-"))
+                            model, step, reference(config["num_micro_batches"]),
+                            args, devices, batch, pins_of(config), tmp,
+                            name.replace("/", "-"))
     return results
 
 

@@ -52,7 +52,8 @@ struct ByTP {
 /// a partial sum forward is an all-reduce of the input gradient backward).
 struct TPCollective {
   Collective kind = Collective::AllReduce;
-  /// Elements per sample of the full (unsharded) buffer.
+  /// Elements of the full (unsharded) buffer: per sample, or, for a
+  /// parameter's gradient (`perSample` false), per micro-batch.
   double elements = 0;
   /// What it is for, e.g. "partial sums of ober.matmul (row-parallel)".
   std::string reason;
@@ -70,7 +71,20 @@ struct TPCollective {
   /// Runs only under sequence parallelism (a weight gradient gathering
   /// the tokens its forward pass gathered, which are not kept).
   bool sequenceOnly = false;
+  bool perSample = true;
+  /// Runs once per step, not per micro-batch (a gradient kept split while
+  /// the micro-batches accumulate it, gathered for the optimizer).
+  bool oncePerStep = false;
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
+  /// Occurrences in a step of `microBatches` micro-batches (before
+  /// recomputation repeats forward ones).
+  int64_t timesPerStep(int64_t microBatches) const {
+    return oncePerStep ? 1 : timesPerMicroBatch() * microBatches;
+  }
+  /// Elements of the full buffer for micro-batches of `microBatch` samples.
+  double elementsFor(int64_t microBatch) const {
+    return perSample ? elements * microBatch : elements;
+  }
 };
 
 /// A segment under tensor parallelism of one degree.
