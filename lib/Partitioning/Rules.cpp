@@ -185,6 +185,15 @@ AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
   return rule.d;
 }
 
+/// The first operand split along the axis, if any.
+std::optional<unsigned> firstSplit(const Rule &rule) {
+  const Placement *p =
+      llvm::find_if(rule.in, [](Placement x) { return x.isSplit(); });
+  if (p == rule.in.end())
+    return std::nullopt;
+  return static_cast<unsigned>(p - rule.in.begin());
+}
+
 /// The op placed by the factor of its first split operand: partial sums
 /// pass where the rule is linear; a parallel factor stays split in every
 /// tensor that holds it, a reduction factor leaves partial results; any
@@ -192,14 +201,13 @@ AxisDecision &reducedAlong(Rule &rule, const ShardingRule &table,
 AxisDecision &bySplit(Rule &rule, const ShardingRule &table) {
   if (passesPartials(rule, table))
     return rule.partialThrough();
-  const Placement *first =
-      llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
-  if (first == rule.in.end())
+  std::optional<unsigned> i = firstSplit(rule);
+  if (!i)
     return rule.whole();
-  unsigned i = first - rule.in.begin();
-  if (std::optional<unsigned> f = splitFactor(table, i, *first))
+  const Placement *first = &rule.in[*i];
+  if (std::optional<unsigned> f = splitFactor(table, *i, *first))
     return alongFactor(rule, table, *f, first->groups);
-  if (std::optional<unsigned> f = reducedFactor(table, i, *first))
+  if (std::optional<unsigned> f = reducedFactor(table, *i, *first))
     return reducedAlong(rule, table, *f, first->groups);
   return rule.whole();
 }
@@ -250,19 +258,17 @@ AxisDecision &lookup(Rule &rule, const ShardingRule &table) {
 AxisDecision &scatterAdd(Rule &rule, const ShardingRule &table) {
   if (passesPartials(rule, table))
     return rule.partialThrough();
-  const Placement *first =
-      llvm::find_if(rule.in, [](Placement p) { return p.isSplit(); });
-  if (first == rule.in.end())
+  std::optional<unsigned> first = firstSplit(rule);
+  if (!first)
     return rule.whole();
-  std::optional<unsigned> k =
-      reducedFactor(table, first - rule.in.begin(), *first);
+  std::optional<unsigned> k = reducedFactor(table, *first, rule.in[*first]);
   if (!k)
     return rule.whole();
   for (auto [i, t] : llvm::enumerate(table.operands))
     if (ShardingRule::dimOf(t, *k) >= 0 &&
-        rule.in[i] != splitOn(t, *k, first->groups))
+        rule.in[i] != splitOn(t, *k, rule.in[*first].groups))
       return rule.whole();
-  return reducedAlong(rule, table, *k, first->groups);
+  return reducedAlong(rule, table, *k, rule.in[*first].groups);
 }
 
 /// The parallel factor a split `p` of operand `operand` splits, when
