@@ -230,7 +230,7 @@ Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
 /// Attributes that spell out positions along a split dimension: the rules
 /// keep a slice or pad there only when it covers whole groups (or the whole
 /// dimension), so the local offsets are the global ones over the parts.
-void Spmd::localizeAttributes(Operation *local, Operation *serial) {
+void Spmd::localizeAttributes(Operation *local) {
   if (local->getNumOperands() == 0)
     return;
   Value input = local->getOperand(0);
@@ -356,7 +356,7 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
                  reshard(map.lookup(operand), operandTargets[i], op->getLoc()));
   }
   Operation *local = builder.clone(*op, operands);
-  localizeAttributes(local, op);
+  localizeAttributes(local);
   if (auto dropout = dyn_cast<DropoutOp>(local))
     localizeDropout(dropout, cast<DropoutOp>(op), resultLayouts[0]);
   for (unsigned r = 0; r < numResults; ++r) {

@@ -141,7 +141,7 @@ public:
                                             Location loc);
 
 private:
-  void localizeAttributes(Operation *local, Operation *serial);
+  void localizeAttributes(Operation *local);
   void localizeDropout(DropoutOp local, DropoutOp serial, const Layout &layout);
   /// A grouped split moved through a view with each group as a dimension.
   Value grouped(Location loc, Value v, unsigned axis, Placement from,

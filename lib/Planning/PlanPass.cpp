@@ -125,12 +125,12 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       mlir::emitError(module.getLoc(), "--ober-plan: ") << msg;
       signalPassFailure();
     };
-    std::optional<int64_t> devices, nodeCount, batch;
-    if (failed(positiveOption(gpus, "gpus", devices, error)) ||
-        failed(positiveOption(nodes, "nodes", nodeCount, error)) ||
-        failed(positiveOption(globalBatch, "global-batch", batch, error)))
+    // gpus= and nodes= are checked where the cluster is read.
+    std::optional<int64_t> batch;
+    if (failed(positiveOption(globalBatch, "global-batch", batch, error)))
       return fail(error);
-    std::optional<Cluster> c = loadCluster(cluster, devices, nodeCount, error);
+    std::optional<Cluster> c =
+        loadCluster(cluster, givenCount(gpus), givenCount(nodes), error);
     if (!c)
       return fail(error);
     PlanPins pinned;

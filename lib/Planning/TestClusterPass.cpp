@@ -23,10 +23,8 @@ struct TestClusterPass
   void runOnOperation() override {
     std::string error;
     std::optional<ober::planning::Cluster> c =
-        ober::planning::loadCluster(
-            cluster, gpus.hasValue() ? std::optional<int64_t>(gpus) : std::nullopt,
-            nodes.hasValue() ? std::optional<int64_t>(nodes) : std::nullopt,
-            error);
+        ober::planning::loadCluster(cluster, ober::planning::givenCount(gpus),
+                                    ober::planning::givenCount(nodes), error);
     if (!c) {
       getOperation().emitError(error);
       return signalPassFailure();

@@ -84,6 +84,13 @@ std::optional<Cluster> loadCluster(const std::string &nameOrPath,
                                    std::optional<int64_t> nodes,
                                    std::string &error);
 
+/// The value of a count option (`gpus=`, `nodes=`) the user set, nullopt
+/// when unset; an explicit 0 is a value, which loadCluster refuses.
+template <typename Option>
+std::optional<int64_t> givenCount(const Option &option) {
+  return option.hasValue() ? std::optional<int64_t>(option) : std::nullopt;
+}
+
 /// Reads the module attribute form.
 std::optional<Cluster> clusterFromAttr(DictionaryAttr attr, std::string &error);
 

@@ -6,19 +6,11 @@
 
 #include "ShardingDistributedForms.h"
 
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
 using namespace mlir;
 using namespace mlir::ober;
-
-Value mlir::ober::scalarLike(OpBuilder &builder, Location loc, Type type,
-                             double value) {
-  Type element = cast<ShapedType>(type).getElementType();
-  auto scalar = RankedTensorType::get({}, element);
-  return ConstantOp::create(
-      builder, loc,
-      DenseElementsAttr::get(scalar, builder.getFloatAttr(element, value)));
-}
 
 FailureOr<Value> mlir::ober::distributedSoftmax(Operation *op,
                                                 ArrayRef<Value> operands,
@@ -86,7 +78,7 @@ FailureOr<Value> mlir::ober::distributedNorm(Operation *op,
     sum = shard::AllReduceOp::create(builder, loc, sum, grid.getSymName(), axes,
                                      shard::ReductionKind::Sum);
     return MulOp::create(builder, loc, sum,
-                         scalarLike(builder, loc, type, 1.0 / count))
+                         createScalarConstant(builder, loc, type.getElementType(), 1.0 / count))
         .getResult();
   };
   Value centered = rms ? x : SubOp::create(builder, loc, x, globalMean(x));
@@ -94,7 +86,7 @@ FailureOr<Value> mlir::ober::distributedNorm(Operation *op,
   Value inv =
       RsqrtOp::create(builder, loc,
                       AddOp::create(builder, loc, var,
-                                    scalarLike(builder, loc, type, epsilon)));
+                                    createScalarConstant(builder, loc, type.getElementType(), epsilon)));
   Value y = MulOp::create(builder, loc, centered, inv);
   // Scale and bias are split like the normalized dimensions.
   unsigned next = 1;

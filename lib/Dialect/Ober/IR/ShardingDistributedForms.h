@@ -41,9 +41,6 @@ FailureOr<Value> distributedNorm(Operation *op, ArrayRef<Value> operands,
                                  ArrayRef<shard::GridAxis> axes,
                                  OpBuilder &builder);
 
-/// A 0-D constant `value` of `type`'s element type.
-Value scalarLike(OpBuilder &builder, Location loc, Type type, double value);
-
 } // namespace mlir::ober
 
 #endif // OBER_LIB_DIALECT_OBER_IR_SHARDINGDISTRIBUTEDFORMS_H

@@ -20,6 +20,7 @@
 
 #include "ShardingDistributedForms.h"
 
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Dialect/Ober/IR/ShardingRules.h"
 
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -136,7 +138,9 @@ Value complete(OpBuilder &builder, Location loc, Value value,
   for (shard::GridAxis a : splits.reduced)
     parts *= grid.getShape()[a];
   return MulOp::create(builder, loc, value,
-                       scalarLike(builder, loc, value.getType(), 1.0 / parts));
+                       createScalarConstant(
+                           builder, loc, getElementTypeOrSelf(value.getType()),
+                           1.0 / parts));
 }
 
 /// The number of blocks each dimension of `value` is split into.
