@@ -347,21 +347,49 @@ AxisDecision &matmul(Rule &rule, const ShardingRule &table) {
   return rule.whole();
 }
 
-/// Reshape: a split of an input dimension is a split of its major factor
-/// when the parts divide it; it survives where that factor is also the
-/// major factor of a result dimension.
+/// The factors before `factor` in its dimension of `tensor`, multiplied:
+/// the groups a split of `factor` makes of that dimension (1: a plain
+/// block split); -1 when the tensor lacks it.
+int64_t groupsBefore(const ShardingRule &table, const TensorMapping &tensor,
+                     unsigned factor) {
+  int64_t d = ShardingRule::dimOf(tensor, factor);
+  if (d < 0)
+    return -1;
+  int64_t groups = 1;
+  for (unsigned f : tensor[d]) {
+    if (f == factor)
+      break;
+    groups *= table.factors[f].size;
+  }
+  return groups;
+}
+
+/// Reshape: a split of an input dimension in `groups` splits the factor
+/// that the factors before it make `groups` of (the major one for a plain
+/// split), when the parts divide it. The factor stays split in the result
+/// dimension that holds it, grouped by the factors before it there: a
+/// batch that a reshape makes the minor part of [tokens x batch] is held
+/// as each device's block of every token's samples.
 AxisDecision &reshape(Rule &rule, const ShardingRule &table) {
   if (passesPartials(rule, table))
     return rule.partialThrough();
   Placement p = rule.in[0];
-  if (!p.isSplit() || table.operands[0][p.dim].empty())
+  if (!p.isSplit())
     return rule.whole();
-  unsigned f = table.operands[0][p.dim].front();
-  const ShardingFactor &factor = table.factors[f];
-  if (factor.kind != FactorKind::Parallel || factor.size % rule.parts ||
-      !ShardingRule::isMajor(table.results[0], f))
+  std::optional<unsigned> split;
+  for (unsigned f : table.operands[0][p.dim])
+    if (groupsBefore(table, table.operands[0], f) == p.groups) {
+      split = f;
+      break;
+    }
+  if (!split || table.factors[*split].kind != FactorKind::Parallel ||
+      table.factors[*split].size % rule.parts)
     return rule.whole();
-  return alongFactor(rule, table, f, p.groups);
+  int64_t groups = groupsBefore(table, table.results[0], *split);
+  if (groups < 0)
+    return rule.whole();
+  rule.d.operands[0] = p;
+  return rule.result(ShardingRule::dimOf(table.results[0], *split), 0, groups);
 }
 
 //===----------------------------------------------------------------------===//
@@ -481,7 +509,7 @@ bool keepsGroupsApart(Operation *op) {
              MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp, SelectOp, DropoutOp,
              MatmulOp, TransposeOp, BroadcastToOp, ReduceSumOp, ReduceMeanOp,
              ReduceMaxOp, ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-             RMSNormOp, SliceOp, PadOp, SplitOp>(op);
+             RMSNormOp, SliceOp, PadOp, SplitOp, ReshapeOp>(op);
 }
 } // namespace
 
