@@ -177,17 +177,17 @@ static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
       if (again.empty())
         break;
       for (unsigned ki : again) {
-        const Segment *model = nullptr;
-        for (const Segment &seg : p.segments)
-          if (seg.kind == ki) {
-            model = &seg;
-            break;
-          }
-        DenseSet<Operation *> selective(model->selective.begin(),
-                                        model->selective.end());
+        unsigned first = 0;
+        while (p.segments[first].kind != ki)
+          ++first;
+        const Segment &model = p.segments[first];
+        DenseSet<Operation *> selective(model.selective.begin(),
+                                        model.selective.end());
+        SegmentEnds ends{first ? p.segments[first - 1].boundary : Value(),
+                         model.boundary, p.kinds[ki].incoming[di]};
         p.kinds[ki].tp[di] =
-            analyseTensorParallel(model->ops, d, cluster, precision, samples,
-                                  saved, selective, forward, whole);
+            analyseTensorParallel(model.ops, d, cluster, precision, samples,
+                                  saved, selective, forward, ends, whole);
       }
     }
   }
@@ -367,11 +367,24 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     seg.ops = ops;
     seg.boundaryElements =
         boundaries[i] ? valueElements(boundaries[i]) / samples : 0;
+    seg.boundary = boundaries[i];
+    // How the previous segment hands over its activation, per degree: part
+    // of what makes this segment a kind.
+    std::vector<TPBoundary> incoming(degrees.size());
+    std::string split;
+    if (i > 0)
+      for (auto [di, d] : llvm::enumerate(degrees)) {
+        incoming[di] = p.kinds[p.segments[i - 1].kind].tp[di].boundary;
+        if (incoming[di].isSplit())
+          split += " t" + std::to_string(d) + ":" +
+                   std::to_string(incoming[di].dim) + "/" +
+                   std::to_string(incoming[di].stride);
+      }
     DenseSet<Operation *> selective = selectiveOps(ops, activation, params);
     for (Operation *op : ops)
       if (selective.contains(op))
         seg.selective.push_back(op);
-    std::string sig = signatureOf(ops);
+    std::string sig = signatureOf(ops) + split;
     auto [it, inserted] = kindOf.emplace(sig, p.kinds.size());
     if (inserted) {
       SegmentKind k;
@@ -396,10 +409,12 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
             k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
-      for (int64_t d : degrees)
-        k.tp.push_back(analyseTensorParallel(ops, d, cluster, precision,
-                                             samples, saved, selective,
-                                             forward));
+      k.incoming = incoming;
+      for (auto [di, d] : llvm::enumerate(degrees))
+        k.tp.push_back(analyseTensorParallel(
+            ops, d, cluster, precision, samples, saved, selective, forward,
+            {i > 0 ? boundaries[i - 1] : Value(), boundaries[i],
+             incoming[di]}));
       for (Operation *op : ops)
         if (OpWork w = workOf(op); w.matmul)
           k.forwardFlops += w.flops / samples;

@@ -253,7 +253,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         transfer(m.segments[end - 1].boundaryElements * mb * w, 2 * micro,
                  "activations forward, their gradients back",
                  "after segment " + std::to_string(end - 1),
-                 c.sequenceParallel);
+                 c.sequenceParallel ||
+                     m.kinds[m.segments[end - 1].kind].at(c.tp).boundary.isSplit());
   }
   // Sums over every gradient: partial on each replica under ZeRO,
   // completed once; with pipeline stages the running sum passes from stage

@@ -588,7 +588,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     ArrayRef<Operation *> ops, int64_t degree, const Cluster &cluster,
     StringRef precision, double samples, const DenseSet<Value> &saved,
     const DenseSet<Operation *> &selective,
-    const DenseSet<Operation *> &forward, const std::set<std::string> &whole) {
+    const DenseSet<Operation *> &forward, const SegmentEnds &ends,
+    const std::set<std::string> &whole) {
   Analysis a(degree, cluster, precision, samples, whole);
   a.out.degree = degree;
   if (ops.empty())
@@ -620,6 +621,9 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
           a.tokens.insert(v);
       }
     }
+  // The previous segment's split of the activation it hands over.
+  if (ends.in && ends.incoming.isSplit() && degree > 1)
+    a.state[ends.in] = State::shard(ends.incoming.dim, ends.incoming.stride);
   for (Operation *op : ops) {
     bool act = llvm::any_of(op->getOperands(), [&](Value v) {
       return a.activation.contains(v);
@@ -671,14 +675,23 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
                                    : a.out.selectiveSaved.full) += n;
     }
   }
-  // What leaves the segment must be whole again.
+  // What leaves the segment must be whole again, except a split
+  // activation handed to the next segment (it stays split there).
   for (Operation *op : ops)
-    for (Value r : op->getResults())
-      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
-            return isa<func::ReturnOp>(u) ||
-                   (forward.contains(u) && !inSegment.contains(u));
-          }))
+    for (Value r : op->getResults()) {
+      bool returned = llvm::any_of(r.getUsers(), [](Operation *u) {
+        return isa<func::ReturnOp>(u);
+      });
+      bool later = llvm::any_of(r.getUsers(), [&](Operation *u) {
+        return forward.contains(u) && !inSegment.contains(u);
+      });
+      if (r == ends.out && !returned && a.get(r).kind == Kind::Shard)
+        continue;
+      if (returned || later)
         a.gather(r, op);
+    }
+  if (ends.out && a.get(ends.out).kind == Kind::Shard)
+    a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).stride};
   // Parameters: elements by decision (the first decision of a parameter
   // used several times wins; "replicated" is recorded after any split of
   // the same op, so a split decision made by that op comes first).

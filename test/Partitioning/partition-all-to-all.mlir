@@ -1,8 +1,10 @@
 // A split moving to another dimension is one all-to-all: each device sends
 // the blocks of the new dimension the others keep (here the transpose of a
-// column-parallel result added to it). The partitioned step trains like
-// the serial one on two simulated devices, and the report counts the
-// all-to-all the program runs.
+// column-parallel result added to it), forward and again for the gradient
+// of the transpose backward. The sum stays split into the second matmul
+// (row-parallel). The partitioned step trains like the serial one on two
+// simulated devices, and the report counts the all-to-alls the program
+// runs.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ober-opt %s --ober-build-train-step="loss=mse optimizer=sgd" -o %t/step.mlir
 // RUN: ober-opt %t/step.mlir --ober-plan="cluster=cpu gpus=2 dp=1 tp=2 pp=1 zero=0 recompute=none precision=f32 sequence-parallel=0" --ober-plan-report=%t/plan.json --ober-partition -o %t/parts.mlir 2>/dev/null
@@ -23,5 +25,5 @@ func.func @main(%x: tensor<8x8xf32>, %w1: tensor<8x8xf32> {ober.param = "w1"}, %
 
 // CHECK: shard.all_to_all %{{.*}} on @devices grid_axes = [1] split_axis = 1 concat_axis = 0 : tensor<4x8xf32> -> tensor<8x4xf32>
 // TRAINED: losses equal
-// TRAINED: reported 256
+// TRAINED: reported 512
 // STATS: all-to-all over 2 devices, 256 bytes

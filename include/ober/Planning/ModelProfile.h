@@ -87,9 +87,24 @@ struct TPCollective {
   }
 };
 
+/// How tensor parallelism splits the one activation between two segments:
+/// a dimension and the stride of its split (see TensorParallel.cpp), or
+/// whole (`dim` -1). A split one stays split into the next segment (the
+/// partitioner keeps it) and crosses a pipeline stage boundary as each
+/// rank's share, with no gather on arrival.
+struct TPBoundary {
+  int64_t dim = -1, stride = 0;
+  bool isSplit() const { return dim >= 0; }
+  bool operator==(const TPBoundary &o) const {
+    return dim == o.dim && stride == o.stride;
+  }
+};
+
 /// A segment under tensor parallelism of one degree.
 struct TPProfile {
   int64_t degree = 1;
+  /// How the activation the segment hands to the next one is split.
+  TPBoundary boundary;
   /// Forward seconds per sample by class (matrix units / other).
   ByTP forwardMatmul, forwardOther;
   /// Activations the backward pass reads, bytes per sample (floating-point
@@ -123,6 +138,8 @@ struct Segment {
   /// Elements per sample of the value that leaves the segment (what a
   /// pipeline stage boundary here sends forward, and its gradient back).
   double boundaryElements = 0;
+  /// That value (null for the last segment).
+  Value boundary;
   /// The ops selective recomputation repeats.
   std::vector<Operation *> selective;
 };
@@ -151,6 +168,8 @@ struct SegmentKind {
   /// while its gradient is formed).
   double largestValue = 0;
   std::vector<TPProfile> tp; // one per candidate degree
+  /// Per candidate degree, how the activation it receives is split.
+  std::vector<TPBoundary> incoming;
   const TPProfile &at(int64_t degree) const;
 };
 
@@ -220,12 +239,21 @@ segmentSplits(const ModelProfile &m, unsigned segment, int64_t degree);
 std::map<std::string, TPProfile::ParameterSplit>
 parameterSplits(const ModelProfile &m, int64_t degree);
 
+/// The segment's two ends: the activation it receives from the previous
+/// segment (null for the first) split as `incoming`, and the one it hands
+/// to the next (null for the last).
+struct SegmentEnds {
+  Value in, out;
+  TPBoundary incoming;
+};
+
 TPProfile analyseTensorParallel(ArrayRef<Operation *> ops, int64_t degree,
                                 const Cluster &cluster, StringRef precision,
                                 double samples,
                                 const llvm::DenseSet<Value> &saved,
                                 const llvm::DenseSet<Operation *> &selective,
                                 const llvm::DenseSet<Operation *> &forward,
+                                const SegmentEnds &ends,
                                 const std::set<std::string> &whole = {});
 
 /// Elementwise ops (with broadcasting): what a code generator fuses.
