@@ -26,6 +26,18 @@ using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::partition;
 
+bool mlir::ober::partition::isZeros(Value v) {
+  if (auto b = v.getDefiningOp<BroadcastToOp>())
+    v = b.getInput();
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+  if (!dense || !dense.isSplat())
+    return false;
+  if (isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isZero();
+  return dense.getSplatValue<APInt>().isZero();
+}
+
 namespace {
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 int64_t rankOf(Value v) { return typeOf(v).getRank(); }
@@ -82,18 +94,6 @@ struct Rule {
   }
 };
 
-/// `v` is zeros (a splat zero constant, possibly broadcast).
-bool isZeros(Value v) {
-  if (auto b = v.getDefiningOp<BroadcastToOp>())
-    v = b.getInput();
-  auto c = v.getDefiningOp<ConstantOp>();
-  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
-  if (!dense || !dense.isSplat())
-    return false;
-  if (isa<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().isZero();
-  return dense.getSplatValue<APInt>().isZero();
-}
 
 /// Whether partial sums pass the op by its rule's linearity (its results
 /// are then partial sums). Whole zeros added to the result are partial sums

@@ -164,15 +164,19 @@ private:
       moved;
 };
 
+/// `v` is zeros (a splat zero constant, possibly broadcast).
+bool isZeros(Value v);
+
 /// How `op` is placed along an axis of `parts` devices, given its operands'
 /// placements and the serial (global) operand and result types. Ops without
 /// a rule run on whole operands (replicated), which is always correct.
 AxisDecision decide(Operation *op, ArrayRef<Placement> operands,
                     int64_t parts);
 
-/// Rebuilds a vocabulary-parallel embedding (a table split by rows),
-/// cross-entropy or softmax (split classes) with Megatron's collectives
-/// (Vocabulary.cpp); nullopt when `op` is none of them so placed.
+/// Rebuilds a vocabulary-parallel embedding (a table split by rows), its
+/// gradient (each device's block of rows), cross-entropy or softmax (split
+/// classes) with Megatron's collectives (Vocabulary.cpp); nullopt when `op`
+/// is none of them so placed.
 std::optional<LogicalResult> rebuildVocabularyParallel(Spmd &spmd,
                                                        Operation *op,
                                                        IRMapping &map);

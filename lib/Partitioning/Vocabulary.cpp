@@ -124,6 +124,80 @@ std::optional<LogicalResult> embedding(Spmd &spmd, EmbeddingOp op,
   return success();
 }
 
+/// The gradient of an embedding whose table is split by rows along one
+/// axis (a scatter-add of the output's gradient at the same ids into zeros,
+/// or into the table's gradient from elsewhere, split alike): each device
+/// adds only the ids in its block, so the gradient is split like the table
+/// (Megatron's) instead of formed whole and sliced. Along the other axes
+/// the op is placed by its rule.
+std::optional<LogicalResult> embeddingGradient(Spmd &spmd, ScatterAddOp op,
+                                               IRMapping &map) {
+  if (op.getAxis() != 0)
+    return std::nullopt;
+  EmbeddingOp forward;
+  for (Operation *user : op.getIndices().getUsers())
+    if (auto e = dyn_cast<EmbeddingOp>(user);
+        e && e.getTable().getType() == op.getType())
+      forward = e;
+  Value table = forward ? map.lookupOrNull(forward.getTable()) : Value();
+  if (!table)
+    return std::nullopt;
+  std::optional<unsigned> axis = splitAxisOf(spmd.layoutOf(table), 0);
+  Value input = map.lookup(op.getInput()), ids = map.lookup(op.getIndices()),
+        updates = map.lookup(op.getUpdates());
+  if (!axis)
+    return std::nullopt;
+  Placement start = spmd.layoutOf(input)[*axis];
+  bool zeros = start.isRep() && isZeros(op.getInput());
+  if (!zeros && start != Placement::split(0))
+    return std::nullopt;
+  SmallVector<Layout> targets = {spmd.layoutOf(input), spmd.layoutOf(ids),
+                                 spmd.layoutOf(updates)};
+  Layout result = spmd.replicated();
+  for (unsigned a = 0; a < spmd.numAxes(); ++a) {
+    if (a == *axis || spmd.axisSize(a) == 1)
+      continue;
+    AxisDecision d =
+        decide(op, {targets[0][a], targets[1][a], targets[2][a]},
+               spmd.axisSize(a));
+    if (d.operands[0].isSplit() || d.results[0].isSplit() ||
+        (!d.divideResult.empty() && d.divideResult[0]))
+      return std::nullopt;
+    for (unsigned i = 0; i < 3; ++i)
+      targets[i][a] = d.operands[i];
+    result[a] = d.results[0];
+  }
+  targets[1][*axis] = targets[2][*axis] = Placement::rep();
+  result[*axis] = Placement::split(0);
+  Local B(spmd, op.getLoc());
+  if (!zeros)
+    input = spmd.reshard(input, targets[0], B.loc);
+  ids = spmd.reshard(ids, targets[1], B.loc);
+  updates = spmd.reshard(updates, targets[2], B.loc);
+  auto type = cast<RankedTensorType>(updates.getType());
+  RankedTensorType local =
+      spmd.localType(op.getType(), result).clone(type.getElementType());
+  if (zeros)
+    input = ConstantOp::create(
+        B.b, B.loc,
+        DenseElementsAttr::get(local, B.b.getZeroAttr(type.getElementType())));
+  auto [shifted, inside] = B.local(ids, *axis, local.getDimSize(0));
+  Type it = cast<RankedTensorType>(ids.getType()).getElementType();
+  Value safe = SelectOp::create(B.b, B.loc, inside, shifted, B.constant(it, 0));
+  // Ids outside the block add zeros (at row 0).
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  SmallVector<int64_t> column(idsType.getShape());
+  column.append(local.getRank() - 1, 1);
+  Value mask = ReshapeOp::create(
+      B.b, B.loc, RankedTensorType::get(column, type.getElementType()),
+      CastOp::create(B.b, B.loc, idsType.clone(type.getElementType()), inside));
+  Value masked = MulOp::create(B.b, B.loc, updates, mask);
+  Value out = ScatterAddOp::create(B.b, B.loc, input, safe, masked, 0);
+  spmd.setLayout(out, result);
+  map.map(op.getResult(), out);
+  return success();
+}
+
 /// Logits split by classes along one axis; integer targets whole along it
 /// and split like the logits' samples along the others.
 std::optional<LogicalResult> crossEntropy(Spmd &spmd, CrossEntropyOp op,
@@ -252,6 +326,8 @@ mlir::ober::partition::rebuildVocabularyParallel(Spmd &spmd, Operation *op,
                                                  IRMapping &map) {
   if (auto e = dyn_cast<EmbeddingOp>(op))
     return embedding(spmd, e, map);
+  if (auto s = dyn_cast<ScatterAddOp>(op))
+    return embeddingGradient(spmd, s, map);
   if (auto ce = dyn_cast<CrossEntropyOp>(op))
     return crossEntropy(spmd, ce, map);
   if (auto sm = dyn_cast<SoftmaxOp>(op))

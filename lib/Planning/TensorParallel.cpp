@@ -142,22 +142,27 @@ struct Analysis {
     return gradient[v] = needs;
   }
 
-  /// Makes `v` replicated before `user` reads it.
+  /// Makes `v` replicated before `user` reads it. A value that does not
+  /// depend on the batch (a position embedding's rows) moves once per
+  /// micro-batch whatever its size.
   void gather(Value v, Operation *user) {
     State s = get(v);
+    bool perSample = activation.contains(v);
     if (s.kind == Kind::Partial) {
       collective(Collective::AllReduce, valueElements(v),
                  "complete the partial sums before " +
                      user->getName().getStringRef().str(),
                  v.getDefiningOp() ? v.getDefiningOp() : user,
-                 TPCollective::Pass::Forward, /*sequenceSwap=*/true);
+                 TPCollective::Pass::Forward, /*sequenceSwap=*/true,
+                 /*sequenceOnly=*/false, perSample);
       tokens.insert(v);
     }
     else if (s.kind == Kind::Shard)
       collective(Collective::AllGather, valueElements(v),
                  "gather dimension " + std::to_string(s.dim) + " for " +
                      user->getName().getStringRef().str(),
-                 user, TPCollective::Pass::Forward);
+                 user, TPCollective::Pass::Forward, /*sequenceSwap=*/false,
+                 /*sequenceOnly=*/false, perSample);
     else
       return;
     state[v] = State();
