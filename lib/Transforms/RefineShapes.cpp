@@ -7,6 +7,7 @@
 #include "ober/Transforms/RefineShapes.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingRules.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -29,6 +30,80 @@ static std::optional<int64_t> changedDim(RankedTensorType before,
     }
   return changed;
 }
+
+namespace {
+/// Where a changed (batch) dimension sits in a value, in its types before
+/// refinement: dimension `dim` is [groups] x [from] x [the rest], and
+/// `from` becomes `to`. A reshape that merges the batch with a larger
+/// dimension before it ([tokens x batch]) cannot tell from its sizes alone
+/// which part changed; this says.
+struct BatchAt {
+  int64_t dim = -1, groups = 1, from = 1, to = 1;
+};
+
+/// The factor of `tensor` that holds `at` (a block of `at.from` after
+/// `at.groups` elements of its dimension), and the groups of it before the
+/// batch; nullopt when no one factor does.
+std::optional<std::pair<unsigned, int64_t>>
+factorHolding(const ShardingRule &rule, const TensorMapping &tensor,
+              const BatchAt &at) {
+  if (at.dim < 0 || at.dim >= static_cast<int64_t>(tensor.size()))
+    return std::nullopt;
+  int64_t before = 1;
+  for (unsigned f : tensor[at.dim]) {
+    int64_t size = rule.factors[f].size;
+    if (at.groups % before == 0 && size % (at.groups / before * at.from) == 0)
+      return std::make_pair(f, at.groups / before);
+    before *= size;
+    if (before > at.groups)
+      break;
+  }
+  return std::nullopt;
+}
+
+/// The batch of each value, followed from the arguments whose one
+/// dimension changed through every op by its sharding rule (on the types
+/// before refinement): the factor that holds it in an operand holds it in
+/// the results.
+DenseMap<Value, BatchAt> followBatch(Block &body, TypeRange argTypes) {
+  DenseMap<Value, BatchAt> at;
+  for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes)) {
+    auto was = dyn_cast<RankedTensorType>(arg.getType());
+    auto now = dyn_cast<RankedTensorType>(type);
+    if (!was || !now || !was.hasStaticShape() || !now.hasStaticShape())
+      continue;
+    if (std::optional<int64_t> d = changedDim(was, now))
+      at[arg] = {*d, 1, was.getDimSize(*d), now.getDimSize(*d)};
+  }
+  for (Operation &op : body) {
+    auto held = llvm::find_if(op.getOperands(),
+                              [&](Value v) { return at.count(v); });
+    if (held == op.operand_end())
+      continue;
+    std::optional<ShardingRule> rule = getShardingRule(&op);
+    if (!rule)
+      continue;
+    unsigned operand = held - op.operand_begin();
+    BatchAt in = at.lookup(*held);
+    auto f = factorHolding(*rule, rule->operands[operand], in);
+    if (!f)
+      continue;
+    for (auto [r, tensor] : llvm::enumerate(rule->results)) {
+      int64_t d = ShardingRule::dimOf(tensor, f->first);
+      if (d < 0)
+        continue;
+      int64_t groups = f->second;
+      for (unsigned g : tensor[d]) {
+        if (g == f->first)
+          break;
+        groups *= rule->factors[g].size;
+      }
+      at[op.getResult(r)] = {d, groups, in.from, in.to};
+    }
+  }
+  return at;
+}
+} // namespace
 
 /// A static reshape result for an input `before` that became `after` in one
 /// dimension `p` (a new batch): the result dimension that starts at the
@@ -62,12 +137,23 @@ static std::optional<RankedTensorType> rescaleReshape(RankedTensorType before,
 /// (see rescaleReshape).
 static RankedTensorType resolveReshape(RankedTensorType before,
                                        RankedTensorType input,
-                                       RankedTensorType result) {
+                                       RankedTensorType result,
+                                       std::optional<BatchAt> batch) {
   if (!input.hasStaticShape())
     return result;
   if (result.hasStaticShape() && before != input &&
-      result.getNumElements() != input.getNumElements())
+      result.getNumElements() != input.getNumElements()) {
+    // The result dimension that holds the batch scales with it.
+    if (batch && batch->from != 0 &&
+        result.getDimSize(batch->dim) * batch->to % batch->from == 0) {
+      SmallVector<int64_t> shape(result.getShape());
+      shape[batch->dim] = shape[batch->dim] * batch->to / batch->from;
+      if (RankedTensorType scaled = result.clone(shape);
+          scaled.getNumElements() == input.getNumElements())
+        return scaled;
+    }
     return rescaleReshape(before, input, result).value_or(result);
+  }
   SmallVector<int64_t> shape(result.getShape());
   int64_t known = 1, dynamic = -1;
   for (auto [i, d] : llvm::enumerate(shape)) {
@@ -133,6 +219,7 @@ LogicalResult mlir::ober::refineFunctionShapes(func::FuncOp func,
   auto typeBefore = [&](Value v) {
     return cast<RankedTensorType>(before.lookup(v));
   };
+  DenseMap<Value, BatchAt> batch = followBatch(body, argTypes);
   for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
     arg.setType(type);
   for (Operation &op : body) {
@@ -151,9 +238,11 @@ LogicalResult mlir::ober::refineFunctionShapes(func::FuncOp func,
               op.getRegions(), inferred)))
         return failure();
     } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      inferred.push_back(resolveReshape(typeBefore(reshape.getInput()),
-                                        reshape.getInput().getType(),
-                                        reshape.getType()));
+      auto at = batch.find(reshape.getResult());
+      inferred.push_back(resolveReshape(
+          typeBefore(reshape.getInput()), reshape.getInput().getType(),
+          reshape.getType(),
+          at == batch.end() ? std::nullopt : std::optional(at->second)));
     } else if (auto bcast = dyn_cast<BroadcastToOp>(op)) {
       inferred.push_back(
           resolveBroadcast(bcast.getInput().getType(), bcast.getType()));
