@@ -252,12 +252,23 @@ static bool isActivationMatmul(Operation *op) {
   return matmul && parameterRoot(matmul.getRhs());
 }
 
+/// A lookup in a parameter table (an embedding, or a gather of rows of a
+/// parameter): sequence parallelism splits its rows by tokens from the
+/// start (Megatron's scatter into the sequence-parallel region: a local
+/// slice of a whole result, a reduce-scatter of a vocabulary-parallel one).
+static bool isTableLookup(Operation *op) {
+  if (isa<EmbeddingOp>(op))
+    return true;
+  auto gather = dyn_cast<GatherOp>(op);
+  return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
+}
+
 /// Whether partial sums `op` makes are an activation sequence parallelism
 /// scatters by tokens when completing them: a parameter matmul's, or a
-/// vocabulary-parallel embedding's (Megatron's scatter into the sequence
-/// parallel region).
+/// vocabulary-parallel table lookup's (Megatron's scatter into the
+/// sequence parallel region).
 static bool makesTokenActivation(Operation *op) {
-  return isActivationMatmul(op) || isa<EmbeddingOp>(op);
+  return isActivationMatmul(op) || isTableLookup(op);
 }
 
 /// Sequence parallelism: a matmul that would leave partial sums of a
@@ -395,17 +406,23 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
 Value Spmd::completeEager(Value value, Operation *op) {
   for (unsigned axis : eager) {
     Layout layout = layoutOf(value);
-    if (!layout[axis].isPartial())
-      continue;
-    Placement target = Placement::rep();
     RankedTensorType type = globalTypeOf(value);
     int64_t tokens = type.getRank() - 2;
     bool free = tokens >= 0 && llvm::none_of(layout, [&](Placement p) {
       return p.isSplit() && p.dim == tokens;
     });
-    if (sequence.contains(axis) && free && makesTokenActivation(op) &&
-        type.getDimSize(tokens) % axisSize(axis) == 0 &&
-        layout[axis].isPartialSum())
+    bool split = sequence.contains(axis) && free &&
+                 type.getDimSize(tokens) % axisSize(axis) == 0;
+    // A whole table lookup enters the token-split region by a slice.
+    if (layout[axis].isRep()) {
+      if (split && isTableLookup(op) && isa<FloatType>(type.getElementType()))
+        value = reshard(value, axis, Placement::split(tokens), op->getLoc());
+      continue;
+    }
+    if (!layout[axis].isPartial())
+      continue;
+    Placement target = Placement::rep();
+    if (split && makesTokenActivation(op) && layout[axis].isPartialSum())
       target = Placement::split(tokens);
     value = reshard(value, axis, target, op->getLoc());
   }

@@ -152,8 +152,8 @@ DenseSet<Operation *> selectiveOps(ArrayRef<Operation *> ops,
 
 /// A parameter several segment kinds read (a tied embedding and head) has
 /// one placement: where the kinds split it along different dimensions, or
-/// one reads it whole, it stays whole everywhere and the kinds that split
-/// it are analysed again with it held whole (which may settle others).
+/// one reads it whole, it stays whole everywhere and the kinds are analysed
+/// again with it held whole (which may settle others).
 static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
                                     const Cluster &cluster, StringRef precision,
                                     double samples, const DenseSet<Value> &saved,
@@ -176,6 +176,11 @@ static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
           again.insert(readers[name].begin(), readers[name].end());
       if (again.empty())
         break;
+      // Every kind again: one whose activation feeds a matmul of the
+      // parameter in the next segment depends on it too (sequence
+      // parallelism gathers the tokens for a whole weight).
+      for (unsigned ki = 0; ki < p.kinds.size(); ++ki)
+        again.insert(ki);
       for (unsigned ki : again) {
         unsigned first = 0;
         while (p.segments[first].kind != ki)

@@ -99,6 +99,8 @@ struct Analysis {
   std::map<std::string, int64_t> decisionDim;
   /// Values that depend on the batch.
   DenseSet<Value> activation;
+  /// The gradient function's forward ops.
+  const DenseSet<Operation *> *forwardOps = nullptr;
 
   State get(Value v) { return state.lookup(v); }
 
@@ -125,6 +127,7 @@ struct Analysis {
   /// after it make, and what a segment gets from the one before it.
   DenseSet<Value> tokens;
   void sequenceGradients(Operation *op);
+  void sequenceReduction(Operation *op);
   /// Elements of each parameter as stored.
   llvm::StringMap<double> paramElements;
 
@@ -226,6 +229,19 @@ struct Analysis {
       state[r] = s;
   }
 
+  /// A matmul of a whole parameter weight on token-split activations
+  /// (sequence parallelism gathers the tokens for it).
+  bool gathersTokens(MatmulOp op) {
+    Value a = op.getLhs(), b = op.getRhs();
+    // The weight, or (before its view is visited) the parameter it views.
+    Value w = paramOf.count(b) ? b : viewRoot(b);
+    int64_t rb = rankOf(b);
+    return tokens.contains(a) && get(a).kind == Kind::Rep &&
+           get(b).kind == Kind::Rep && paramOf.count(w) && rb >= 2 &&
+           (keptWhole(w) || !divisible(b, rb - 1));
+  }
+  /// A table lookup (an embedding, a gather of a parameter's rows).
+  static bool isTableLookup(Operation *op);
   void elementwise(Operation *op);
   void matmul(MatmulOp op);
   void reshape(ReshapeOp op);
@@ -296,6 +312,30 @@ void Analysis::matmul(MatmulOp op) {
   bool aK = sa.kind == Kind::Shard && sa.dim == ra - 1;
   bool bK = sb.kind == Kind::Shard && sb.dim == rb - 2;
   if (sa.kind == Kind::Rep && sb.kind == Kind::Rep) {
+    if (gathersTokens(op)) {
+      // A whole weight on token-split activations: the tokens are gathered
+      // (and the input's gradient is whole); the weight gradient gathers
+      // them again, or, when they are larger than twice the weight, sums
+      // each rank's share of it.
+      Value w = op.getResult();
+      double tokenElements = valueElements(a);
+      collective(Collective::AllGather, tokenElements,
+                 "gather the tokens for a whole weight", op,
+                 TPCollective::Pass::Forward, /*sequenceSwap=*/false,
+                 /*sequenceOnly=*/true);
+      if (tokenElements <= 2 * valueElements(b))
+        collective(Collective::AllGather, tokenElements,
+                   "gather the tokens again for the weight gradient", op,
+                   TPCollective::Pass::Backward, /*sequenceSwap=*/false,
+                   /*sequenceOnly=*/true);
+      else
+        collective(Collective::AllReduce, paramElements.lookup(paramOf.lookup(b)),
+                   "complete the weight gradient over each rank's tokens", op,
+                   TPCollective::Pass::Backward, /*sequenceSwap=*/false,
+                   /*sequenceOnly=*/true, /*perSample=*/false);
+      (void)w;
+      return;
+    }
     if (paramOf.count(b) && !keptWhole(b) && activation.contains(a) &&
         divisible(b, rb - 1)) {
       splitParam(b, "column", rb - 1);
@@ -306,11 +346,13 @@ void Analysis::matmul(MatmulOp op) {
                    "complete the input gradient of a column-parallel matmul",
                    op, TPCollective::Pass::Backward, /*sequenceSwap=*/true);
       // With sequence parallelism the weight gradient gathers the tokens
-      // again (only each rank's share is kept; Korthikanti et al.).
-      collective(Collective::AllGather, valueElements(a),
-                 "gather the tokens again for the weight gradient", op,
-                 TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-                 /*sequenceOnly=*/true);
+      // again (only each rank's share is kept; Korthikanti et al.), when
+      // they were split (a batch input never is).
+      if (tokens.contains(a))
+        collective(Collective::AllGather, valueElements(a),
+                   "gather the tokens again for the weight gradient", op,
+                   TPCollective::Pass::Backward, /*sequenceSwap=*/false,
+                   /*sequenceOnly=*/true);
     }
     return;
   }
@@ -364,6 +406,32 @@ void Analysis::reshape(ReshapeOp op) {
   gather(op.getInput(), op);
 }
 
+/// An op that reduces over the tokens of a token-split operand (a loss over
+/// [tokens, classes], a sum over the sequence) leaves each rank's partial
+/// result, completed by an all-reduce (its rule's reduction factor); a
+/// scalar (the loss) once per micro-batch.
+void Analysis::sequenceReduction(Operation *op) {
+  std::optional<ShardingRule> rule = getShardingRule(op);
+  if (!rule)
+    return;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    int64_t dim = rankOf(v) - 2;
+    if (!tokens.contains(v) || get(v).kind != Kind::Rep || dim < 0 ||
+        rule->operands[i][dim].empty())
+      continue;
+    const ShardingFactor &f = rule->factors[rule->operands[i][dim].front()];
+    if (f.kind != FactorKind::Reduction)
+      continue;
+    Value r = op->getResult(0);
+    collective(Collective::AllReduce, valueElements(r),
+               "complete the partial " + op->getName().getStringRef().str() +
+                   " over each rank's tokens",
+               op, TPCollective::Pass::Forward, /*sequenceSwap=*/false,
+               /*sequenceOnly=*/true, /*perSample=*/rankOf(r) > 0);
+    return;
+  }
+}
+
 /// A whole parameter that an op combines with token-split activations gets
 /// a gradient of each rank's tokens: partial sums, completed by an
 /// all-reduce (a norm's scale and bias, a bias after a row-parallel
@@ -371,21 +439,56 @@ void Analysis::reshape(ReshapeOp op) {
 /// itself (a position embedding), a block of them, accumulated over the
 /// micro-batches and gathered once for the optimizer. A matmul gathers the tokens
 /// instead (column-parallel), and an embedding reads indices.
+bool Analysis::isTableLookup(Operation *op) {
+  if (isa<EmbeddingOp>(op))
+    return true;
+  auto gather = dyn_cast<GatherOp>(op);
+  return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
+}
+
 void Analysis::sequenceGradients(Operation *op) {
+  // A whole lookup enters the token-split region (a slice); its backward
+  // gathers the tokens' gradient for the table's.
+  if (isTableLookup(op)) {
+    Value r = op->getResult(0);
+    if (get(r).kind == Kind::Rep && rankOf(r) >= 2 &&
+        isa<FloatType>(getElementTypeOrSelf(r.getType()))) {
+      tokens.insert(r);
+      collective(Collective::AllGather, valueElements(r),
+                 "gather the tokens' gradient for the table's", op,
+                 TPCollective::Pass::Backward, /*sequenceSwap=*/false,
+                 /*sequenceOnly=*/true, activation.contains(r));
+    }
+    return;
+  }
   if (isa<MatmulOp, EmbeddingOp>(op) || op->getNumResults() == 0 ||
       llvm::none_of(op->getOperands(),
                     [&](Value v) { return tokens.contains(v); }))
     return;
+  sequenceReduction(op);
+  // Read only by matmuls that gather the tokens, the result's gradient
+  // comes back whole: a parameter added to it gets a whole gradient.
   for (Value r : op->getResults())
     if (get(r).kind == Kind::Rep && rankOf(r) >= 2 &&
         isa<FloatType>(getElementTypeOrSelf(r.getType())))
       tokens.insert(r);
+  bool wholeGradient =
+      llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
+        auto m = dyn_cast<MatmulOp>(u);
+        return !forwardOps->contains(u) ||
+               (m && m.getLhs() == op->getResult(0) && gathersTokens(m));
+      });
   for (Value v : op->getOperands()) {
     auto param = paramOf.find(v);
     if (param == paramOf.end())
       continue;
     auto how = decision.find(param->second);
     if (how != decision.end() && how->second != "replicated")
+      continue;
+    bool added = isa<AddOp, SubOp>(op) ||
+                 (isa<LayerNormOp, RMSNormOp>(op) && v == op->getOperands().back() &&
+                  op->getNumOperands() == 3);
+    if (wholeGradient && added)
       continue;
     int64_t dim = rankOf(v) - 2;
     bool spans = dim >= 0 && shapeOf(v)[dim] != 1;
@@ -597,6 +700,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     const std::set<std::string> &whole) {
   Analysis a(degree, cluster, precision, samples, whole);
   a.out.degree = degree;
+  a.forwardOps = &forward;
   if (ops.empty())
     return a.out;
   DenseSet<Operation *> inSegment(ops.begin(), ops.end());
