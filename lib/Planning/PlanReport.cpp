@@ -95,7 +95,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     if (c.tp > 1) {
       // Occurrences per step of each collective of each segment kind held
       // here: once per pass that runs it, and a forward one again under
-      // full recomputation (not for the last segment).
+      // full recomputation (not for the last segment, nor at a stage's end
+      // where the backward pass reads it only through the stage's output).
       std::map<std::pair<unsigned, unsigned>, int64_t> count;
       std::map<std::pair<unsigned, unsigned>, bool> recomputed;
       for (auto [first, end] : st.chunks)
@@ -106,7 +107,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
             if (cols[x].sequenceOnly && !c.sequenceParallel)
               continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
-                         cols[x].pass != TPCollective::Pass::Backward;
+                         cols[x].pass != TPCollective::Pass::Backward &&
+                         (i + 1 < end || cols[x].recomputedAtStageEnd);
             count[{kind, x}] +=
                 cols[x].timesPerStep(micro) + (again ? micro : 0);
             recomputed[{kind, x}] |= again;
@@ -268,6 +270,19 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                    1.0)}) {
     if (!used)
       continue;
+    // A tensor-parallel split gradient's sum is each rank's share,
+    // completed on its own before it joins the whole ones.
+    if (c.tp > 1) {
+      std::map<int64_t, int64_t> splitHere;
+      for (auto &[name, split] : splits)
+        if (split.how != "replicated" && firstStage.count(name))
+          ++splitHere[firstStage[name]];
+      for (auto [stage, count] : splitHere)
+        out.push_back({"tensor-parallel", "all-reduce", stage, c.tp, 4, count,
+                       std::string(what) +
+                           " over each tensor-parallel split gradient (f32)",
+                       "after the gradient reduction"});
+    }
     if (anySharded)
       out.push_back({"data-parallel", "all-reduce", 0, c.dp, 4, 1,
                      std::string(what) + " over sharded gradients (f32)",

@@ -101,6 +101,10 @@ struct Analysis {
   DenseSet<Value> activation;
   /// The gradient function's forward ops.
   const DenseSet<Operation *> *forwardOps = nullptr;
+  /// The segment's ops whose results the backward pass reads, directly or
+  /// through ops of this segment (what recomputation rebuilds in the last
+  /// segment of a stage).
+  DenseSet<Operation *> neededInside;
 
   State get(Value v) { return state.lookup(v); }
 
@@ -118,7 +122,8 @@ struct Analysis {
     if (t > 1)
       out.collectives.push_back({kind, perSample ? elements / samples : elements,
                                  reason, describe(where), pass, sequenceSwap,
-                                 sequenceOnly, perSample, oncePerStep});
+                                 sequenceOnly, perSample, oncePerStep,
+                                 neededInside.contains(where)});
   }
 
   /// Under sequence parallelism, the activations outside the
@@ -729,6 +734,21 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
         if (rankOf(v) >= 2 && isa<FloatType>(getElementTypeOrSelf(v.getType())))
           a.tokens.insert(v);
       }
+    }
+  // A backward op runs with the latest forward op that reads what it
+  // reads (as the partitioner places it): one reading a value that a later
+  // segment reads too is that segment's.
+  for (Operation *op : llvm::reverse(ops))
+    for (Value r : op->getResults()) {
+      bool readLater = llvm::any_of(r.getUsers(), [&](Operation *u) {
+        return forward.contains(u) && !inSegment.contains(u);
+      });
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return (!forward.contains(u) && !isa<func::ReturnOp>(u) &&
+                    !readLater) ||
+                   (inSegment.contains(u) && a.neededInside.contains(u));
+          }))
+        a.neededInside.insert(op);
     }
   // The previous segment's split of the activation it hands over.
   if (ends.in && ends.incoming.isSplit() && degree > 1)

@@ -75,6 +75,11 @@ struct TPCollective {
   /// Runs once per step, not per micro-batch (a gradient kept split while
   /// the micro-batches accumulate it, gathered for the optimizer).
   bool oncePerStep = false;
+  /// A forward one: whether full recomputation repeats it in the last
+  /// segment of a pipeline stage (or chunk), where the backward pass reads
+  /// what it completes only through the segment's output, which the next
+  /// stage computes from (so its op is not recomputed).
+  bool recomputedAtStageEnd = true;
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
   /// Occurrences in a step of `microBatches` micro-batches (before
   /// recomputation repeats forward ones).
