@@ -104,7 +104,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           unsigned kind = m.segments[i].kind;
           const auto &cols = m.kinds[kind].at(c.tp).collectives;
           for (unsigned x = 0; x < cols.size(); ++x) {
-            if (cols[x].sequenceOnly && !c.sequenceParallel)
+            if (cols[x].sequenceOnly &&
+                !cols[x].sequenceApplies(c.sequenceParallel, c.dp))
               continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
                          cols[x].pass != TPCollective::Pass::Backward &&
@@ -117,7 +118,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       for (auto [key, times] : count) {
         const SegmentKind &k = m.kinds[key.first];
         const TPCollective &col = k.at(c.tp).collectives[key.second];
-        bool swap = c.sequenceParallel && col.sequenceSwap;
+        bool swap =
+            col.sequenceSwap && col.sequenceApplies(c.sequenceParallel, c.dp);
         out.push_back({"tensor-parallel",
                        swap ? "reduce-scatter + all-gather"
                             : collectiveName(col.kind),

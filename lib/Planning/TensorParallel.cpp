@@ -119,11 +119,22 @@ struct Analysis {
                   TPCollective::Pass pass = TPCollective::Pass::Both,
                   bool sequenceSwap = false, bool sequenceOnly = false,
                   bool perSample = true, bool oncePerStep = false) {
-    if (t > 1)
-      out.collectives.push_back({kind, perSample ? elements / samples : elements,
-                                 reason, describe(where), pass, sequenceSwap,
-                                 sequenceOnly, perSample, oncePerStep,
-                                 neededInside.contains(where)});
+    if (t <= 1)
+      return;
+    // Rank-2 activations ([samples, features], or tokens merged with the
+    // samples) have their tokens in the leading dimension, which data
+    // parallelism splits.
+    auto leading = [&](Value v) {
+      return activation.contains(v) && rankOf(v) == 2 &&
+             isa<FloatType>(getElementTypeOrSelf(v.getType()));
+    };
+    bool leadingTokens =
+        where && (llvm::any_of(where->getOperands(), leading) ||
+                  llvm::any_of(where->getResults(), leading));
+    out.collectives.push_back({kind, perSample ? elements / samples : elements,
+                               reason, describe(where), pass, sequenceSwap,
+                               sequenceOnly, perSample, oncePerStep,
+                               neededInside.contains(where), leadingTokens});
   }
 
   /// Under sequence parallelism, the activations outside the
@@ -459,10 +470,15 @@ void Analysis::sequenceGradients(Operation *op) {
     if (get(r).kind == Kind::Rep && rankOf(r) >= 2 &&
         isa<FloatType>(getElementTypeOrSelf(r.getType()))) {
       tokens.insert(r);
+      // Rows of samples (token ids), or rows every sample shares
+      // (positions).
+      bool perSample = llvm::any_of(op->getOperands(), [&](Value v) {
+        return activation.contains(v);
+      });
       collective(Collective::AllGather, valueElements(r),
                  "gather the tokens' gradient for the table's", op,
                  TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-                 /*sequenceOnly=*/true, activation.contains(r));
+                 /*sequenceOnly=*/true, perSample);
     }
     return;
   }

@@ -80,6 +80,15 @@ struct TPCollective {
   /// what it completes only through the segment's output, which the next
   /// stage computes from (so its op is not recomputed).
   bool recomputedAtStageEnd = true;
+  /// On activations whose tokens (dimension rank - 2) are their leading
+  /// dimension, which data parallelism splits: with more than one replica
+  /// the partitioner leaves them to it, and sequence parallelism changes
+  /// nothing there.
+  bool leadingTokens = false;
+  /// Whether sequence parallelism applies to it in a plan.
+  bool sequenceApplies(bool sequenceParallel, int64_t dp) const {
+    return sequenceParallel && !(leadingTokens && dp > 1);
+  }
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
   /// Occurrences in a step of `microBatches` micro-batches (before
   /// recomputation repeats forward ones).
