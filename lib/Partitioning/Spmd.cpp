@@ -263,6 +263,21 @@ static bool isTableLookup(Operation *op) {
   return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
 }
 
+/// Whether sequence parallelism splits `op`'s result of `type` by tokens
+/// (dimension rank - 2) where it enters the token-split region: a result
+/// with a sequence, or rows every sample shares (a lookup of constant ids,
+/// positions); a [samples, features] activation has none (as the planner
+/// sees it, ober::planning::hasTokens).
+static bool hasTokens(Operation *op, RankedTensorType type) {
+  if (type.getRank() >= 3)
+    return true;
+  if (type.getRank() != 2 || !isTableLookup(op))
+    return false;
+  Value ids = op->getOperand(1);
+  return ids.getDefiningOp() &&
+         ids.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+}
+
 /// Whether partial sums `op` makes are an activation sequence parallelism
 /// scatters by tokens when completing them: a parameter matmul's, or a
 /// vocabulary-parallel table lookup's (Megatron's scatter into the
@@ -331,6 +346,9 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
     }
   }
   unsigned numOperands = op->getNumOperands(), numResults = op->getNumResults();
+  SmallVector<Value> given = llvm::map_to_vector(
+      op->getOperands(), [&](Value v) { return map.lookup(v); });
+  joinAsShare(op, given);
   SmallVector<Layout> operandTargets(numOperands, replicated()),
       resultLayouts(numResults, replicated());
   SmallVector<SmallVector<bool>> divide(numResults,
@@ -340,8 +358,8 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
     if (axisSize(axis) == 1)
       continue;
     SmallVector<Placement> in;
-    for (Value operand : op->getOperands())
-      in.push_back(layoutOf(map.lookup(operand))[axis]);
+    for (Value operand : given)
+      in.push_back(layoutOf(operand)[axis]);
     if (sequence.contains(axis))
       gatherTokensFor(op, in);
     AxisDecision d = decide(op, in, axisSize(axis));
@@ -363,8 +381,7 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   IRMapping operands;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     dedupe(operandTargets[i]);
-    operands.map(operand,
-                 reshard(map.lookup(operand), operandTargets[i], op->getLoc()));
+    operands.map(operand, reshard(given[i], operandTargets[i], op->getLoc()));
   }
   Operation *local = builder.clone(*op, operands);
   localizeAttributes(local);
@@ -403,6 +420,47 @@ LogicalResult Spmd::rebuild(Operation *op, IRMapping &map) {
   return success();
 }
 
+/// A scalar sum of a partial sum and a whole value along an axis whose
+/// partial sums wait for their use (data parallelism): the whole value
+/// joins as one device's share (the others add zeros, exactly), so the sum
+/// stays partial and is completed once where it is needed. A running sum
+/// over gradients (a clipping norm, an overflow probe) of ZeRO shards and
+/// whole gradients would otherwise be completed term by term.
+void Spmd::joinAsShare(Operation *op, SmallVectorImpl<Value> &local) {
+  if (!isa<AddOp>(op) || local.size() != 2)
+    return;
+  auto type = cast<RankedTensorType>(local[0].getType());
+  if (type.getRank() != 0 || !isa<FloatType>(type.getElementType()) ||
+      local[1].getType() != type)
+    return;
+  for (unsigned axis = 0; axis < numAxes(); ++axis) {
+    if (axisSize(axis) == 1 || eager.contains(axis))
+      continue;
+    Placement p0 = layoutOf(local[0])[axis], p1 = layoutOf(local[1])[axis];
+    if (p0.isPartialSum() == p1.isPartialSum())
+      continue;
+    unsigned whole = p0.isPartialSum() ? 1 : 0;
+    if (!layoutOf(local[whole])[axis].isRep())
+      continue;
+    Location loc = op->getLoc();
+    int64_t n = axisSize(axis);
+    SmallVector<APFloat> first(
+        n, APFloat::getZero(cast<FloatType>(type.getElementType())
+                                .getFloatSemantics()));
+    first[0] = APFloat::getOne(first[0].getSemantics());
+    Value mine = rowOfDevice(
+        axis,
+        DenseElementsAttr::get(RankedTensorType::get({n}, type.getElementType()),
+                               first),
+        loc);
+    Layout layout = layoutOf(local[whole]);
+    Value share = MulOp::create(builder, loc, local[whole], mine);
+    layout[axis] = Placement::partial();
+    setLayout(share, layout);
+    local[whole] = share;
+  }
+}
+
 Value Spmd::completeEager(Value value, Operation *op) {
   for (unsigned axis : eager) {
     Layout layout = layoutOf(value);
@@ -411,7 +469,7 @@ Value Spmd::completeEager(Value value, Operation *op) {
     bool free = tokens >= 0 && llvm::none_of(layout, [&](Placement p) {
       return p.isSplit() && p.dim == tokens;
     });
-    bool split = sequence.contains(axis) && free &&
+    bool split = sequence.contains(axis) && free && hasTokens(op, type) &&
                  type.getDimSize(tokens) % axisSize(axis) == 0;
     // A whole table lookup enters the token-split region by a slice.
     if (layout[axis].isRep()) {

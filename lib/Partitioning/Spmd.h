@@ -142,6 +142,7 @@ public:
 
 private:
   void localizeAttributes(Operation *local);
+  void joinAsShare(Operation *op, SmallVectorImpl<Value> &local);
   void localizeDropout(DropoutOp local, DropoutOp serial, const Layout &layout);
   /// A grouped split moved through a view with each group as a dimension.
   Value grouped(Location loc, Value v, unsigned axis, Placement from,

@@ -189,7 +189,8 @@ static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
         DenseSet<Operation *> selective(model.selective.begin(),
                                         model.selective.end());
         SegmentEnds ends{first ? p.segments[first - 1].boundary : Value(),
-                         model.boundary, p.kinds[ki].incoming[di]};
+                         model.boundary, p.kinds[ki].incoming[di],
+                         p.kinds[ki].incomingTokens[di]};
         p.kinds[ki].tp[di] =
             analyseTensorParallel(model.ops, d, cluster, precision, samples,
                                   saved, selective, forward, ends, whole);
@@ -376,14 +377,19 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     // How the previous segment hands over its activation, per degree: part
     // of what makes this segment a kind.
     std::vector<TPBoundary> incoming(degrees.size());
+    std::vector<bool> incomingTokens(degrees.size());
     std::string split;
     if (i > 0)
       for (auto [di, d] : llvm::enumerate(degrees)) {
-        incoming[di] = p.kinds[p.segments[i - 1].kind].tp[di].boundary;
+        const TPProfile &before = p.kinds[p.segments[i - 1].kind].tp[di];
+        incoming[di] = before.boundary;
+        incomingTokens[di] = before.boundaryTokens;
         if (incoming[di].isSplit())
           split += " t" + std::to_string(d) + ":" +
                    std::to_string(incoming[di].dim) + "/" +
                    std::to_string(incoming[di].stride);
+        if (incomingTokens[di])
+          split += " tokens" + std::to_string(d);
       }
     DenseSet<Operation *> selective = selectiveOps(ops, activation, params);
     for (Operation *op : ops)
@@ -415,11 +421,12 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
             k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
       k.incoming = incoming;
+      k.incomingTokens = incomingTokens;
       for (auto [di, d] : llvm::enumerate(degrees))
         k.tp.push_back(analyseTensorParallel(
             ops, d, cluster, precision, samples, saved, selective, forward,
             {i > 0 ? boundaries[i - 1] : Value(), boundaries[i],
-             incoming[di]}));
+             incoming[di], incomingTokens[di]}));
       for (Operation *op : ops)
         if (OpWork w = workOf(op); w.matmul)
           k.forwardFlops += w.flops / samples;

@@ -61,7 +61,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // recomputation.
   double fwdComm = 0;
   for (const TPCollective &col : tp.collectives) {
-    if (col.sequenceOnly && !col.sequenceApplies(sp, c.dp))
+    if (col.sequenceOnly && !sp)
       continue;
     double time = groupCollectiveTime(col.kind,
                                       col.elementsFor(mb) * m.floatBytes, t, 1,

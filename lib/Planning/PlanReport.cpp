@@ -104,8 +104,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           unsigned kind = m.segments[i].kind;
           const auto &cols = m.kinds[kind].at(c.tp).collectives;
           for (unsigned x = 0; x < cols.size(); ++x) {
-            if (cols[x].sequenceOnly &&
-                !cols[x].sequenceApplies(c.sequenceParallel, c.dp))
+            if (cols[x].sequenceOnly && !c.sequenceParallel)
               continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
                          cols[x].pass != TPCollective::Pass::Backward &&
@@ -118,8 +117,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       for (auto [key, times] : count) {
         const SegmentKind &k = m.kinds[key.first];
         const TPCollective &col = k.at(c.tp).collectives[key.second];
-        bool swap =
-            col.sequenceSwap && col.sequenceApplies(c.sequenceParallel, c.dp);
+        bool swap = c.sequenceParallel && col.sequenceSwap;
         out.push_back({"tensor-parallel",
                        swap ? "reduce-scatter + all-gather"
                             : collectiveName(col.kind),
@@ -229,9 +227,9 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     // A parameter read in several stages (tied embeddings): the later
     // stage's share of its gradient travels to the stage that sums it.
     // With tensor parallelism each rank sends its share and the receivers
-    // all-gather (Megatron's scatter-gather).
-    // (With sequence parallelism the activations already travel as token
-    // shares.)
+    // all-gather (Megatron's scatter-gather). (An activation split by
+    // tensor parallelism, or by tokens under sequence parallelism, already
+    // travels as shares.)
     auto transfer = [&](double bytes, int64_t times, const std::string &why,
                         const std::string &where, bool shared) {
       out.push_back({"pipeline", "send/recv", stage, 2, bytes / c.tp, times,
@@ -253,12 +251,13 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                  "after each backward pass", share);
       }
     for (auto [first, end] : st.chunks)
-      if (end < n)
+      if (const TPProfile &out = m.kinds[m.segments[end - 1].kind].at(c.tp);
+          end < n)
         transfer(m.segments[end - 1].boundaryElements * mb * w, 2 * micro,
                  "activations forward, their gradients back",
                  "after segment " + std::to_string(end - 1),
-                 c.sequenceParallel ||
-                     m.kinds[m.segments[end - 1].kind].at(c.tp).boundary.isSplit());
+                 (c.sequenceParallel && out.boundaryTokens) ||
+                     out.boundary.isSplit());
   }
   // Sums over every gradient: partial on each replica under ZeRO,
   // completed once; with pipeline stages the running sum passes from stage

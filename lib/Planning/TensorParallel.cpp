@@ -121,20 +121,10 @@ struct Analysis {
                   bool perSample = true, bool oncePerStep = false) {
     if (t <= 1)
       return;
-    // Rank-2 activations ([samples, features], or tokens merged with the
-    // samples) have their tokens in the leading dimension, which data
-    // parallelism splits.
-    auto leading = [&](Value v) {
-      return activation.contains(v) && rankOf(v) == 2 &&
-             isa<FloatType>(getElementTypeOrSelf(v.getType()));
-    };
-    bool leadingTokens =
-        where && (llvm::any_of(where->getOperands(), leading) ||
-                  llvm::any_of(where->getResults(), leading));
     out.collectives.push_back({kind, perSample ? elements / samples : elements,
                                reason, describe(where), pass, sequenceSwap,
                                sequenceOnly, perSample, oncePerStep,
-                               neededInside.contains(where), leadingTokens});
+                               neededInside.contains(where)});
   }
 
   /// Under sequence parallelism, the activations outside the
@@ -172,9 +162,11 @@ struct Analysis {
                  "complete the partial sums before " +
                      user->getName().getStringRef().str(),
                  v.getDefiningOp() ? v.getDefiningOp() : user,
-                 TPCollective::Pass::Forward, /*sequenceSwap=*/true,
-                 /*sequenceOnly=*/false, perSample);
-      tokens.insert(v);
+                 TPCollective::Pass::Forward,
+                 /*sequenceSwap=*/hasTokensOf(v), /*sequenceOnly=*/false,
+                 perSample);
+      if (hasTokensOf(v))
+        tokens.insert(v);
     }
     else if (s.kind == Kind::Shard)
       collective(Collective::AllGather, valueElements(v),
@@ -258,6 +250,17 @@ struct Analysis {
   }
   /// A table lookup (an embedding, a gather of a parameter's rows).
   static bool isTableLookup(Operation *op);
+  /// Whether sequence parallelism splits `v` by its tokens when it enters
+  /// the token-split region (hasTokens): rows of a value that depends on
+  /// the batch are samples unless it has a sequence.
+  bool hasTokensOf(Value v) {
+    Operation *def = v.getDefiningOp();
+    bool ofSamples = !def || llvm::any_of(def->getOperands(), [&](Value o) {
+      return activation.contains(o);
+    });
+    return isa<FloatType>(getElementTypeOrSelf(v.getType())) &&
+           hasTokens(rankOf(v), ofSamples);
+  }
   void elementwise(Operation *op);
   void matmul(MatmulOp op);
   void reshape(ReshapeOp op);
@@ -360,7 +363,8 @@ void Analysis::matmul(MatmulOp op) {
       if (needsGradient(a))
         collective(Collective::AllReduce, valueElements(a),
                    "complete the input gradient of a column-parallel matmul",
-                   op, TPCollective::Pass::Backward, /*sequenceSwap=*/true);
+                   op, TPCollective::Pass::Backward,
+                   /*sequenceSwap=*/hasTokens(rankOf(a)));
       // With sequence parallelism the weight gradient gathers the tokens
       // again (only each rank's share is kept; Korthikanti et al.), when
       // they were split (a batch input never is).
@@ -467,8 +471,7 @@ void Analysis::sequenceGradients(Operation *op) {
   // gathers the tokens' gradient for the table's.
   if (isTableLookup(op)) {
     Value r = op->getResult(0);
-    if (get(r).kind == Kind::Rep && rankOf(r) >= 2 &&
-        isa<FloatType>(getElementTypeOrSelf(r.getType()))) {
+    if (get(r).kind == Kind::Rep && hasTokensOf(r)) {
       tokens.insert(r);
       // Rows of samples (token ids), or rows every sample shares
       // (positions).
@@ -490,8 +493,7 @@ void Analysis::sequenceGradients(Operation *op) {
   // Read only by matmuls that gather the tokens, the result's gradient
   // comes back whole: a parameter added to it gets a whole gradient.
   for (Value r : op->getResults())
-    if (get(r).kind == Kind::Rep && rankOf(r) >= 2 &&
-        isa<FloatType>(getElementTypeOrSelf(r.getType())))
+    if (get(r).kind == Kind::Rep && hasTokensOf(r))
       tokens.insert(r);
   bool wholeGradient =
       llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
@@ -747,8 +749,6 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
         a.paramOf[v] = a.paramOf.lookup(root);
       } else {
         a.activation.insert(v);
-        if (rankOf(v) >= 2 && isa<FloatType>(getElementTypeOrSelf(v.getType())))
-          a.tokens.insert(v);
       }
     }
   // A backward op runs with the latest forward op that reads what it
@@ -766,9 +766,12 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
           }))
         a.neededInside.insert(op);
     }
-  // The previous segment's split of the activation it hands over.
+  // The previous segment's split of the activation it hands over, and
+  // whether it is split by tokens.
   if (ends.in && ends.incoming.isSplit() && degree > 1)
     a.state[ends.in] = State::shard(ends.incoming.dim, ends.incoming.stride);
+  if (ends.in && ends.incomingTokens)
+    a.tokens.insert(ends.in);
   for (Operation *op : ops) {
     bool act = llvm::any_of(op->getOperands(), [&](Value v) {
       return a.activation.contains(v);
@@ -837,6 +840,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     }
   if (ends.out && a.get(ends.out).kind == Kind::Shard)
     a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).stride};
+  a.out.boundaryTokens = ends.out && a.tokens.contains(ends.out);
   // Parameters: elements by decision (the first decision of a parameter
   // used several times wins; "replicated" is recorded after any split of
   // the same op, so a split decision made by that op comes first).

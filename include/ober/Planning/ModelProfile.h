@@ -80,15 +80,6 @@ struct TPCollective {
   /// what it completes only through the segment's output, which the next
   /// stage computes from (so its op is not recomputed).
   bool recomputedAtStageEnd = true;
-  /// On activations whose tokens (dimension rank - 2) are their leading
-  /// dimension, which data parallelism splits: with more than one replica
-  /// the partitioner leaves them to it, and sequence parallelism changes
-  /// nothing there.
-  bool leadingTokens = false;
-  /// Whether sequence parallelism applies to it in a plan.
-  bool sequenceApplies(bool sequenceParallel, int64_t dp) const {
-    return sequenceParallel && !(leadingTokens && dp > 1);
-  }
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
   /// Occurrences in a step of `microBatches` micro-batches (before
   /// recomputation repeats forward ones).
@@ -100,6 +91,15 @@ struct TPCollective {
     return perSample ? elements * microBatch : elements;
   }
 };
+
+/// Whether sequence parallelism splits a value of `rank` by its tokens
+/// (dimension rank - 2): one with a sequence ([samples, tokens, ...]); a
+/// [samples, features] activation has none, nor rows of a table read by
+/// sample ids ([samples, width]). Rows every sample shares (positions) are
+/// tokens.
+inline bool hasTokens(int64_t rank, bool rowsOfSamples = true) {
+  return rank >= 3 || (rank == 2 && !rowsOfSamples);
+}
 
 /// How tensor parallelism splits the one activation between two segments:
 /// a dimension and the stride of its split (see TensorParallel.cpp), or
@@ -117,8 +117,10 @@ struct TPBoundary {
 /// A segment under tensor parallelism of one degree.
 struct TPProfile {
   int64_t degree = 1;
-  /// How the activation the segment hands to the next one is split.
+  /// How the activation the segment hands to the next one is split, and
+  /// whether sequence parallelism splits it by tokens.
   TPBoundary boundary;
+  bool boundaryTokens = false;
   /// Forward seconds per sample by class (matrix units / other).
   ByTP forwardMatmul, forwardOther;
   /// Activations the backward pass reads, bytes per sample (floating-point
@@ -182,8 +184,10 @@ struct SegmentKind {
   /// while its gradient is formed).
   double largestValue = 0;
   std::vector<TPProfile> tp; // one per candidate degree
-  /// Per candidate degree, how the activation it receives is split.
+  /// Per candidate degree, how the activation it receives is split, and
+  /// whether sequence parallelism splits it by tokens.
   std::vector<TPBoundary> incoming;
+  std::vector<bool> incomingTokens;
   const TPProfile &at(int64_t degree) const;
 };
 
@@ -259,6 +263,7 @@ parameterSplits(const ModelProfile &m, int64_t degree);
 struct SegmentEnds {
   Value in, out;
   TPBoundary incoming;
+  bool incomingTokens = false;
 };
 
 TPProfile analyseTensorParallel(ArrayRef<Operation *> ops, int64_t degree,
