@@ -2,16 +2,14 @@
 //
 // Part of Ober-Train. Options in, annotations and a report out; the work is
 // in ModelProfile (what the step is), PlanModel (what a plan costs) and
-// PlanSearch (which plan). The report lists the collectives of the chosen
-// plan as the partitioner lowers it (lib/Partitioning, so this pass is a
-// library of its own above both), next to the cost model's estimate.
+// PlanSearch (which plan). The report's collectives are the cost model's:
+// what the partitioned program moves (test/python/plan_sweep_test.py).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Planning/Passes.h"
 #include "ober/Planning/Plan.h"
-#include "ober/Partitioning/Partition.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/CommandLine.h"
@@ -211,16 +209,8 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
     printPlanTable(problem, plan, llvm::errs());
     llvm::errs() << llvm::format("  planned in %.3f s (%lld plans)\n", seconds,
                                  (long long)found->evaluated);
-    // The chosen plan's collectives as partitioned, when the step can be.
-    LoweredCollectives lowered;
-    if (planExplain || !planReport.empty()) {
-      FailureOr<std::vector<PlannedCollective>> list =
-          mlir::ober::loweredCollectives(module, lowered.why);
-      if (succeeded(list))
-        lowered.list = std::move(*list);
-    }
     if (planExplain)
-      printPlanExplain(problem, plan, lowered, llvm::errs());
+      printPlanExplain(problem, plan, llvm::errs());
     if (!planReport.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream out(planReport, ec, llvm::sys::fs::OF_Text);
@@ -231,7 +221,7 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
           "{0:2}\n",
           llvm::json::Value(reportJSON(
               problem, plan, ArrayRef(found->ranked).drop_front(), seconds,
-              found->evaluated, lowered)));
+              found->evaluated)));
     }
   }
 };

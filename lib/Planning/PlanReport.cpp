@@ -317,8 +317,8 @@ static json::Object configJSON(const PlanConfig &c) {
 
 json::Object mlir::ober::planning::reportJSON(
     const PlanProblem &problem, const PlanEstimate &plan,
-    ArrayRef<PlanEstimate> alternatives, double planSeconds, int64_t evaluated,
-    const LoweredCollectives &lowered) {
+    ArrayRef<PlanEstimate> alternatives, double planSeconds,
+    int64_t evaluated) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
   double model = perGPU(problem, plan, plan.modelFlops);
@@ -354,8 +354,7 @@ json::Object mlir::ober::planning::reportJSON(
                                  {"where", col.where}});
     return out;
   };
-  std::vector<PlannedCollective> estimated = plannedCollectives(problem, plan);
-  json::Array collectives = listJSON(lowered.list ? *lowered.list : estimated);
+  json::Array collectives = listJSON(plannedCollectives(problem, plan));
   json::Array kinds;
   for (auto [i, k] : llvm::enumerate(m.kinds))
     kinds.push_back(json::Object{
@@ -395,9 +394,6 @@ json::Object mlir::ober::planning::reportJSON(
                     {"data_parallel_exposed_s", plan.dpCommExposed}}},
       {"segments", static_cast<int64_t>(m.segments.size())},
       {"collectives", std::move(collectives)},
-      {"collectives_from", lowered.list ? std::string("partitioned program")
-                                        : "cost model (" + lowered.why + ")"},
-      {"model_collectives", listJSON(estimated)},
       {"segment_kinds", std::move(kinds)},
       {"stages", std::move(stages)},
       {"alternatives", std::move(others)}};
@@ -455,7 +451,6 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
 
 void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
                                             const PlanEstimate &plan,
-                                            const LoweredCollectives &lowered,
                                             raw_ostream &os) {
   const PlanConfig &c = plan.config;
   const ModelProfile &m = *problem.profile;
@@ -469,30 +464,18 @@ void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
                        k.name.c_str(), segmentSeconds(problem, one, index))
        << "  saved " << formatBytes(plan.kindActivationBytes[i]) << "\n";
   }
-  auto print = [&](const std::vector<PlannedCollective> &list) {
-    std::map<std::string, double> total;
-    for (const PlannedCollective &col : list) {
-      os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
-         << " over " << col.groupSize << " ranks, " << formatBytes(col.bytes)
-         << " x " << col.perStep << ", " << col.where << ": " << col.reason
-         << "\n";
-      total[col.kind] += col.bytes * col.perStep;
-    }
-    os << "  per step:";
-    for (auto &[kind, bytes] : total)
-      os << " " << kind << " " << formatBytes(bytes);
-    os << "\n";
-  };
-  std::vector<PlannedCollective> estimated = plannedCollectives(problem, plan);
-  if (lowered.list) {
-    os << "collectives of the partitioned program (bytes of the full buffer x "
-          "times per step, on each device of the stage):\n";
-    print(*lowered.list);
-  } else {
-    os << "(the step cannot be partitioned as it is: " << lowered.why
-       << ")\n";
+  os << "collectives (bytes of the full buffer x times per step, on each "
+        "device of the stage):\n";
+  std::map<std::string, double> total;
+  for (const PlannedCollective &col : plannedCollectives(problem, plan)) {
+    os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
+       << " over " << col.groupSize << " ranks, " << formatBytes(col.bytes)
+       << " x " << col.perStep << ", " << col.where << ": " << col.reason
+       << "\n";
+    total[col.kind] += col.bytes * col.perStep;
   }
-  os << "collectives by the cost model (bytes of the full buffer x times per "
-        "step, on each device of the stage):\n";
-  print(estimated);
+  os << "  per step:";
+  for (auto &[kind, bytes] : total)
+    os << " " << kind << " " << formatBytes(bytes);
+  os << "\n";
 }

@@ -291,7 +291,19 @@ void Analysis::elementwise(Operation *op) {
       dim = d;
       stride = s.stride;
     } else if (d != dim || s.stride != stride) {
-      gather(v, op);
+      // A block split moving to another dimension that divides: an
+      // all-to-all (and its mirror for the gradient); else gathered.
+      int64_t target = dim - (r - rankOf(v));
+      bool plain = s.stride == shapeOf(v)[s.dim] / t && stride != 0 &&
+                   d != dim;
+      if (plain && target >= 0 && divisible(v, target) &&
+          stride == shapeOf(v)[target] / t)
+        collective(Collective::AllToAll, valueElements(v),
+                   "move the split to dimension " + std::to_string(target) +
+                       " for " + op->getName().getStringRef().str(),
+                   op, TPCollective::Pass::Both);
+      else
+        gather(v, op);
     }
   }
   if (dim < 0)

@@ -11,13 +11,8 @@
 #ifndef OBER_PARTITIONING_PARTITION_H
 #define OBER_PARTITIONING_PARTITION_H
 
-#include "ober/Planning/Plan.h"
-
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-
-#include <string>
-#include <vector>
 
 namespace mlir::ober {
 
@@ -34,15 +29,6 @@ struct PartitionOptions {
 /// field or the op for what it cannot partition.
 LogicalResult partitionTrainStep(ModuleOp module, func::FuncOp step,
                                  const PartitionOptions &options);
-
-/// Partitions a copy of planned module `planned` (default options) and
-/// lists every collective and pipeline transfer its programs run in one
-/// step, stage by stage, with the bytes of the full buffer (the convention
-/// of `ober-run --run-stats` and of the planner's report). Fails, saying
-/// why in `why`, when the module cannot be partitioned as it is (no train
-/// step, or one built for another micro-batch count).
-FailureOr<std::vector<planning::PlannedCollective>>
-loweredCollectives(ModuleOp planned, std::string &why);
 
 } // namespace mlir::ober
 

@@ -48,12 +48,10 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
     function's forward ops; `ober.sharding` and `ober.stage` on its
     parameters), a table on stderr, a JSON report with
     `--ober-plan-report=<file>`, and the list of collectives with
-    `--ober-plan-explain`. When the step can be partitioned as it is (built
-    with the plan's micro-batch count), the report and the explanation list
-    the collectives of the partitioned program (a dry run of
-    `--ober-partition` on a copy), exact, next to the cost model's estimate
-    (`model_collectives`); otherwise the estimate, saying why. When no plan
-    fits, the error says how much memory the leanest plan needs and where.
+    `--ober-plan-explain`: the cost model's, which are the collectives the
+    partitioned program runs (kind, group, bytes, times per step, pass and
+    why). When no plan fits, the error says how much memory the leanest
+    plan needs and where.
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu\"",
@@ -84,9 +82,7 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
     Option<"memoryFraction", "memory-fraction", "double", /*default=*/"1.0",
            "Fraction of device memory a plan may use">,
   ];
-  // The dry run of the partitioner builds shard ops.
-  let dependentDialects = ["::mlir::shard::ShardDialect",
-                           "::mlir::ober::OberDialect"];
+  let dependentDialects = ["::mlir::ober::OberDialect"];
 }
 
 #endif // OBER_PLANNING_PASSES_TD

@@ -175,14 +175,6 @@ struct PlannedCollective {
 std::vector<PlannedCollective> plannedCollectives(const PlanProblem &problem,
                                                   const PlanEstimate &plan);
 
-/// The collectives of the chosen plan as partitioned (exact), or why the
-/// step could not be partitioned as it is (then the report lists the cost
-/// model's).
-struct LoweredCollectives {
-  std::optional<std::vector<PlannedCollective>> list;
-  std::string why;
-};
-
 /// Bytes in the largest binary unit that keeps the number at least one
 /// ("7.17 MiB").
 std::string formatBytes(double bytes);
@@ -193,15 +185,14 @@ std::string formatBytes(double bytes);
 llvm::json::Object reportJSON(const PlanProblem &problem,
                               const PlanEstimate &plan,
                               ArrayRef<PlanEstimate> alternatives,
-                              double planSeconds, int64_t evaluated,
-                              const LoweredCollectives &lowered);
+                              double planSeconds, int64_t evaluated);
 
 /// The table printed to stderr, and the collective list of
 /// `--ober-plan-explain`.
 void printPlanTable(const PlanProblem &problem, const PlanEstimate &plan,
                     llvm::raw_ostream &os);
 void printPlanExplain(const PlanProblem &problem, const PlanEstimate &plan,
-                      const LoweredCollectives &lowered, llvm::raw_ostream &os);
+                      llvm::raw_ostream &os);
 
 } // namespace mlir::ober::planning
 
