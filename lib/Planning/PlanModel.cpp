@@ -34,6 +34,9 @@ namespace {
 struct SegmentCost {
   double forward = 0, backward = 0, recompute = 0, tpComm = 0;
   double saved = 0, working = 0, largest = 0, parameters = 0;
+  /// The part of `tpComm` full recomputation does not repeat when the
+  /// segment ends a stage (TPCollective::recomputedAtStageEnd).
+  double notAtStageEnd = 0;
 };
 
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
@@ -59,15 +62,18 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // Each collective in the passes that run it (sequence-parallel-only ones
   // only with sequence parallelism); the forward ones again under full
   // recomputation.
-  double fwdComm = 0;
+  double fwdComm = 0, fwdCommNeeded = 0;
   for (const TPCollective &col : tp.collectives) {
     if (col.sequenceOnly && !sp)
       continue;
     double time = groupCollectiveTime(col.kind,
                                       col.elementsFor(mb) * m.floatBytes, t, 1,
                                       problem.cluster);
-    if (col.pass != TPCollective::Pass::Backward)
+    if (col.pass != TPCollective::Pass::Backward) {
       fwdComm += time;
+      if (col.recomputedAtStageEnd)
+        fwdCommNeeded += time;
+    }
     s.tpComm += time * col.timesPerStep(c.numMicroBatches) /
                 static_cast<double>(c.numMicroBatches);
   }
@@ -94,6 +100,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                                (sp ? t : 1);
     s.recompute = s.forward;
     s.tpComm += fwdComm;
+    s.notAtStageEnd = fwdComm - fwdCommNeeded;
     s.working = none;
     break;
   }
@@ -254,7 +261,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         const SegmentCost &s = costs[i];
         st.forward += s.forward;
         st.backward += s.backward + s.recompute;
-        st.tpComm += s.tpComm;
+        st.tpComm += s.tpComm - (i + 1 == end ? s.notAtStageEnd : 0);
         params += s.parameters;
         saved += s.saved;
         maxWorking = std::max(maxWorking, s.working);
