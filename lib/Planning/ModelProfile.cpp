@@ -9,6 +9,7 @@
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
+#include "ober/Training/TrainStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -260,13 +261,10 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   DenseSet<Operation *> forwardSet = forwardOps(grad);
   SmallVector<int64_t> buffers;
   // Buffers are listed on the loss function the gradient function
-  // differentiates (`<loss>_grad`), with the same arguments.
-  func::FuncOp lossFn = grad;
-  if (grad.getSymName().ends_with("_grad"))
-    if (auto module = grad->getParentOfType<ModuleOp>())
-      if (auto f = module.lookupSymbol<func::FuncOp>(
-              grad.getSymName().drop_back(strlen("_grad"))))
-        lossFn = f;
+  // differentiates (the step records it), with the same arguments.
+  func::FuncOp lossFn = lossFunctionOf(step);
+  if (!lossFn)
+    lossFn = grad;
   if (auto attr =
           lossFn->getAttrOfType<DenseI64ArrayAttr>("ober.buffer_updates"))
     buffers.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
