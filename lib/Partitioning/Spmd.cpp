@@ -252,30 +252,14 @@ static bool isActivationMatmul(Operation *op) {
   return matmul && parameterRoot(matmul.getRhs());
 }
 
-/// A lookup in a parameter table (an embedding, or a gather of rows of a
-/// parameter): sequence parallelism splits its rows by tokens from the
-/// start (Megatron's scatter into the sequence-parallel region: a local
-/// slice of a whole result, a reduce-scatter of a vocabulary-parallel one).
-static bool isTableLookup(Operation *op) {
-  if (isa<EmbeddingOp>(op))
-    return true;
-  auto gather = dyn_cast<GatherOp>(op);
-  return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
-}
-
 /// Whether sequence parallelism splits `op`'s result of `type` by tokens
-/// (dimension rank - 2) where it enters the token-split region: a result
-/// with a sequence, or rows every sample shares (a lookup of constant ids,
-/// positions); a [samples, features] activation has none (as the planner
-/// sees it, ober::planning::hasTokens).
-static bool hasTokens(Operation *op, RankedTensorType type) {
-  if (type.getRank() >= 3)
-    return true;
-  if (type.getRank() != 2 || !isTableLookup(op))
-    return false;
-  Value ids = op->getOperand(1);
-  return ids.getDefiningOp() &&
-         ids.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+/// (ober::hasTokens): rows of a lookup of constant ids (positions) are
+/// shared by every sample.
+static bool splitsByTokens(Operation *op, RankedTensorType type) {
+  Operation *ids = isTableLookup(op) ? op->getOperand(1).getDefiningOp()
+                                     : nullptr;
+  bool shared = ids && ids->hasTrait<OpTrait::ConstantLike>();
+  return ober::hasTokens(type.getRank(), !shared);
 }
 
 /// Whether partial sums `op` makes are an activation sequence parallelism
@@ -469,7 +453,7 @@ Value Spmd::completeEager(Value value, Operation *op) {
     bool free = tokens >= 0 && llvm::none_of(layout, [&](Placement p) {
       return p.isSplit() && p.dim == tokens;
     });
-    bool split = sequence.contains(axis) && free && hasTokens(op, type) &&
+    bool split = sequence.contains(axis) && free && splitsByTokens(op, type) &&
                  type.getDimSize(tokens) % axisSize(axis) == 0;
     // A whole table lookup enters the token-split region by a slice.
     if (layout[axis].isRep()) {

@@ -248,8 +248,6 @@ struct Analysis {
            get(b).kind == Kind::Rep && paramOf.count(w) && rb >= 2 &&
            (keptWhole(w) || !divisible(b, rb - 1));
   }
-  /// A table lookup (an embedding, a gather of a parameter's rows).
-  static bool isTableLookup(Operation *op);
   /// Whether sequence parallelism splits `v` by its tokens when it enters
   /// the token-split region (hasTokens): rows of a value that depends on
   /// the batch are samples unless it has a sequence.
@@ -259,7 +257,7 @@ struct Analysis {
       return activation.contains(o);
     });
     return isa<FloatType>(getElementTypeOrSelf(v.getType())) &&
-           hasTokens(rankOf(v), ofSamples);
+           ober::hasTokens(rankOf(v), ofSamples);
   }
   void elementwise(Operation *op);
   void matmul(MatmulOp op);
@@ -376,7 +374,7 @@ void Analysis::matmul(MatmulOp op) {
         collective(Collective::AllReduce, valueElements(a),
                    "complete the input gradient of a column-parallel matmul",
                    op, TPCollective::Pass::Backward,
-                   /*sequenceSwap=*/hasTokens(rankOf(a)));
+                   /*sequenceSwap=*/ober::hasTokens(rankOf(a), true));
       // With sequence parallelism the weight gradient gathers the tokens
       // again (only each rank's share is kept; Korthikanti et al.), when
       // they were split (a batch input never is).
@@ -471,13 +469,6 @@ void Analysis::sequenceReduction(Operation *op) {
 /// itself (a position embedding), a block of them, accumulated over the
 /// micro-batches and gathered once for the optimizer. A matmul gathers the tokens
 /// instead (column-parallel), and an embedding reads indices.
-bool Analysis::isTableLookup(Operation *op) {
-  if (isa<EmbeddingOp>(op))
-    return true;
-  auto gather = dyn_cast<GatherOp>(op);
-  return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
-}
-
 void Analysis::sequenceGradients(Operation *op) {
   // A whole lookup enters the token-split region (a slice); its backward
   // gathers the tokens' gradient for the table's.

@@ -44,3 +44,10 @@ BlockArgument mlir::ober::parameterRoot(Value v) {
              ? arg
              : BlockArgument();
 }
+
+bool mlir::ober::isTableLookup(Operation *op) {
+  if (isa<EmbeddingOp>(op))
+    return true;
+  auto gather = dyn_cast<GatherOp>(op);
+  return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
+}

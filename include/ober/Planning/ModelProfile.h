@@ -92,15 +92,6 @@ struct TPCollective {
   }
 };
 
-/// Whether sequence parallelism splits a value of `rank` by its tokens
-/// (dimension rank - 2): one with a sequence ([samples, tokens, ...]); a
-/// [samples, features] activation has none, nor rows of a table read by
-/// sample ids ([samples, width]). Rows every sample shares (positions) are
-/// tokens.
-inline bool hasTokens(int64_t rank, bool rowsOfSamples = true) {
-  return rank >= 3 || (rank == 2 && !rowsOfSamples);
-}
-
 /// How tensor parallelism splits the one activation between two segments:
 /// a dimension and the stride of its split (see TensorParallel.cpp), or
 /// whole (`dim` -1). A split one stays split into the next segment (the

@@ -27,6 +27,10 @@ Value viewRoot(Value v);
 /// of, or null.
 BlockArgument parameterRoot(Value v);
 
+/// A lookup in a parameter table: an embedding, or a gather of rows (axis
+/// 0) of a parameter or a view of one.
+bool isTableLookup(Operation *op);
+
 } // namespace mlir::ober
 
 #endif // OBER_TRAINING_GRADIENTFUNCTION_H

@@ -142,6 +142,16 @@ struct ShardingRule {
   void print(raw_ostream &os) const;
 };
 
+/// Whether sequence parallelism splits a value of `rank` by its tokens
+/// (dimension rank - 2) where it enters the token-split region: one with a
+/// sequence ([samples, tokens, ...]), or rows every sample shares
+/// (positions: not `rowsOfSamples`). A [samples, features] activation has
+/// no tokens; its samples are data parallelism's. The partitioner splits by
+/// this and the planner prices by it.
+inline bool hasTokens(int64_t rank, bool rowsOfSamples) {
+  return rank >= 3 || (rank == 2 && !rowsOfSamples);
+}
+
 /// The rule of `op`, or nullopt when it has none (it then runs on whole
 /// operands). Ops with dynamic shapes have none.
 std::optional<ShardingRule> getShardingRule(Operation *op);
