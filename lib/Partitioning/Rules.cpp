@@ -223,15 +223,15 @@ AxisDecision &byWholeSplit(Rule &rule, const ShardingRule &table) {
 /// Dropout: each element draws by its index in the whole tensor, so a
 /// block drops what the serial op drops there once the partitioner gives
 /// the local op its block's offsets, which the table's generic rule (a
-/// dropping mask's positions need replication) cannot assume. A grouped
-/// split holds a block of each group, not one block, and an op already
-/// given a block's offsets is left whole.
+/// dropping mask's positions need replication) cannot assume (added to the
+/// op's own offsets: a micro-batch's first sample). A grouped split holds a
+/// block of each group, not one block.
 AxisDecision &dropout(Rule &rule, const ShardingRule &table, DropoutOp op) {
   if (op.getRatio().isZero())
     return byWholeSplit(rule, table);
   Placement p = rule.in[0];
   if (rule.anyPartial() || !rule.in[1].isRep() || !p.isSplit() ||
-      p.isGrouped() || op.getOffsets())
+      p.isGrouped() || (op.getOffsets() && !rule.in[2].isRep()))
     return rule.whole();
   if (std::optional<unsigned> f = factorOf(table, 0, p))
     return alongFactor(rule, table, *f, /*groups=*/1);

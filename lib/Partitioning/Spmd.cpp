@@ -61,11 +61,10 @@ Value Spmd::rowOfDevice(unsigned axis, DenseElementsAttr table, Location loc) {
 /// A dropout of a split input draws each element by its index in the whole
 /// tensor: the local op takes the whole shape and its block's first element
 /// along every dimension (each splitting axis adds the device's index along
-/// it times the block size).
+/// it times the block size, to the serial op's own offsets).
 void Spmd::localizeDropout(DropoutOp local, DropoutOp serial,
                            const Layout &layout) {
-  if (serial.getOffsets() ||
-      llvm::none_of(layout, [](Placement p) { return p.isSplit(); }))
+  if (llvm::none_of(layout, [](Placement p) { return p.isSplit(); }))
     return;
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(local);
@@ -88,6 +87,8 @@ void Spmd::localizeDropout(DropoutOp local, DropoutOp serial,
     offsets =
         offsets ? AddOp::create(builder, loc, offsets, mine).getResult() : mine;
   }
+  if (Value given = local.getOffsets())
+    offsets = AddOp::create(builder, loc, given, offsets);
   local.getOffsetsMutable().assign(offsets);
   local.setGlobalShape(serial.getWholeShape());
 }

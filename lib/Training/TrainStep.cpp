@@ -7,12 +7,14 @@
 #include "GradBuilder.h"
 #include "StepBuilder.h"
 
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Training/Autodiff.h"
 #include "ober/Training/Passes.h"
 #include "ober/Training/TrainStep.h"
 #include "ober/Transforms/FunctionSelection.h"
+#include "ober/Transforms/RefineShapes.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -54,29 +56,69 @@ std::string shortest(double v) {
 /// f16 holds, since the scale seeds the backward pass in the compute type.
 constexpr int kMaxLossScaleLog2 = 15;
 
-/// Micro-batch m > 0 draws dropout from seed + m * kMicroBatchSeedStride:
-/// models offset the seed by small site indices (one stream per dropout
-/// site), so no micro-batch's stream meets another's.
+/// A dropout that cannot draw by its samples' place in the step's batch
+/// draws from seed + (first sample) * kMicroBatchSeedStride: models offset
+/// the seed by small site indices (one stream per dropout site), so no
+/// micro-batch's stream meets another's.
 constexpr int64_t kMicroBatchSeedStride = int64_t(1) << 32;
 
-/// Whether argument `arg` reaches the seed of a dropout (through integer
-/// arithmetic on it, as a model deriving one stream per site does).
-bool seedsDropout(BlockArgument arg) {
-  SmallVector<Value> work = {arg};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
-    for (OpOperand &use : v.getUses()) {
-      if (auto d = dyn_cast<DropoutOp>(use.getOwner());
-          d && use.get() == d.getSeed())
-        return true;
-      if (isa<AddOp, SubOp, MulOp>(use.getOwner()))
-        work.push_back(use.getOwner()->getResult(0));
-    }
+/// Makes every dropout of loss function `fn` draw by the element's index in
+/// the step's whole batch, so that the masks do not depend on how the batch
+/// is cut into micro-batches (nor, with the partitioner's offsets, into
+/// devices): `fn` takes the micro-batch's first sample
+/// (kSampleOffsetAttrName; 0 with one micro-batch). A dropout whose input
+/// has the samples as its leading dimension shifts its index by that many
+/// rows (`offsets` within its own shape); any other draws its own stream
+/// per micro-batch from the seed.
+void indexDropoutsBySample(func::FuncOp fn) {
+  SmallVector<DropoutOp> dropouts;
+  fn.walk([&](DropoutOp d) {
+    if (!d.getOffsets() && !d.getRatio().isZero())
+      dropouts.push_back(d);
+  });
+  if (dropouts.empty())
+    return;
+  Block &body = fn.getBody().front();
+  OpBuilder b(fn.getContext());
+  Type i64 = b.getI64Type();
+  auto scalar = RankedTensorType::get({}, i64);
+  SmallVector<std::pair<BlockArgument, BatchAt>> samples;
+  for (unsigned i : sampleArguments(fn)) {
+    int64_t n = cast<RankedTensorType>(fn.getArgumentTypes()[i]).getDimSize(0);
+    samples.push_back({body.getArgument(i), {0, 1, n, n}});
   }
-  return false;
+  DenseMap<Value, BatchAt> batch = followBatch(body, samples);
+  unsigned index = fn.getNumArguments();
+  if (failed(fn.insertArgument(
+          index, scalar,
+          b.getDictionaryAttr(b.getNamedAttr(OberDialect::kSampleOffsetAttrName,
+                                             b.getUnitAttr())),
+          fn.getLoc())))
+    return;
+  BlockArgument first = fn.getArgument(index);
+  for (DropoutOp d : dropouts) {
+    b.setInsertionPoint(d);
+    Location loc = d.getLoc();
+    RankedTensorType type = d.getInput().getType();
+    auto at = batch.find(d.getInput());
+    if (at != batch.end() && at->second.dim == 0 && at->second.groups == 1 &&
+        type.hasStaticShape()) {
+      SmallVector<int64_t> rows(type.getRank(), 0);
+      rows[0] = 1;
+      auto vector = RankedTensorType::get({type.getRank()}, i64);
+      Value unit = ConstantOp::create(
+          b, loc, DenseElementsAttr::get(vector, ArrayRef<int64_t>(rows)));
+      d.getOffsetsMutable().assign(
+          MulOp::create(b, loc, vector, unit, first).getResult());
+      d.setGlobalShape(type.getShape());
+      continue;
+    }
+    Value stride = createScalarConstant(b, loc, i64,
+                                        static_cast<double>(kMicroBatchSeedStride));
+    Value shift = MulOp::create(b, loc, scalar, first, stride);
+    d.getSeedMutable().assign(
+        AddOp::create(b, loc, scalar, d.getSeed(), shift).getResult());
+  }
 }
 
 } // namespace
@@ -165,6 +207,7 @@ mlir::ober::training::buildLossFunction(func::FuncOp forward, StepOptions &o) {
                                        ValueRange(results).getTypes()));
   if (!updated.empty())
     fn->setAttr("ober.buffer_updates", b.getDenseI64ArrayAttr(updated));
+  indexDropoutsBySample(fn);
   SymbolTable(forward->getParentOfType<ModuleOp>()).insert(fn);
   return fn;
 }
@@ -310,9 +353,13 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
   MLIRContext *ctx = lossFn.getContext();
   SmallVector<unsigned> params = parameterArguments(lossFn);
   SmallVector<unsigned> data;
-  for (unsigned i = 0; i < lossFn.getNumArguments(); ++i)
-    if (!llvm::is_contained(params, i))
+  std::optional<unsigned> sampleOffset;
+  for (unsigned i = 0; i < lossFn.getNumArguments(); ++i) {
+    if (lossFn.getArgAttr(i, OberDialect::kSampleOffsetAttrName))
+      sampleOffset = i;
+    else if (!llvm::is_contained(params, i))
       data.push_back(i);
+  }
   if (params.empty())
     return lossFn.emitError("ober-build-train-step: the model has no "
                             "parameters (arguments tagged ober.param)");
@@ -377,6 +424,11 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
   // dropout seed) are the same for every micro-batch.
   SmallVector<unsigned> samples = sampleArguments(lossFn);
   auto isSample = [&](unsigned i) { return llvm::is_contained(samples, i); };
+  int64_t microBatchSize =
+      samples.empty() ? 1
+                      : cast<RankedTensorType>(
+                            lossFn.getArgumentTypes()[samples.front()])
+                            .getDimSize(0);
   unsigned numBatch = 0;
   for (unsigned i : data) {
     auto t = cast<RankedTensorType>(lossFn.getArgumentTypes()[i]);
@@ -385,7 +437,9 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
       llvm::append_range(shape, t.getShape());
       t = t.clone(shape);
     }
-    bool isTarget = i + 1 == lossFn.getNumArguments() && o.loss != "output";
+    // The target is the last argument before the sample offset.
+    bool isTarget = i + 1 + (sampleOffset ? 1 : 0) == lossFn.getNumArguments() &&
+                    o.loss != "output";
     tag(t,
         isSample(i) ? OberDialect::kBatchAttrName : OberDialect::kInputAttrName,
         b.getStringAttr(isTarget ? std::string("target")
@@ -464,14 +518,12 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
                                    SmallVector<int64_t>(t.getRank(), 1)));
         v = gb.reshape(v, t.getShape().drop_front());
       }
-      // Each micro-batch its own dropout stream: otherwise every micro-batch
-      // would drop the same positions of its samples.
-      if (m > 0 && !isSample(i) && seedsDropout(lossFn.getArgument(i)))
-        v = gb.create<AddOp>(
-            v, gb.scalar(typeOf(v).getElementType(),
-                         static_cast<double>(m * kMicroBatchSeedStride)));
       callArgs[i] = v;
     }
+    // The micro-batch's first sample, which its dropouts draw by.
+    if (sampleOffset)
+      callArgs[*sampleOffset] = gb.scalar(
+          builder.getI64Type(), static_cast<double>(m * microBatchSize));
     if (scaling)
       callArgs.push_back(scale);
     auto call = func::CallOp::create(builder, loc, grad, callArgs);

@@ -32,15 +32,6 @@ static std::optional<int64_t> changedDim(RankedTensorType before,
 }
 
 namespace {
-/// Where a changed (batch) dimension sits in a value, in its types before
-/// refinement: dimension `dim` is [groups] x [from] x [the rest], and
-/// `from` becomes `to`. A reshape that merges the batch with a larger
-/// dimension before it ([tokens x batch]) cannot tell from its sizes alone
-/// which part changed; this says.
-struct BatchAt {
-  int64_t dim = -1, groups = 1, from = 1, to = 1;
-};
-
 /// The factor of `tensor` that holds `at` (a block of `at.from` after
 /// `at.groups` elements of its dimension), and the groups of it before the
 /// batch; nullopt when no one factor does.
@@ -60,21 +51,13 @@ factorHolding(const ShardingRule &rule, const TensorMapping &tensor,
   }
   return std::nullopt;
 }
+} // namespace
 
-/// The batch of each value, followed from the arguments whose one
-/// dimension changed through every op by its sharding rule (on the types
-/// before refinement): the factor that holds it in an operand holds it in
-/// the results.
-DenseMap<Value, BatchAt> followBatch(Block &body, TypeRange argTypes) {
+DenseMap<Value, BatchAt> mlir::ober::followBatch(
+    Block &body, ArrayRef<std::pair<BlockArgument, BatchAt>> arguments) {
   DenseMap<Value, BatchAt> at;
-  for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes)) {
-    auto was = dyn_cast<RankedTensorType>(arg.getType());
-    auto now = dyn_cast<RankedTensorType>(type);
-    if (!was || !now || !was.hasStaticShape() || !now.hasStaticShape())
-      continue;
-    if (std::optional<int64_t> d = changedDim(was, now))
-      at[arg] = {*d, 1, was.getDimSize(*d), now.getDimSize(*d)};
-  }
+  for (auto [arg, where] : arguments)
+    at[arg] = where;
   for (Operation &op : body) {
     auto held = llvm::find_if(op.getOperands(),
                               [&](Value v) { return at.count(v); });
@@ -103,7 +86,23 @@ DenseMap<Value, BatchAt> followBatch(Block &body, TypeRange argTypes) {
   }
   return at;
 }
-} // namespace
+
+/// The batch of each value, followed from the arguments whose one
+/// dimension changed (`argTypes` against their types now).
+static DenseMap<Value, BatchAt> followChangedBatch(Block &body,
+                                                   TypeRange argTypes) {
+  SmallVector<std::pair<BlockArgument, BatchAt>> changed;
+  for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes)) {
+    auto was = dyn_cast<RankedTensorType>(arg.getType());
+    auto now = dyn_cast<RankedTensorType>(type);
+    if (!was || !now || !was.hasStaticShape() || !now.hasStaticShape())
+      continue;
+    if (std::optional<int64_t> d = changedDim(was, now))
+      changed.push_back(
+          {arg, {*d, 1, was.getDimSize(*d), now.getDimSize(*d)}});
+  }
+  return followBatch(body, changed);
+}
 
 /// A static reshape result for an input `before` that became `after` in one
 /// dimension `p` (a new batch): the result dimension that starts at the
@@ -219,12 +218,18 @@ LogicalResult mlir::ober::refineFunctionShapes(func::FuncOp func,
   auto typeBefore = [&](Value v) {
     return cast<RankedTensorType>(before.lookup(v));
   };
-  DenseMap<Value, BatchAt> batch = followBatch(body, argTypes);
+  DenseMap<Value, BatchAt> batch = followChangedBatch(body, argTypes);
   for (auto [arg, type] : llvm::zip(body.getArguments(), argTypes))
     arg.setType(type);
   for (Operation &op : body) {
     if (auto slice = dyn_cast<SliceOp>(op))
       resolveSlice(slice, typeBefore(slice.getInput()));
+    // A dropout indexed within its own input (offsets only shift it) keeps
+    // that whole shape.
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      if (std::optional<ArrayRef<int64_t>> whole = dropout.getGlobalShape();
+          whole && *whole == typeBefore(dropout.getInput()).getShape())
+        dropout.setGlobalShape(dropout.getInput().getType().getShape());
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       func.setFunctionType(FunctionType::get(
           func.getContext(), argTypes, ret.getOperandTypes()));

@@ -1,6 +1,6 @@
 // RUN: ober-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{'func.func' op unknown ober argument attribute 'ober.parameter' (supported: 'ober.param', 'ober.state', 'ober.batch', 'ober.input', 'ober.lr', 'ober.loss_seed', and the planner's and partitioner's annotations)}}
+// expected-error @+1 {{'func.func' op unknown ober argument attribute 'ober.parameter' (supported: 'ober.param', 'ober.state', 'ober.batch', 'ober.input', 'ober.lr', 'ober.sample_offset', 'ober.loss_seed', and the planner's and partitioner's annotations)}}
 func.func @unknown_arg_attr(%w: tensor<4xf32> {ober.parameter = "w"}) {
   return
 }

@@ -111,7 +111,8 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
                                << ": 'ober.stage' must be a non-negative integer";
     return success();
   }
-  if (attrName == kLearningRateAttrName || attrName == "ober.loss_seed") {
+  if (attrName == kLearningRateAttrName || attrName == "ober.loss_seed" ||
+      attrName == kSampleOffsetAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "argument #" << argIndex << ": '"
                                << attrName << "' is a unit attribute";
@@ -122,7 +123,7 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
            << "unknown ober argument attribute '" << attr.getName().getValue()
            << "' (supported: '" << kParamAttrName << "', '" << kStateAttrName
            << "', '" << kBatchAttrName << "', '" << kInputAttrName << "', '"
-           << kLearningRateAttrName
+           << kLearningRateAttrName << "', '" << kSampleOffsetAttrName
            << "', 'ober.loss_seed', and the planner's and "
               "partitioner's annotations)";
   auto name = dyn_cast<StringAttr>(attr.getValue());

@@ -51,6 +51,11 @@ def Ober_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBatchAttrName = "ober.batch";
     static constexpr ::llvm::StringLiteral kInputAttrName = "ober.input";
     static constexpr ::llvm::StringLiteral kLearningRateAttrName = "ober.lr";
+    /// Loss- and gradient-function argument attribute: the index of the
+    /// micro-batch's first sample in the step's batch (a 0-D i64), which
+    /// dropouts draw by (the step passes it; it is no step input).
+    static constexpr ::llvm::StringLiteral kSampleOffsetAttrName =
+        "ober.sample_offset";
     /// Function attribute: the options a train_step was built with.
     static constexpr ::llvm::StringLiteral kTrainStepAttrName =
         "ober.train_step";
