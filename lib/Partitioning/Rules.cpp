@@ -233,8 +233,13 @@ AxisDecision &dropout(Rule &rule, const ShardingRule &table, DropoutOp op) {
   if (rule.anyPartial() || !rule.in[1].isRep() || !p.isSplit() ||
       p.isGrouped() || (op.getOffsets() && !rule.in[2].isRep()))
     return rule.whole();
-  if (std::optional<unsigned> f = factorOf(table, 0, p))
-    return alongFactor(rule, table, *f, /*groups=*/1);
+  if (std::optional<unsigned> f = factorOf(table, 0, p)) {
+    AxisDecision &d = alongFactor(rule, table, *f, /*groups=*/1);
+    // The offsets are positions, not data along the factor.
+    if (op.getOffsets())
+      d.operands[2] = Placement::rep();
+    return d;
+  }
   return rule.whole();
 }
 

@@ -257,10 +257,7 @@ static bool isActivationMatmul(Operation *op) {
 /// (ober::hasTokens): rows of a lookup of constant ids (positions) are
 /// shared by every sample.
 static bool splitsByTokens(Operation *op, RankedTensorType type) {
-  Operation *ids = isTableLookup(op) ? op->getOperand(1).getDefiningOp()
-                                     : nullptr;
-  bool shared = ids && ids->hasTrait<OpTrait::ConstantLike>();
-  return ober::hasTokens(type.getRank(), !shared);
+  return ober::hasTokens(type.getRank(), !looksUpSharedRows(op));
 }
 
 /// Whether partial sums `op` makes are an activation sequence parallelism
@@ -429,17 +426,18 @@ void Spmd::joinAsShare(Operation *op, SmallVectorImpl<Value> &local) {
       continue;
     Location loc = op->getLoc();
     int64_t n = axisSize(axis);
-    SmallVector<APFloat> first(
-        n, APFloat::getZero(cast<FloatType>(type.getElementType())
-                                .getFloatSemantics()));
-    first[0] = APFloat::getOne(first[0].getSemantics());
+    // The first device keeps the value, the others zeros (a select, so
+    // that an inf stays an inf).
+    SmallVector<bool> first(n, false);
+    first[0] = true;
     Value mine = rowOfDevice(
         axis,
-        DenseElementsAttr::get(RankedTensorType::get({n}, type.getElementType()),
+        DenseElementsAttr::get(RankedTensorType::get({n}, builder.getI1Type()),
                                first),
         loc);
     Layout layout = layoutOf(local[whole]);
-    Value share = MulOp::create(builder, loc, local[whole], mine);
+    Value share = SelectOp::create(builder, loc, type, mine, local[whole],
+                                   scalar(loc, type.getElementType(), 0.0));
     layout[axis] = Placement::partial();
     setLayout(share, layout);
     local[whole] = share;

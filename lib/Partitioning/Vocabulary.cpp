@@ -134,11 +134,15 @@ std::optional<LogicalResult> embeddingGradient(Spmd &spmd, ScatterAddOp op,
                                                IRMapping &map) {
   if (op.getAxis() != 0)
     return std::nullopt;
+  // The one embedding of these ids from a table of this shape.
   EmbeddingOp forward;
   for (Operation *user : op.getIndices().getUsers())
     if (auto e = dyn_cast<EmbeddingOp>(user);
-        e && e.getTable().getType() == op.getType())
+        e && e.getTable().getType() == op.getType()) {
+      if (forward && forward.getTable() != e.getTable())
+        return std::nullopt;
       forward = e;
+    }
   Value table = forward ? map.lookupOrNull(forward.getTable()) : Value();
   if (!table)
     return std::nullopt;
@@ -184,14 +188,15 @@ std::optional<LogicalResult> embeddingGradient(Spmd &spmd, ScatterAddOp op,
   auto [shifted, inside] = B.local(ids, *axis, local.getDimSize(0));
   Type it = cast<RankedTensorType>(ids.getType()).getElementType();
   Value safe = SelectOp::create(B.b, B.loc, inside, shifted, B.constant(it, 0));
-  // Ids outside the block add zeros (at row 0).
+  // Ids outside the block add zeros (at row 0; a select, so that an inf
+  // of another block's row stays there).
   auto idsType = cast<RankedTensorType>(ids.getType());
   SmallVector<int64_t> column(idsType.getShape());
   column.append(local.getRank() - 1, 1);
   Value mask = ReshapeOp::create(
-      B.b, B.loc, RankedTensorType::get(column, type.getElementType()),
-      CastOp::create(B.b, B.loc, idsType.clone(type.getElementType()), inside));
-  Value masked = MulOp::create(B.b, B.loc, updates, mask);
+      B.b, B.loc, RankedTensorType::get(column, B.b.getI1Type()), inside);
+  Value masked = SelectOp::create(B.b, B.loc, type, mask, updates,
+                                  B.constant(type.getElementType(), 0.0));
   Value out = ScatterAddOp::create(B.b, B.loc, input, safe, masked, 0);
   spmd.setLayout(out, result);
   map.map(op.getResult(), out);

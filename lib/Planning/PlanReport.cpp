@@ -251,13 +251,13 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                  "after each backward pass", share);
       }
     for (auto [first, end] : st.chunks)
-      if (const TPProfile &out = m.kinds[m.segments[end - 1].kind].at(c.tp);
+      if (const TPProfile &last = m.kinds[m.segments[end - 1].kind].at(c.tp);
           end < n)
         transfer(m.segments[end - 1].boundaryElements * mb * w, 2 * micro,
                  "activations forward, their gradients back",
                  "after segment " + std::to_string(end - 1),
-                 (c.sequenceParallel && out.boundaryTokens) ||
-                     out.boundary.isSplit());
+                 (c.sequenceParallel && last.boundaryTokens) ||
+                     last.boundary.isSplit());
   }
   // Sums over every gradient: partial on each replica under ZeRO,
   // completed once; with pipeline stages the running sum passes from stage

@@ -249,15 +249,12 @@ struct Analysis {
            (keptWhole(w) || !divisible(b, rb - 1));
   }
   /// Whether sequence parallelism splits `v` by its tokens when it enters
-  /// the token-split region (hasTokens): rows of a value that depends on
-  /// the batch are samples unless it has a sequence.
+  /// the token-split region (hasTokens, as the partitioner decides): rows
+  /// are samples unless a lookup of constant ids (positions) made them.
   bool hasTokensOf(Value v) {
     Operation *def = v.getDefiningOp();
-    bool ofSamples = !def || llvm::any_of(def->getOperands(), [&](Value o) {
-      return activation.contains(o);
-    });
     return isa<FloatType>(getElementTypeOrSelf(v.getType())) &&
-           ober::hasTokens(rankOf(v), ofSamples);
+           ober::hasTokens(rankOf(v), !(def && looksUpSharedRows(def)));
   }
   void elementwise(Operation *op);
   void matmul(MatmulOp op);

@@ -51,3 +51,10 @@ bool mlir::ober::isTableLookup(Operation *op) {
   auto gather = dyn_cast<GatherOp>(op);
   return gather && gather.getAxis() == 0 && parameterRoot(gather.getInput());
 }
+
+bool mlir::ober::looksUpSharedRows(Operation *op) {
+  if (!isTableLookup(op))
+    return false;
+  Operation *ids = op->getOperand(1).getDefiningOp();
+  return ids && ids->hasTrait<OpTrait::ConstantLike>();
+}

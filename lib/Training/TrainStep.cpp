@@ -67,9 +67,9 @@ constexpr int64_t kMicroBatchSeedStride = int64_t(1) << 32;
 /// is cut into micro-batches (nor, with the partitioner's offsets, into
 /// devices): `fn` takes the micro-batch's first sample
 /// (kSampleOffsetAttrName; 0 with one micro-batch). A dropout whose input
-/// has the samples as its leading dimension shifts its index by that many
-/// rows (`offsets` within its own shape); any other draws its own stream
-/// per micro-batch from the seed.
+/// has the samples as the major part of its leading dimension shifts its
+/// index by their rows (`offsets` within its own shape); any other draws
+/// its own stream per micro-batch from the seed.
 void indexDropoutsBySample(func::FuncOp fn) {
   SmallVector<DropoutOp> dropouts;
   fn.walk([&](DropoutOp d) {
@@ -103,8 +103,9 @@ void indexDropoutsBySample(func::FuncOp fn) {
     auto at = batch.find(d.getInput());
     if (at != batch.end() && at->second.dim == 0 && at->second.groups == 1 &&
         type.hasStaticShape()) {
+      // Dimension 0 is [samples] x [rows per sample].
       SmallVector<int64_t> rows(type.getRank(), 0);
-      rows[0] = 1;
+      rows[0] = type.getDimSize(0) / at->second.from;
       auto vector = RankedTensorType::get({type.getRank()}, i64);
       Value unit = ConstantOp::create(
           b, loc, DenseElementsAttr::get(vector, ArrayRef<int64_t>(rows)));

@@ -34,7 +34,8 @@ static std::optional<int64_t> changedDim(RankedTensorType before,
 namespace {
 /// The factor of `tensor` that holds `at` (a block of `at.from` after
 /// `at.groups` elements of its dimension), and the groups of it before the
-/// batch; nullopt when no one factor does.
+/// batch; nullopt when no one parallel factor does (a concatenated, sliced
+/// or reduced dimension does not keep the samples where they were).
 std::optional<std::pair<unsigned, int64_t>>
 factorHolding(const ShardingRule &rule, const TensorMapping &tensor,
               const BatchAt &at) {
@@ -44,7 +45,9 @@ factorHolding(const ShardingRule &rule, const TensorMapping &tensor,
   for (unsigned f : tensor[at.dim]) {
     int64_t size = rule.factors[f].size;
     if (at.groups % before == 0 && size % (at.groups / before * at.from) == 0)
-      return std::make_pair(f, at.groups / before);
+      return rule.factors[f].kind == FactorKind::Parallel
+                 ? std::optional(std::make_pair(f, at.groups / before))
+                 : std::nullopt;
     before *= size;
     if (before > at.groups)
       break;

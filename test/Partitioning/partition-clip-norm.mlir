@@ -1,8 +1,8 @@
 // Gradient clipping under ZeRO: the norm sums each gradient's squares, of
 // ZeRO shards (partial over the data-parallel replicas) and of a gradient
 // ZeRO cannot shard evenly (b1, whole after its all-reduce). The whole one
-// joins the running sum as one replica's share (1 on the first, 0 on the
-// others), so the sum stays partial and one all-reduce completes it, not
+// joins the running sum as one replica's share (itself on the first, 0 on
+// the others), so the sum stays partial and one all-reduce completes it, not
 // one per shard. The partitioned step trains like the serial one.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ober-opt %s --ober-build-train-step="loss=mse optimizer=adamw clip-norm=0.5" -o %t/step.mlir
@@ -22,10 +22,10 @@ func.func @main(%x: tensor<4x8xf32>, %w1: tensor<8x8xf32> {ober.param = "w1"}, %
 }
 
 // CHECK-LABEL: func.func @train_step
-// CHECK: %[[FIRST:.*]] = ober.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>
+// CHECK: %[[FIRST:.*]] = ober.constant dense<[true, false]> : tensor<2xi1>
 // CHECK: %[[MINE:.*]] = shard.all_slice %[[FIRST]] on @devices grid_axes = [0] slice_axis = 0
-// CHECK: %[[ONE:.*]] = ober.reshape %[[MINE]] : tensor<1xf32> to tensor<f32>
-// CHECK: %[[SHARE:.*]] = ober.mul %{{.*}}, %[[ONE]] : tensor<f32>
+// CHECK: %[[ONE:.*]] = ober.reshape %[[MINE]] : tensor<1xi1> to tensor<i1>
+// CHECK: %[[SHARE:.*]] = ober.select %[[ONE]], %{{.*}}, %{{.*}} : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>
 // CHECK: ober.add %{{.*}}, %[[SHARE]] : tensor<f32>
 // CHECK-NOT: shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
 // CHECK: %[[NORM:.*]] = shard.all_reduce %{{.*}} on @devices grid_axes = [0] : tensor<f32> -> tensor<f32>

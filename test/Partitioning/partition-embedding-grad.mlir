@@ -24,9 +24,8 @@ func.func @main(%ids: tensor<4x3xi64>, %table: tensor<8x4xf32> {ober.param = "ta
 // CHECK-SAME: tensor<4x4xf32> {ober.param = "table", ober.split = array<i64: 1, -1>}
 // CHECK: ober.embedding
 // CHECK: %[[IN:.*]] = ober.and
-// CHECK: %[[MASK:.*]] = ober.cast %[[IN]] : tensor<2x3xi1> to tensor<2x3xf32>
-// CHECK: %[[COLUMN:.*]] = ober.reshape %[[MASK]] : tensor<2x3xf32> to tensor<2x3x1xf32>
-// CHECK: %[[MASKED:.*]] = ober.mul %{{.*}}, %[[COLUMN]]
+// CHECK: %[[COLUMN:.*]] = ober.reshape %[[IN]] : tensor<2x3xi1> to tensor<2x3x1xi1>
+// CHECK: %[[MASKED:.*]] = ober.select %[[COLUMN]], %{{.*}}, %{{.*}} : (tensor<2x3x1xi1>, tensor<2x3x4xf32>, tensor<f32>)
 // CHECK: ober.scatter_add %{{.*}}, %{{.*}}, %[[MASKED]] {axis = 0 : i64} : (tensor<4x4xf32>, tensor<2x3xi64>, tensor<2x3x4xf32>) -> tensor<4x4xf32>
 // CHECK-NOT: shard.all_slice {{.*}} tensor<8x4xf32> -> tensor<4x4xf32>
 // CHECK: return

@@ -31,6 +31,10 @@ BlockArgument parameterRoot(Value v);
 /// 0) of a parameter or a view of one.
 bool isTableLookup(Operation *op);
 
+/// A table lookup of constant ids (positions): rows every sample shares,
+/// not rows of samples.
+bool looksUpSharedRows(Operation *op);
+
 } // namespace mlir::ober
 
 #endif // OBER_TRAINING_GRADIENTFUNCTION_H

@@ -113,8 +113,10 @@ def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
     element in `offsets` (a 1-D `i64` tensor, one offset per dimension, so
     that it can differ between devices running the same program): the
     element at local index `i` draws as the one at `offsets + i` of a
-    tensor of `global_shape`. The two come together; without them the input
-    is the whole tensor.
+    tensor of `global_shape`, row-major (the leading size never enters, so
+    a leading offset may pass it: a micro-batch's rows in the step's whole
+    batch). The two come together; without them the input is the whole
+    tensor.
 
     ```mlir
     %y, %keep = ober.dropout %x, %seed {ratio = 1.0e-01 : f64}
