@@ -165,24 +165,19 @@ static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
     std::set<std::string> whole;
     while (true) {
       std::map<std::string, std::set<int64_t>> dims; // -1: whole
-      std::map<std::string, std::vector<unsigned>> readers;
-      for (auto [ki, k] : llvm::enumerate(p.kinds))
-        for (const auto &s : k.tp[di].parameterSharding) {
+      for (const SegmentKind &k : p.kinds)
+        for (const auto &s : k.tp[di].parameterSharding)
           dims[s.name].insert(s.how == "replicated" ? -1 : s.dim);
-          readers[s.name].push_back(ki);
-        }
-      std::set<unsigned> again;
+      bool held = false;
       for (auto &[name, seen] : dims)
         if (seen.size() > 1 && whole.insert(name).second)
-          again.insert(readers[name].begin(), readers[name].end());
-      if (again.empty())
+          held = true;
+      if (!held)
         break;
-      // Every kind again: one whose activation feeds a matmul of the
-      // parameter in the next segment depends on it too (sequence
-      // parallelism gathers the tokens for a whole weight).
-      for (unsigned ki = 0; ki < p.kinds.size(); ++ki)
-        again.insert(ki);
-      for (unsigned ki : again) {
+      // Every kind again, not only the parameter's readers: one whose
+      // activation feeds a matmul of it in the next segment depends on it
+      // too (sequence parallelism gathers the tokens for a whole weight).
+      for (unsigned ki = 0; ki < p.kinds.size(); ++ki) {
         unsigned first = 0;
         while (p.segments[first].kind != ki)
           ++first;

@@ -343,7 +343,6 @@ void Analysis::matmul(MatmulOp op) {
       // (and the input's gradient is whole); the weight gradient gathers
       // them again, or, when they are larger than twice the weight, sums
       // each rank's share of it.
-      Value w = op.getResult();
       double tokenElements = valueElements(a);
       collective(Collective::AllGather, tokenElements,
                  "gather the tokens for a whole weight", op,
@@ -359,7 +358,6 @@ void Analysis::matmul(MatmulOp op) {
                    "complete the weight gradient over each rank's tokens", op,
                    TPCollective::Pass::Backward, /*sequenceSwap=*/false,
                    /*sequenceOnly=*/true, /*perSample=*/false);
-      (void)w;
       return;
     }
     if (paramOf.count(b) && !keptWhole(b) && activation.contains(a) &&
