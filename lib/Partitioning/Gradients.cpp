@@ -18,12 +18,19 @@ using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::partition;
 
-/// Accumulating a gradient (or the loss) over micro-batches, or scaling it
-/// by a whole factor, as the only use of the gradient: partial sums pass,
-/// and the reduction waits for a use that needs the whole gradient.
+/// Accumulating a gradient (or the loss) over micro-batches (onto zeros,
+/// the first time), or scaling it by a whole factor, as the only use of the
+/// gradient: partial sums pass, and the reduction waits for a use that
+/// needs the whole gradient.
 bool StepPartitioner::isAccumulation(Operation *op) const {
   auto tagged = [&](Value v) { return tags.count(v) > 0 && v.hasOneUse(); };
-  if (isa<AddOp, SubOp>(op))
+  if (isa<AddOp>(op)) {
+    Value a = op->getOperand(0), b = op->getOperand(1);
+    if (isZeros(a) || isZeros(b))
+      return tagged(isZeros(a) ? b : a);
+    return tagged(a) && tagged(b) && tags.lookup(a) == tags.lookup(b);
+  }
+  if (isa<SubOp>(op))
     return tagged(op->getOperand(0)) && tagged(op->getOperand(1)) &&
            tags.lookup(op->getOperand(0)) == tags.lookup(op->getOperand(1));
   if (isa<MulOp, DivOp>(op)) {

@@ -96,13 +96,16 @@ struct Rule {
 
 
 /// Whether partial sums pass the op by its rule's linearity (its results
-/// are then partial sums). Whole zeros added to the result are partial sums
-/// too (each device's zeros sum to zeros).
+/// are then partial sums). Whole zeros added to the result, or summed (an
+/// accumulation's start), are partial sums too (each device's zeros sum to
+/// zeros).
 bool passesPartials(const Rule &rule, const ShardingRule &table) {
   SmallVector<Holding> holdings;
   for (auto [i, p] : llvm::enumerate(rule.in)) {
-    bool zeros = p.isRep() && llvm::is_contained(table.addedOperands, i) &&
-                 isZeros(rule.op->getOperand(i));
+    bool added = llvm::is_contained(table.addedOperands, i) ||
+                 (table.linearity == Linearity::Additive &&
+                  llvm::is_contained(table.linearOperands, i));
+    bool zeros = p.isRep() && added && isZeros(rule.op->getOperand(i));
     holdings.push_back(p.isPartialSum() || zeros ? Holding::PartialSum
                        : p.isRep()               ? Holding::Whole
                                                  : Holding::Other);
@@ -562,10 +565,12 @@ AxisDecision mlir::ober::partition::decide(Operation *op,
       .Case([&](MSELossOp) { return byWholeSplit(rule, *table); })
       .Case([&](OneHotOp) { return bySplit(rule, *table); })
       .Case([&](EmbeddingOp) { return lookup(rule, *table); })
-      .Case([&](GatherOp) {
-        // The table has a gather's input parallel in its other dimensions;
-        // the partitioner runs a split input whole.
-        if (in[0].isSplit())
+      .Case([&](GatherOp g) {
+        // A split of the gathered axis runs whole; the input's other
+        // dimensions are parallel (a micro-batch taken from the step's
+        // batch keeps its split samples).
+        if (in[0].isSplit() &&
+            in[0].dim == normalizedAxis(g.getAxis(), g.getInput()))
           return rule.whole();
         return lookup(rule, *table);
       })

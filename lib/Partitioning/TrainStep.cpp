@@ -490,5 +490,6 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
   FailureOr<func::FuncOp> planned = stepForPlanBatch(module, step, *plan);
   if (failed(planned))
     return failure();
+  unrollMicroBatchLoop(*planned);
   return StepPartitioner(module, *planned, *plan, options).run();
 }

@@ -13,6 +13,7 @@
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -134,41 +135,104 @@ FailureOr<SmallVector<Tensor>> Interpreter::run(func::FuncOp func,
   return results;
 }
 
+/// A loop's bound or step: an index constant (nullopt otherwise).
+static std::optional<int64_t> constantIndex(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value();
+  return std::nullopt;
+}
+
+LogicalResult Interpreter::runLoop(Operation *op, ArrayRef<Tensor> init,
+                                   SmallVectorImpl<Tensor> &results,
+                                   int64_t &live, const Scope &scope) {
+  auto loop = cast<scf::ForOp>(op);
+  std::optional<int64_t> lb = constantIndex(loop.getLowerBound()),
+                         ub = constantIndex(loop.getUpperBound()),
+                         step = constantIndex(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0)
+    return loop.emitError("the reference interpreter runs scf.for with "
+                          "constant bounds and a positive constant step");
+  SmallVector<Tensor> carried(init);
+  // The carried values are held between iterations (the caller holds the
+  // first ones and counts the last ones as the loop's results).
+  int64_t carriedBytes = 0;
+  for (int64_t i = *lb; i < *ub; i += *step) {
+    Tensor counter(IntegerType::get(op->getContext(), 64), {});
+    counter.setFloat(0, static_cast<double>(i));
+    SmallVector<Tensor> args = {counter};
+    args.append(carried.begin(), carried.end());
+    SmallVector<Tensor> next;
+    if (failed(runBlock(*loop.getBody(), args, next, live, &scope)))
+      return failure();
+    int64_t bytes = 0;
+    for (const Tensor &t : next)
+      bytes += t.getSizeInBytes();
+    live += bytes - carriedBytes;
+    carriedBytes = bytes;
+    stats.peakLiveBytes = std::max(stats.peakLiveBytes, live);
+    carried = std::move(next);
+  }
+  live -= carriedBytes;
+  results.append(carried.begin(), carried.end());
+  return success();
+}
+
 LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
                                     SmallVectorImpl<Tensor> &results,
-                                    int64_t &live) {
-  // The last op that reads each value, so values are freed as soon as
-  // possible and the peak reflects liveness.
+                                    int64_t &live,
+                                    const Scope *outer) {
+  // The last op that reads each value (itself or an op in its regions), so
+  // values are freed as soon as possible and the peak reflects liveness.
   DenseMap<Value, Operation *> lastUse;
   for (Operation &op : block)
-    for (Value v : op.getOperands())
-      lastUse[v] = &op;
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        lastUse[v] = &op;
+    });
   DenseMap<Value, Tensor> values;
   for (auto [arg, tensor] : llvm::zip(block.getArguments(), args))
     values[arg] = tensor;
+  auto lookup = [&](Value v) -> const Tensor * {
+    if (auto it = values.find(v); it != values.end())
+      return &it->second;
+    for (const Scope *s = outer; s; s = s->parent)
+      if (auto it = s->values.find(v); it != s->values.end())
+        return &it->second;
+    return nullptr;
+  };
 
   for (Operation &op : block) {
+    // Index constants are a loop's bounds, read where the loop runs.
+    if (isa<arith::ConstantIndexOp>(op))
+      continue;
+    auto loop = dyn_cast<scf::ForOp>(op);
     SmallVector<Tensor> operands;
-    for (Value v : op.getOperands()) {
-      auto it = values.find(v);
-      if (it == values.end())
+    for (Value v : loop ? ValueRange(loop.getInitArgs())
+                        : ValueRange(op.getOperands())) {
+      const Tensor *t = lookup(v);
+      if (!t)
         return op.emitError("operand defined outside the function body");
-      operands.push_back(it->second);
+      operands.push_back(*t);
     }
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    if (isa<func::ReturnOp, scf::YieldOp>(op)) {
       results.append(operands.begin(), operands.end());
       // Returned values change hands: the caller counts them as results.
       for (auto [v, t] : llvm::zip(op.getOperands(), operands))
-        if (!isa<BlockArgument>(v))
+        if (!isa<BlockArgument>(v) && values.count(v))
           live -= t.getSizeInBytes();
       return success();
     }
-    if (op.getNumRegions())
+    SmallVector<Tensor> outs;
+    if (loop) {
+      // The body reads this block's values and those around it.
+      Scope scope{values, outer};
+      if (failed(runLoop(loop, operands, outs, live, scope)))
+        return failure();
+    } else if (op.getNumRegions()) {
       return op.emitError("the reference interpreter does not run ops with "
                           "regions ('")
              << op.getName() << "')";
-    SmallVector<Tensor> outs;
-    if (Communicator::handles(&op)) {
+    } else if (Communicator::handles(&op)) {
       if (!communicator)
         return op.emitError("a collective needs simulated devices (a "
                             "shard.grid in the module)");
@@ -192,7 +256,8 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
     }
     stats.peakLiveBytes = std::max(stats.peakLiveBytes, live);
     // Free what this op read for the last time (arguments stay with the
-    // caller), and results nobody reads.
+    // caller, values of enclosing blocks with their block), and results
+    // nobody reads.
     for (Value v : op.getOperands())
       if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v) &&
           values.count(v)) {

@@ -23,12 +23,16 @@ using namespace mlir::ober;
 using namespace mlir::ober::training;
 
 namespace {
-/// The gradient function `step` calls (null when it calls none).
+/// The gradient function `step` calls (null when it calls none), in its
+/// body or its micro-batch loop.
 func::FuncOp gradientOf(func::FuncOp step) {
-  for (auto call : step.getBody().getOps<func::CallOp>())
-    return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+  func::FuncOp grad;
+  step.walk([&](func::CallOp call) {
+    grad = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         step, call.getCalleeAttr());
-  return nullptr;
+    return WalkResult::interrupt();
+  });
+  return grad;
 }
 
 /// The step's data inputs (`ober.batch` and `ober.input`), in order: the

@@ -16,6 +16,9 @@
 #include "ober/Transforms/FunctionSelection.h"
 #include "ober/Transforms/RefineShapes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
@@ -339,6 +342,46 @@ int64_t mlir::ober::microBatchesOf(func::FuncOp step) {
   return m ? m.getInt() : 1;
 }
 
+Operation *mlir::ober::microBatchLoopOf(func::FuncOp step) {
+  if (step.isExternal())
+    return nullptr;
+  for (auto loop : step.getBody().front().getOps<scf::ForOp>())
+    return loop;
+  return nullptr;
+}
+
+void mlir::ober::unrollMicroBatchLoop(func::FuncOp step) {
+  auto loop = cast_or_null<scf::ForOp>(microBatchLoopOf(step));
+  if (!loop)
+    return;
+  // The builder's loop has constant bounds and step.
+  int64_t lb = *getConstantIntValue(loop.getLowerBound()),
+          ub = *getConstantIntValue(loop.getUpperBound()),
+          stride = *getConstantIntValue(loop.getStep());
+  OpBuilder b(loop);
+  SmallVector<Value> carried(loop.getInitArgs());
+  for (int64_t i = lb; i < ub; i += stride) {
+    IRMapping map;
+    map.map(loop.getRegionIterArgs(), carried);
+    if (!loop.getInductionVar().use_empty())
+      map.map(loop.getInductionVar(),
+              arith::ConstantIndexOp::create(b, loop.getLoc(), i));
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, map);
+    for (auto [k, v] : llvm::enumerate(loop.getBody()->getTerminator()->getOperands()))
+      carried[k] = map.lookupOrDefault(v);
+  }
+  loop.replaceAllUsesWith(carried);
+  SmallVector<Operation *> bounds;
+  for (Value v : loop.getOperands().take_front(3))
+    if (Operation *def = v.getDefiningOp())
+      bounds.push_back(def);
+  loop.erase();
+  for (Operation *op : bounds)
+    if (op->use_empty())
+      op->erase();
+}
+
 func::FuncOp mlir::ober::lossFunctionOf(func::FuncOp step) {
   auto attr =
       step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
@@ -502,29 +545,24 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
     current.push_back(paramArg(k));
   Value loss;
   SmallVector<Value> grads(np);
-  for (int64_t m = 0; m < o.microBatches; ++m) {
+  // One micro-batch's forward and backward (`index`: which one, a rank-0
+  // i64; null when the step has one), added to `loss` and `grads`.
+  auto microBatch = [&](Value index) {
     SmallVector<Value> callArgs(lossFn.getNumArguments());
     for (auto [k, i] : llvm::enumerate(params))
       callArgs[i] = current[k];
     for (auto [k, i] : llvm::enumerate(data)) {
       Value v = body->getArgument(batchStart + k);
-      if (o.microBatches > 1 && isSample(i)) {
-        RankedTensorType t = typeOf(v);
-        SmallVector<int64_t> starts(t.getRank(), 0), limits(t.getShape());
-        starts[0] = m;
-        limits[0] = m + 1;
-        v = gb.create<SliceOp>(v, builder.getDenseI64ArrayAttr(starts),
-                               builder.getDenseI64ArrayAttr(limits),
-                               builder.getDenseI64ArrayAttr(
-                                   SmallVector<int64_t>(t.getRank(), 1)));
-        v = gb.reshape(v, t.getShape().drop_front());
-      }
+      if (index && isSample(i))
+        v = gb.create<GatherOp>(v, index, builder.getI64IntegerAttr(0));
       callArgs[i] = v;
     }
     // The micro-batch's first sample, which its dropouts draw by.
     if (sampleOffset)
-      callArgs[*sampleOffset] = gb.scalar(
-          builder.getI64Type(), static_cast<double>(m * microBatchSize));
+      callArgs[*sampleOffset] =
+          index ? gb.create<MulOp>(index, gb.scalar(builder.getI64Type(),
+                                                    microBatchSize))
+                : gb.scalar(builder.getI64Type(), 0);
     if (scaling)
       callArgs.push_back(scale);
     auto call = func::CallOp::create(builder, loc, grad, callArgs);
@@ -538,6 +576,53 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
       Value g = call.getResult(grad.getFunctionType().getNumResults() - np + k);
       grads[k] = grads[k] ? gb.create<AddOp>(grads[k], g) : g;
     }
+  };
+  if (o.microBatches == 1) {
+    microBatch(Value());
+  } else {
+    // A loop over the micro-batches carrying their index, the buffers, and
+    // the sums of the losses and gradients (from zeros).
+    Type i64 = builder.getI64Type();
+    ArrayRef<Type> gradTypes =
+        grad.getFunctionType().getResults().take_back(np);
+    SmallVector<size_t> buffers;
+    for (int64_t arg : updates)
+      buffers.push_back(llvm::find(params, static_cast<unsigned>(arg)) -
+                        params.begin());
+    SmallVector<Value> init = {gb.scalar(i64, 0)};
+    for (size_t k : buffers)
+      init.push_back(current[k]);
+    init.push_back(gb.zerosLike(lossType));
+    for (Type t : gradTypes)
+      init.push_back(gb.zerosLike(t));
+    auto bound = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(builder, loc, v);
+    };
+    auto loop = scf::ForOp::create(builder, loc, bound(0),
+                                   bound(o.microBatches), bound(1), init);
+    // Where the carried values sit: index, buffers, loss, gradients.
+    size_t lossAt = 1 + buffers.size(), gradsAt = lossAt + 1;
+    auto unpack = [&](ValueRange values) {
+      for (auto [j, k] : llvm::enumerate(buffers))
+        current[k] = values[1 + j];
+      loss = values[lossAt];
+      for (size_t k = 0; k < np; ++k)
+        grads[k] = values[gradsAt + k];
+    };
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(loop.getBody());
+      unpack(loop.getRegionIterArgs());
+      Value index = loop.getRegionIterArgs()[0];
+      microBatch(index);
+      SmallVector<Value> next = {gb.create<AddOp>(index, gb.scalar(i64, 1))};
+      for (size_t k : buffers)
+        next.push_back(current[k]);
+      next.push_back(loss);
+      llvm::append_range(next, grads);
+      scf::YieldOp::create(builder, loc, next);
+    }
+    unpack(loop.getResults());
   }
   if (o.microBatches > 1) {
     loss = gb.create<DivOp>(loss, gb.scalarLike(loss, o.microBatches));

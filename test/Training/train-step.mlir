@@ -31,7 +31,11 @@ func.func @model(%x: tensor<4x3xf32>, %w: tensor<3x5xf32> {ober.param = "fc.weig
 // SGD-SAME: {ober.state = "fc.weight.momentum_buffer"}
 // SGD-SAME: %{{.*}}: tensor<2x4x3xf32> {ober.batch = "input0"}
 // SGD-SAME: %{{.*}}: tensor<2x4xi64> {ober.batch = "target"}
+// The micro-batches are a loop: one call, the sums carried.
+// SGD: scf.for
+// SGD: ober.gather
 // SGD: call @model_loss_grad
-// SGD: call @model_loss_grad
+// SGD-NOT: call @model_loss_grad
+// SGD: scf.yield
 // SGD: ober.sqrt
 // SGD: ober.min

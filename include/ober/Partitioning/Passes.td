@@ -44,7 +44,9 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
            "Gradient bucket size in MiB">,
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect",
-                           "::mlir::ober::OberDialect"];
+                           "::mlir::ober::OberDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // OBER_PARTITIONING_PASSES_TD

@@ -57,8 +57,21 @@ public:
   }
 
 private:
+  /// The values of the blocks around the one running (a loop body's
+  /// captures), innermost first.
+  struct Scope {
+    const DenseMap<Value, Tensor> &values;
+    const Scope *parent;
+  };
+  /// Runs `block` on `args`.
   LogicalResult runBlock(Block &block, ArrayRef<Tensor> args,
-                         SmallVectorImpl<Tensor> &results, int64_t &live);
+                         SmallVectorImpl<Tensor> &results, int64_t &live,
+                         const Scope *outer = nullptr);
+  /// Runs an `scf.for` with constant bounds: its body once per iteration,
+  /// the iteration's results the next one's arguments.
+  LogicalResult runLoop(Operation *loop, ArrayRef<Tensor> init,
+                        SmallVectorImpl<Tensor> &results, int64_t &live,
+                        const Scope &scope);
 
   ModuleOp module;
   RunStats stats;

@@ -98,7 +98,9 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
            "Overflow-free steps before the loss scale doubles">,
   ];
   let dependentDialects = ["::mlir::ober::OberDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // OBER_TRAINING_PASSES_TD
