@@ -14,9 +14,20 @@
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::partition;
+
+/// Zeros, or a loop-carried sum that starts at zeros.
+static bool startsAtZeros(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      if (OpOperand *init = loop.getTiedLoopInit(arg))
+        return isZeros(init->get());
+  return isZeros(v);
+}
 
 /// Accumulating a gradient (or the loss) over micro-batches (onto zeros,
 /// the first time), or scaling it by a whole factor, as the only use of the
@@ -26,8 +37,8 @@ bool StepPartitioner::isAccumulation(Operation *op) const {
   auto tagged = [&](Value v) { return tags.count(v) > 0 && v.hasOneUse(); };
   if (isa<AddOp>(op)) {
     Value a = op->getOperand(0), b = op->getOperand(1);
-    if (isZeros(a) || isZeros(b))
-      return tagged(isZeros(a) ? b : a);
+    if (startsAtZeros(a) || startsAtZeros(b))
+      return tagged(startsAtZeros(a) ? b : a);
     return tagged(a) && tagged(b) && tags.lookup(a) == tags.lookup(b);
   }
   if (isa<SubOp>(op))

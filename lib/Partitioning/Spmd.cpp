@@ -146,6 +146,14 @@ Value Spmd::reshard(Value v, unsigned axis, Placement target, Location loc,
   return slot;
 }
 
+void Spmd::forgetMovesIn(Region &region) {
+  for (auto it = moved.begin(); it != moved.end();)
+    if (it->second && region.isAncestor(it->second.getParentRegion()))
+      it = moved.erase(it);
+    else
+      ++it;
+}
+
 Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
                  Location loc) {
   assert(!target.isPartial() && "values become partial only through ops");

@@ -99,6 +99,9 @@ public:
                 bool again = false);
   Value reshard(Value v, const Layout &target, Location loc,
                 bool again = false);
+  /// Forgets the values moved inside `region` (a loop body): what runs
+  /// after it moves them again.
+  void forgetMovesIn(Region &region);
 
   /// Clones serial op `op` onto local operands (`map` holds the local value
   /// of each serial value), inserting the collectives its rule asks for.

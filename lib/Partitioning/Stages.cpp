@@ -1,7 +1,8 @@
 //===- Stages.cpp - pipeline stages, transfers and the schedule -----------===//
 //
 // Part of Ober-Train. Every op of the step, and of the gradient function
-// inlined once per micro-batch, runs in one pipeline stage: forward ops in
+// inlined once per micro-batch (once in the micro-batch loop's body without
+// a pipeline, MicroBatchLoop.cpp), runs in one pipeline stage: forward ops in
 // the stage the plan gave them (`ober.stage`); a backward op in the lowest
 // stage among what it reads (a forward value counts for the stage that
 // consumes it, so the gradient of a stage's input stays there); an op that
@@ -36,9 +37,8 @@ int StepPartitioner::stageOf(Value serial) const {
 
 LogicalResult StepPartitioner::assignStages() {
   Block &body = step.getBody().front();
-  for (Operation &op : body)
-    if (auto call = dyn_cast<func::CallOp>(op))
-      calls.push_back(call);
+  // In order: the step's calls, or the one in its micro-batch loop.
+  step.walk([&](func::CallOp call) { calls.push_back(call); });
   if (calls.empty())
     return step.emitError("ober-partition: the step calls no gradient function");
   grad = module.lookupSymbol<func::FuncOp>(calls.front().getCallee());
@@ -132,6 +132,16 @@ LogicalResult StepPartitioner::assignStages() {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       for (auto [r, v] : llvm::zip(call.getResults(), ret->getOperands())) {
         valueStage[r] = valueStage.lookup_or(v, -1);
+        afterCalls.insert(r);
+      }
+      continue;
+    }
+    // The micro-batch loop (only without a pipeline: stage 0;
+    // MicroBatchLoop.cpp): its results come after the calls.
+    if (isa<scf::ForOp>(op)) {
+      opStage[&op] = 0;
+      for (Value r : op.getResults()) {
+        valueStage[r] = 0;
         afterCalls.insert(r);
       }
       continue;
@@ -415,7 +425,9 @@ LogicalResult StepPartitioner::buildStepOp(Operation &op) {
   for (unsigned t = 0; t < stages.size(); ++t) {
     if (s >= 0 && s != static_cast<int>(t))
       continue;
-    builder.setInsertionPointToEnd(after ? stages[t].post : stages[t].pre);
+    builder.setInsertionPointToEnd(loopBody ? loopBody
+                                   : after  ? stages[t].post
+                                            : stages[t].pre);
     IRMapping &map = maps[0][t];
     for (Value v : op.getOperands())
       if (!fetch(t, v, -1, op.getLoc()))

@@ -14,6 +14,7 @@
 
 #include "ober/Partitioning/Partition.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <map>
@@ -93,6 +94,13 @@ private:
   Block *splitWeightGradients(Block *backward);
   LogicalResult finish(ArrayRef<Layout> argLayouts);
 
+  // The micro-batch loop, kept as a loop without a pipeline
+  // (MicroBatchLoop.cpp).
+  LogicalResult buildLoop(scf::ForOp loop);
+  /// The local block argument of the loop's carried value `k`, created
+  /// (with its local initial value) in `layout` when first needed.
+  Value carriedArgument(scf::ForOp loop, unsigned k, const Layout &layout);
+
   ModuleOp module;
   func::FuncOp step;
   PlanFields plan;
@@ -136,6 +144,12 @@ private:
   DenseMap<Operation *, unsigned> opChunk;
   DenseMap<Value, int> valueStage;
   DenseSet<Value> afterCalls;
+  /// While the micro-batch loop is built: its local body, the carried
+  /// values its arguments hold (in order) and their local initial values.
+  Block *loopBody = nullptr;
+  SmallVector<unsigned> carriedOrder;
+  SmallVector<Value> carriedInit;
+  DenseMap<unsigned, Value> carriedArgs;
   /// Per (stage, micro-batch): values the backward pass reads again.
   std::map<std::pair<unsigned, unsigned>, DenseMap<Value, Value>> again;
   int64_t nextTag = 0;

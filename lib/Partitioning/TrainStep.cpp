@@ -18,6 +18,7 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Training/TrainStep.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Verifier.h"
 
@@ -131,11 +132,21 @@ LogicalResult StepPartitioner::classifyArguments() {
   auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
                               "ober.buffer_updates")
                         : nullptr;
-  for (auto call : step.getBody().getOps<func::CallOp>()) {
+  // A call's operand, or the value a micro-batch loop carries from.
+  auto outside = [](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+        if (OpOperand *init = loop.getTiedLoopInit(arg))
+          return init->get();
+    return v;
+  };
+  SmallVector<func::CallOp> stepCalls;
+  step.walk([&](func::CallOp call) { stepCalls.push_back(call); });
+  for (func::CallOp call : stepCalls) {
     StringRef callee = call.getCallee();
     if (auto grad = module.lookupSymbol<func::FuncOp>(callee))
       for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
-        auto arg = dyn_cast<BlockArgument>(operand);
+        auto arg = dyn_cast<BlockArgument>(outside(operand));
         auto dim = i < grad.getNumArguments()
                        ? grad.getArgAttrOfType<IntegerAttr>(i, "ober.tp_dim")
                        : nullptr;
@@ -149,7 +160,7 @@ LogicalResult StepPartitioner::classifyArguments() {
       }
     for (int64_t i : updates ? updates.asArrayRef() : ArrayRef<int64_t>())
       if (i < call.getNumOperands())
-        if (auto arg = dyn_cast<BlockArgument>(call.getOperand(i));
+        if (auto arg = dyn_cast<BlockArgument>(outside(call.getOperand(i)));
             arg && arg.getOwner() == &step.getBody().front())
           buffers.insert(arg.getArgNumber());
   }
@@ -305,6 +316,14 @@ LogicalResult StepPartitioner::run() {
         return failure();
       continue;
     }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (failed(buildLoop(loop)))
+        return failure();
+      continue;
+    }
+    // The loop's bounds: it builds its own.
+    if (isa<arith::ConstantIndexOp>(op))
+      continue;
     if (failed(buildStepOp(op)))
       return failure();
   }
@@ -490,6 +509,9 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
   FailureOr<func::FuncOp> planned = stepForPlanBatch(module, step, *plan);
   if (failed(planned))
     return failure();
-  unrollMicroBatchLoop(*planned);
+  // A pipeline schedule interleaves the micro-batches; without one the
+  // loop stays (MicroBatchLoop.cpp).
+  if (plan->pp > 1)
+    unrollMicroBatchLoop(*planned);
   return StepPartitioner(module, *planned, *plan, options).run();
 }

@@ -202,9 +202,15 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
   };
 
   for (Operation &op : block) {
-    // Index constants are a loop's bounds, read where the loop runs.
+    // Index constants are a loop's bounds, read where the loop runs; no
+    // other index is computed.
     if (isa<arith::ConstantIndexOp>(op))
       continue;
+    if (op.getNumResults() &&
+        llvm::all_of(op.getResultTypes(), [](Type t) { return t.isIndex(); }))
+      return op.emitError("the reference interpreter computes no index "
+                          "values; a loop's bounds and step must be "
+                          "constants");
     auto loop = dyn_cast<scf::ForOp>(op);
     SmallVector<Tensor> operands;
     for (Value v : loop ? ValueRange(loop.getInitArgs())

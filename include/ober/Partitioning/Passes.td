@@ -15,7 +15,9 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
     and transfer explicit (`shard.all_reduce`, `all_gather`,
     `reduce_scatter`, `all_slice`, `send`, `recv`).
 
-    The gradient function is inlined once per micro-batch and each op is
+    Without a pipeline the step's micro-batch loop stays a loop whose body
+    (the gradient function, inlined) is built once; a pipeline's schedule
+    interleaves the micro-batches, each with its own copy. Each op is
     rebuilt on local operands by its partitioning rule. Data parallelism
     splits the batch inputs; gradients come out as partial sums and are
     reduced once per step, just before the optimizer needs them, in

@@ -43,8 +43,10 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
       equal PyTorch's: betas 0.9/0.999, eps 1e-8, AdamW weight decay 0.01.
     - `clip-norm`: clips the global gradient norm (0 disables it).
     - `micro-batches`: gradient accumulation; every batch input gains a
-      leading dimension of that size and gradients are averaged. Inputs
-      without samples (a dropout seed) are the same for every micro-batch.
+      leading dimension of that size, a loop (`scf.for`) runs the gradient
+      function on each micro-batch and sums its loss and gradients, which
+      are averaged after it. Inputs without samples (a dropout seed) are
+      the same for every micro-batch.
     - The learning rate is an input, so schedules live outside the graph.
     - `loss-scale=dynamic`: dynamic loss scaling, as fp16 compute needs
       (PyTorch's `GradScaler`): the backward pass starts from the scale
