@@ -11,7 +11,7 @@
 // (replicated -> split); a split moving to another dimension is an
 // all-to-all (gathered and sliced where the local block does not divide).
 // `rebuild` clones one serial op onto local operands by its
-// rule (Rules.cpp).
+// rule (`decide`, ShardingDecisions.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +19,7 @@
 #define OBER_LIB_PARTITIONING_SPMD_H
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingDecisions.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
@@ -28,49 +29,6 @@
 #include <map>
 
 namespace mlir::ober::partition {
-
-struct Placement {
-  enum Kind : uint8_t { Replicated, Split, Partial };
-  Kind kind = Replicated;
-  int64_t dim = -1;
-  shard::ReductionKind reduction = shard::ReductionKind::Sum;
-  /// A split dimension made of `groups` equal groups (a fused QKV weight's
-  /// columns): each device holds its block of every group.
-  int64_t groups = 1;
-
-  static Placement rep() { return {}; }
-  static Placement split(int64_t d, int64_t groups = 1) {
-    return {Split, d, shard::ReductionKind::Sum, groups};
-  }
-  static Placement partial(shard::ReductionKind k = shard::ReductionKind::Sum) {
-    return {Partial, -1, k, 1};
-  }
-  /// The same split on another dimension.
-  Placement on(int64_t d) const { return split(d, groups); }
-  bool isRep() const { return kind == Replicated; }
-  bool isSplit() const { return kind == Split; }
-  bool isGrouped() const { return kind == Split && groups > 1; }
-  bool isPartial() const { return kind == Partial; }
-  bool isPartialSum() const {
-    return kind == Partial && reduction == shard::ReductionKind::Sum;
-  }
-  bool operator==(const Placement &o) const {
-    return kind == o.kind && (kind != Split || (dim == o.dim && groups == o.groups)) &&
-           (kind != Partial || reduction == o.reduction);
-  }
-  bool operator!=(const Placement &o) const { return !(*this == o); }
-};
-
-/// One placement per grid axis.
-using Layout = SmallVector<Placement, 2>;
-
-/// How one op is placed along one grid axis: what each operand must be,
-/// what each result is, and which results are local means to be divided by
-/// the axis size (making partial sums).
-struct AxisDecision {
-  SmallVector<Placement> operands, results;
-  SmallVector<bool> divideResult;
-};
 
 class Spmd {
 public:
@@ -168,14 +126,6 @@ private:
       moved;
 };
 
-/// `v` is zeros (a splat zero constant, possibly broadcast).
-bool isZeros(Value v);
-
-/// How `op` is placed along an axis of `parts` devices, given its operands'
-/// placements and the serial (global) operand and result types. Ops without
-/// a rule run on whole operands (replicated), which is always correct.
-AxisDecision decide(Operation *op, ArrayRef<Placement> operands,
-                    int64_t parts);
 
 /// Rebuilds a vocabulary-parallel embedding (a table split by rows), its
 /// gradient (each device's block of rows), cross-entropy or softmax (split

@@ -6,7 +6,7 @@
 // devices, other inputs whole; parameters and their optimizer state split
 // as tensor parallelism says, and over the data-parallel devices for ZeRO),
 // and drives the rest: each op of the step and of its inlined gradient
-// function is rebuilt on local operands by its rule (Rules.cpp), in the
+// function is rebuilt on local operands by its rule (ShardingDecisions.cpp), in the
 // pipeline stage it belongs to (Stages.cpp), and gradients are reduced
 // where the optimizer first needs them (Gradients.cpp).
 //

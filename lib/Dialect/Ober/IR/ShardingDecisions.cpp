@@ -1,4 +1,4 @@
-//===- Rules.cpp - how each ober op runs on split operands ----------------===//
+//===- ShardingDecisions.cpp - how each ober op runs on split operands ----===//
 //
 // Part of Ober-Train. `decide` places one op along one grid axis from the
 // sharding rule table (ShardingRules.h): the factor a split operand's
@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Spmd.h"
+#include "ober/Dialect/Ober/IR/ShardingDecisions.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Dialect/Ober/IR/ShardingRules.h"
@@ -24,9 +24,8 @@
 
 using namespace mlir;
 using namespace mlir::ober;
-using namespace mlir::ober::partition;
 
-bool mlir::ober::partition::isZeros(Value v) {
+bool mlir::ober::isZeros(Value v) {
   if (auto b = v.getDefiningOp<BroadcastToOp>())
     v = b.getInput();
   auto c = v.getDefiningOp<ConstantOp>();
@@ -521,7 +520,7 @@ bool keepsGroupsApart(Operation *op) {
 }
 } // namespace
 
-AxisDecision mlir::ober::partition::decide(Operation *op,
+AxisDecision mlir::ober::decide(Operation *op,
                                            ArrayRef<Placement> in,
                                            int64_t parts) {
   Rule rule(op, in, parts);
