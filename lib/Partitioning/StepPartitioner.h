@@ -38,9 +38,6 @@ struct PlanFields {
 
 FailureOr<PlanFields> readPlan(ModuleOp module);
 
-/// The groups a tensor-parallel split of `arg` along `dim` should have (see
-/// TrainStep.cpp).
-int64_t sliceGroups(BlockArgument arg, int64_t dim, int64_t parts);
 
 class StepPartitioner {
 public:

@@ -380,7 +380,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
         if (incoming[di].isSplit())
           split += " t" + std::to_string(d) + ":" +
                    std::to_string(incoming[di].dim) + "/" +
-                   std::to_string(incoming[di].stride);
+                   std::to_string(incoming[di].groups);
         if (incomingTokens[di])
           split += " tokens" + std::to_string(d);
       }

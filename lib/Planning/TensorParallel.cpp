@@ -1,46 +1,37 @@
 //===- TensorParallel.cpp - what tensor parallelism does to a segment -----===//
 //
-// Part of Ober-Train. A forward propagation of shardings over one segment's
-// ops for a tensor-parallel degree t, in the style of Megatron-LM: a matmul
-// with a parameter weight and a replicated input splits its weight by
-// columns, one whose input is split along the contraction splits its weight
-// by rows and leaves partial sums, which an all-reduce completes. Splits
-// follow elementwise ops, reshapes (heads), transposes, splits and batched
-// matmuls (attention); an op that cannot take a split gathers it first. The
-// result is what the planner needs: which work and activations divide by t,
-// which parameters shard, and which collectives the split costs.
+// Part of Ober-Train. A forward walk over one segment's ops for a
+// tensor-parallel degree t that places each op as the partitioner does:
+// by `decide` (ShardingDecisions.h, read from the sharding rule table),
+// completing partial sums right after the op that makes them (Megatron's
+// tensor-parallel regions) and moving an operand to the placement the
+// decision asks for with the collective the partitioner uses (an
+// all-gather, an all-to-all; a whole operand is sliced locally). The
+// planner's own part is what the partitioner is given: where each
+// parameter splits (Megatron-LM's column- and row-parallel matmuls, a
+// vocabulary-parallel table, a split that follows the activation), and the
+// collectives of the passes the walk does not visit (the backward pass's
+// and sequence parallelism's, priced per op family below). The result is
+// what the planner needs: which work and activations divide by t, which
+// parameters shard, and which collectives the split costs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Planning/ModelProfile.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingDecisions.h"
 #include "ober/Dialect/Ober/IR/ShardingRules.h"
 
 #include "mlir/IR/TypeUtilities.h"
-#include "llvm/ADT/TypeSwitch.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::planning;
 
 namespace {
-enum class Kind { Rep, Shard, Partial };
-/// A split: index i of dimension `dim` lives on rank (i / stride) mod t.
-/// A plain block split has stride = size / t; a dimension that merged the
-/// split one with outer dimensions (batch x heads) has a smaller stride.
-struct State {
-  Kind kind = Kind::Rep;
-  int64_t dim = -1, stride = 0;
-  static State shard(int64_t d, int64_t stride) {
-    return {Kind::Shard, d, stride};
-  }
-  static State partial() { return {Kind::Partial, -1, 0}; }
-  bool sameSplit(const State &o) const {
-    return kind == o.kind && dim == o.dim && stride == o.stride;
-  }
-};
-
 ArrayRef<int64_t> shapeOf(Value v) {
   if (auto r = dyn_cast<RankedTensorType>(v.getType()))
     return r.getShape();
@@ -91,7 +82,12 @@ struct Analysis {
   /// Parameters that stay whole (tied ones the segments disagree on).
   const std::set<std::string> &whole;
   TPProfile out;
-  DenseMap<Value, State> state;
+  /// Each value's placement along the tensor-parallel axis (whole when
+  /// absent).
+  DenseMap<Value, Placement> state;
+  /// Moves already made (the partitioner reuses a moved value): value and
+  /// the placement it went to.
+  std::set<std::tuple<void *, int, int64_t, int64_t>> moved;
   /// Parameter values (and reshapes/transposes/casts of them) with the
   /// parameter's name: their sharding is free to choose.
   DenseMap<Value, std::string> paramOf;
@@ -106,7 +102,10 @@ struct Analysis {
   /// segment of a stage).
   DenseSet<Operation *> neededInside;
 
-  State get(Value v) { return state.lookup(v); }
+  Placement get(Value v) const { return state.lookup(v); }
+  /// Values made as partial sums (each rank's share of the work) and
+  /// completed.
+  DenseSet<Value> completed;
 
   /// `v` is (a view of) a parameter that must stay whole.
   bool keptWhole(Value v) {
@@ -151,43 +150,59 @@ struct Analysis {
     return gradient[v] = needs;
   }
 
-  /// Makes `v` replicated before `user` reads it. A value that does not
-  /// depend on the batch (a position embedding's rows) moves once per
-  /// micro-batch whatever its size.
-  void gather(Value v, Operation *user) {
-    State s = get(v);
-    bool perSample = activation.contains(v);
-    if (s.kind == Kind::Partial) {
-      collective(Collective::AllReduce, valueElements(v),
-                 "complete the partial sums before " +
-                     user->getName().getStringRef().str(),
-                 v.getDefiningOp() ? v.getDefiningOp() : user,
-                 TPCollective::Pass::Forward,
-                 /*sequenceSwap=*/hasTokensOf(v), /*sequenceOnly=*/false,
-                 perSample);
-      if (hasTokensOf(v))
-        tokens.insert(v);
-    }
-    else if (s.kind == Kind::Shard)
-      collective(Collective::AllGather, valueElements(v),
-                 "gather dimension " + std::to_string(s.dim) + " for " +
-                     user->getName().getStringRef().str(),
-                 user, TPCollective::Pass::Forward, /*sequenceSwap=*/false,
-                 /*sequenceOnly=*/false, perSample);
-    else
+  /// Completes the partial sums `op` made in `v` (the partitioner does so
+  /// right after the op): an all-reduce, which sequence parallelism makes a
+  /// reduce-scatter of the tokens. A value that does not depend on the
+  /// batch (a position embedding's rows) moves once per micro-batch
+  /// whatever its size.
+  void complete(Value v, Operation *op) {
+    if (!get(v).isPartial())
       return;
-    state[v] = State();
+    completed.insert(v);
+    collective(Collective::AllReduce, valueElements(v),
+               "complete the partial sums of " +
+                   op->getName().getStringRef().str(),
+               op, TPCollective::Pass::Forward,
+               /*sequenceSwap=*/hasTokensOf(v), /*sequenceOnly=*/false,
+               activation.contains(v));
+    if (hasTokensOf(v))
+      tokens.insert(v);
+    state[v] = Placement::rep();
   }
 
-  /// Completes a partial sum; a split stays split.
-  void unpartial(Value v, Operation *user) {
-    if (get(v).kind == Kind::Partial)
-      gather(v, user);
-  }
-
-  void gatherAll(Operation *op) {
-    for (Value v : op->getOperands())
-      gather(v, op);
+  /// Moves `v` to `target` before `user` reads it, as the partitioner
+  /// does: a split is all-gathered (or, to a split of another dimension
+  /// that divides, moved by an all-to-all and its mirror for the
+  /// gradient); a whole value is sliced locally (a parameter among them is
+  /// sharded so).
+  void move(Value v, Placement target, Operation *user) {
+    Placement from = get(v);
+    if (from == target)
+      return;
+    if (from.isRep()) {
+      if (target.isSplit() && !keptWhole(v))
+        splitParam(v, "split", target.dim);
+      return;
+    }
+    if (!moved.insert({v.getAsOpaquePointer(), target.kind, target.dim,
+                       target.groups})
+             .second)
+      return;
+    bool perSample = activation.contains(v);
+    std::string name = user->getName().getStringRef().str();
+    if (from.isSplit() && target.isSplit() && !from.isGrouped() &&
+        !target.isGrouped() && divisible(v, target.dim)) {
+      collective(Collective::AllToAll, valueElements(v),
+                 "move the split to dimension " + std::to_string(target.dim) +
+                     " for " + name,
+                 user, TPCollective::Pass::Both, /*sequenceSwap=*/false,
+                 /*sequenceOnly=*/false, perSample);
+      return;
+    }
+    collective(Collective::AllGather, valueElements(v),
+               "gather dimension " + std::to_string(from.dim) + " for " + name,
+               user, TPCollective::Pass::Forward, /*sequenceSwap=*/false,
+               /*sequenceOnly=*/false, perSample);
   }
 
   /// Records how parameter view `v` is split: `how`, along its dimension
@@ -221,20 +236,10 @@ struct Analysis {
     decisionDim[it->second] = dim;
   }
 
-  /// A plain block split of `dim` of `v`.
-  State block(Value v, int64_t dim) {
-    return State::shard(dim, shapeOf(v)[dim] / t);
-  }
-
   bool divisible(Value v, int64_t dim) {
     ArrayRef<int64_t> s = shapeOf(v);
     return dim >= 0 && dim < static_cast<int64_t>(s.size()) && s[dim] >= t &&
            s[dim] % t == 0;
-  }
-
-  void setAll(Operation *op, State s) {
-    for (Value r : op->getResults())
-      state[r] = s;
   }
 
   /// A matmul of a whole parameter weight on token-split activations
@@ -244,8 +249,8 @@ struct Analysis {
     // The weight, or (before its view is visited) the parameter it views.
     Value w = paramOf.count(b) ? b : viewRoot(b);
     int64_t rb = rankOf(b);
-    return tokens.contains(a) && get(a).kind == Kind::Rep &&
-           get(b).kind == Kind::Rep && paramOf.count(w) && rb >= 2 &&
+    return tokens.contains(a) && get(a).isRep() && get(b).isRep() &&
+           paramOf.count(w) && rb >= 2 &&
            (keptWhole(w) || !divisible(b, rb - 1));
   }
   /// Whether sequence parallelism splits `v` by its tokens when it enters
@@ -256,88 +261,44 @@ struct Analysis {
     return isa<FloatType>(getElementTypeOrSelf(v.getType())) &&
            ober::hasTokens(rankOf(v), !(def && looksUpSharedRows(def)));
   }
-  void elementwise(Operation *op);
-  void matmul(MatmulOp op);
-  void reshape(ReshapeOp op);
+  void byRule(Operation *op);
+  bool matmul(MatmulOp op);
+  bool embedding(EmbeddingOp op);
+  bool splitClasses(Operation *op);
   void visit(Operation *op);
 };
 
-void Analysis::elementwise(Operation *op) {
-  int64_t r = op->getNumResults() ? rankOf(op->getResult(0)) : 0;
-  bool allPartial = isa<AddOp, SubOp>(op) &&
-                    llvm::all_of(op->getOperands(), [&](Value v) {
-                      return get(v).kind == Kind::Partial;
-                    });
-  if (allPartial) {
-    setAll(op, State::partial());
+/// The op placed by its rule (`decide`): each operand moved to the
+/// placement the decision asks for, partial results completed.
+void Analysis::byRule(Operation *op) {
+  SmallVector<Placement> in;
+  for (Value v : op->getOperands())
+    in.push_back(get(v));
+  if (llvm::all_of(in, [](Placement p) { return p.isRep(); }))
     return;
+  AxisDecision d = decide(op, in, t);
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    move(v, d.operands[i], op);
+  for (auto [r, res] : llvm::enumerate(op->getResults())) {
+    state[res] = d.results[r];
+    complete(res, op);
   }
-  int64_t dim = -1, stride = 0;
-  for (Value v : op->getOperands()) {
-    State s = get(v);
-    if (s.kind == Kind::Partial) {
-      gather(v, op);
-      continue;
-    }
-    if (s.kind != Kind::Shard)
-      continue;
-    int64_t d = s.dim + (r - rankOf(v));
-    if (dim < 0) {
-      dim = d;
-      stride = s.stride;
-    } else if (d != dim || s.stride != stride) {
-      // A block split moving to another dimension that divides: an
-      // all-to-all (and its mirror for the gradient); else gathered.
-      int64_t target = dim - (r - rankOf(v));
-      bool plain = s.stride == shapeOf(v)[s.dim] / t && stride != 0 &&
-                   d != dim;
-      if (plain && target >= 0 && divisible(v, target) &&
-          stride == shapeOf(v)[target] / t)
-        collective(Collective::AllToAll, valueElements(v),
-                   "move the split to dimension " + std::to_string(target) +
-                       " for " + op->getName().getStringRef().str(),
-                   op, TPCollective::Pass::Both);
-      else
-        gather(v, op);
-    }
-  }
-  if (dim < 0)
-    return;
-  // A parameter kept whole that covers the split dimension: compute whole.
-  for (Value v : op->getOperands()) {
-    int64_t d = dim - (r - rankOf(v));
-    if (keptWhole(v) && d >= 0 && shapeOf(v)[d] != 1) {
-      gatherAll(op);
-      return;
-    }
-  }
-  // Replicated operands that cover the split dimension are sliced locally;
-  // a parameter among them is sharded the same way.
-  for (Value v : op->getOperands()) {
-    int64_t d = dim - (r - rankOf(v));
-    if (get(v).kind == Kind::Rep && d >= 0 && shapeOf(v)[d] != 1)
-      splitParam(v, "split", d);
-  }
-  for (Value res : op->getResults())
-    if (rankOf(res) == r)
-      state[res] = State::shard(dim, stride);
 }
 
-void Analysis::matmul(MatmulOp op) {
+/// Megatron-LM's matmuls with a parameter weight: on a whole activation
+/// the weight splits by columns (each rank's share of the input's gradient
+/// is summed backward); on an activation split along the contraction it
+/// splits by rows (partial sums, completed by an all-reduce). Sequence
+/// parallelism gathers the tokens for a column-parallel matmul (and again
+/// for its weight gradient) and for a whole weight. Other matmuls are
+/// placed by their rule. Returns whether it placed `op`.
+bool Analysis::matmul(MatmulOp op) {
   Value a = op.getLhs(), b = op.getRhs();
-  unpartial(a, op);
-  unpartial(b, op);
   int64_t ra = rankOf(a), rb = rankOf(b), r = rankOf(op.getResult());
-  if (ra < 2 || rb < 2) {
-    gatherAll(op);
-    return;
-  }
-  State sa = get(a), sb = get(b);
-  auto resultDimOfA = [&](int64_t d) { return d + (r - ra); };
-  auto resultDimOfB = [&](int64_t d) { return d == rb - 1 ? r - 1 : d + (r - rb); };
-  bool aK = sa.kind == Kind::Shard && sa.dim == ra - 1;
-  bool bK = sb.kind == Kind::Shard && sb.dim == rb - 2;
-  if (sa.kind == Kind::Rep && sb.kind == Kind::Rep) {
+  if (ra < 2 || rb < 2)
+    return false;
+  Placement sa = get(a), sb = get(b);
+  if (sa.isRep() && sb.isRep()) {
     if (gathersTokens(op)) {
       // A whole weight on token-split activations: the tokens are gathered
       // (and the input's gradient is whole); the weight gradient gathers
@@ -354,16 +315,27 @@ void Analysis::matmul(MatmulOp op) {
                    TPCollective::Pass::Backward, /*sequenceSwap=*/false,
                    /*sequenceOnly=*/true);
       else
-        collective(Collective::AllReduce, paramElements.lookup(paramOf.lookup(b)),
+        collective(Collective::AllReduce,
+                   paramElements.lookup(paramOf.lookup(b)),
                    "complete the weight gradient over each rank's tokens", op,
                    TPCollective::Pass::Backward, /*sequenceSwap=*/false,
                    /*sequenceOnly=*/true, /*perSample=*/false);
-      return;
+      return true;
     }
     if (paramOf.count(b) && !keptWhole(b) && activation.contains(a) &&
         divisible(b, rb - 1)) {
       splitParam(b, "column", rb - 1);
-      state[op.getResult()] = block(op.getResult(), r - 1);
+      // A fused projection's columns split in the groups its output is
+      // sliced into (as the partitioner places the weight).
+      int64_t groups = 1;
+      std::string name = paramOf.lookup(b);
+      auto how = decision.find(name);
+      auto dim = decisionDim.find(name);
+      if (auto arg = dyn_cast<BlockArgument>(viewRoot(b));
+          arg && how != decision.end() && how->second == "column" &&
+          dim != decisionDim.end() && dim->second >= 0)
+        groups = sliceGroups(arg, dim->second, t);
+      state[op.getResult()] = Placement::split(r - 1, groups);
       // Each rank's share of the input's gradient: summed backward.
       if (needsGradient(a))
         collective(Collective::AllReduce, valueElements(a),
@@ -379,56 +351,63 @@ void Analysis::matmul(MatmulOp op) {
                    TPCollective::Pass::Backward, /*sequenceSwap=*/false,
                    /*sequenceOnly=*/true);
     }
-    return;
+    return true;
   }
-  if (aK && sb.kind == Kind::Rep && keptWhole(b)) {
-    gatherAll(op);
-    return;
-  }
-  if (aK && (bK || sb.kind == Kind::Rep)) {
-    if (sb.kind == Kind::Rep)
-      splitParam(b, "row", rb - 2);
-    state[op.getResult()] = State::partial();
-    return;
-  }
-  if (sa.kind == Kind::Shard && !aK &&
-      (sb.kind == Kind::Rep ||
-       (sb.kind == Kind::Shard && sb.dim < rb - 2 && sb.stride == sa.stride &&
-        resultDimOfB(sb.dim) == resultDimOfA(sa.dim)))) {
-    state[op.getResult()] = State::shard(resultDimOfA(sa.dim), sa.stride);
-    return;
-  }
-  if (sa.kind == Kind::Rep && sb.kind == Kind::Shard && !bK) {
-    state[op.getResult()] = State::shard(resultDimOfB(sb.dim), sb.stride);
-    return;
-  }
-  gatherAll(op);
+  // A whole weight on an activation split along the contraction: the
+  // activation is gathered (below, by the rule); a parameter weight there
+  // splits by rows.
+  bool aK = sa.isSplit() && sa.dim == ra - 1;
+  if (aK && sb.isRep() && !keptWhole(b) && paramOf.count(b))
+    splitParam(b, "row", rb - 2);
+  return false;
 }
 
-void Analysis::reshape(ReshapeOp op) {
-  State s = get(op.getInput());
-  if (s.kind != Kind::Shard) {
-    if (s.kind == Kind::Partial)
-      setAll(op, s);
-    return;
+/// A table that whole indices look up splits by rows (a vocabulary-parallel
+/// embedding): each rank's partial lookup is completed by an all-reduce.
+bool Analysis::embedding(EmbeddingOp e) {
+  if (!get(e.getIndices()).isRep() || !get(e.getTable()).isRep() ||
+      !paramOf.count(e.getTable()) || keptWhole(e.getTable()) ||
+      !divisible(e.getTable(), 0))
+    return false;
+  splitParam(e.getTable(), "vocab", 0);
+  state[e.getResult()] = Placement::partial();
+  complete(e.getResult(), e);
+  return true;
+}
+
+/// A softmax or cross-entropy over split classes (the logits of a
+/// column-parallel head) keeps them split and all-reduces its statistics
+/// (Megatron's vocabulary-parallel cross-entropy), and the softmax's
+/// gradient its sum over them; the partitioner's vocabulary-parallel
+/// rebuild. Returns whether it placed `op`.
+bool Analysis::splitClasses(Operation *op) {
+  Value x = op->getOperand(0);
+  Placement in = get(x);
+  int64_t axis = rankOf(x) - 1;
+  if (auto s = dyn_cast<SoftmaxOp>(op))
+    axis = s.getAxis() < 0 ? s.getAxis() + rankOf(x) : s.getAxis();
+  if (!in.isSplit() || in.dim != axis ||
+      llvm::any_of(op->getOperands().drop_front(),
+                   [&](Value v) { return !get(v).isRep(); }))
+    return false;
+  if (auto s = dyn_cast<SoftmaxOp>(op)) {
+    double rows = valueElements(x) / shapeOf(x)[in.dim];
+    collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),
+               "softmax statistics over the split axis", op,
+               TPCollective::Pass::Forward);
+    if (needsGradient(x))
+      collective(Collective::AllReduce, rows,
+                 "the softmax gradient's sum over the split axis", op,
+                 TPCollective::Pass::Backward);
+    state[s.getResult()] = in;
+    return true;
   }
-  // The rank digit sits at linear stride `digit` (in elements of the
-  // row-major layout) with extent t; find the output dimension that holds
-  // it whole.
-  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getResult());
-  int64_t digit = s.stride;
-  for (int64_t i = s.dim + 1; i < static_cast<int64_t>(in.size()); ++i)
-    digit *= in[i];
-  int64_t inner = 1;
-  for (int64_t j = static_cast<int64_t>(out.size()) - 1; j >= 0; --j) {
-    int64_t span = inner * out[j];
-    if (digit % inner == 0 && span % (digit * t) == 0) {
-      state[op.getResult()] = State::shard(j, digit / inner);
-      return;
-    }
-    inner = span;
-  }
-  gather(op.getInput(), op);
+  // Max, sum and target logit (and the sum of logits with label
+  // smoothing).
+  collective(Collective::AllReduce, statisticsElements(op, 0, axis),
+             "cross-entropy statistics over the split classes", op,
+             TPCollective::Pass::Forward);
+  return true;
 }
 
 /// An op that reduces over the tokens of a token-split operand (a loss over
@@ -441,7 +420,7 @@ void Analysis::sequenceReduction(Operation *op) {
     return;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     int64_t dim = rankOf(v) - 2;
-    if (!tokens.contains(v) || get(v).kind != Kind::Rep || dim < 0 ||
+    if (!tokens.contains(v) || !get(v).isRep() || dim < 0 ||
         rule->operands[i][dim].empty())
       continue;
     const ShardingFactor &f = rule->factors[rule->operands[i][dim].front()];
@@ -469,7 +448,8 @@ void Analysis::sequenceGradients(Operation *op) {
   // gathers the tokens' gradient for the table's.
   if (isTableLookup(op)) {
     Value r = op->getResult(0);
-    if (get(r).kind == Kind::Rep && hasTokensOf(r)) {
+    // (A vocabulary-parallel lookup's completion scattered its tokens.)
+    if (get(r).isRep() && hasTokensOf(r) && !tokens.contains(r)) {
       tokens.insert(r);
       // Rows of samples (token ids), or rows every sample shares
       // (positions).
@@ -491,7 +471,7 @@ void Analysis::sequenceGradients(Operation *op) {
   // Read only by matmuls that gather the tokens, the result's gradient
   // comes back whole: a parameter added to it gets a whole gradient.
   for (Value r : op->getResults())
-    if (get(r).kind == Kind::Rep && hasTokensOf(r))
+    if (get(r).isRep() && hasTokensOf(r))
       tokens.insert(r);
   bool wholeGradient =
       llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
@@ -538,178 +518,13 @@ void Analysis::visit(Operation *op) {
     paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
     return;
   }
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](MatmulOp m) { matmul(m); })
-      .Case([&](ReshapeOp r) { reshape(r); })
-      .Case([&](TransposeOp tr) {
-        State s = get(tr.getInput());
-        if (s.kind == Kind::Partial) {
-          setAll(op, s);
-          return;
-        }
-        if (s.kind != Kind::Shard)
-          return;
-        ArrayRef<int64_t> perm = tr.getPermutation();
-        for (int64_t i = 0; i < static_cast<int64_t>(perm.size()); ++i)
-          if (perm[i] == s.dim)
-            state[tr.getResult()] = State::shard(i, s.stride);
-      })
-      .Case([&](EmbeddingOp e) {
-        State ids = get(e.getIndices());
-        if (ids.kind == Kind::Shard) {
-          state[e.getResult()] = ids;
-        } else if (paramOf.count(e.getTable()) && !keptWhole(e.getTable()) &&
-                   divisible(e.getTable(), 0)) {
-          splitParam(e.getTable(), "vocab", 0);
-          state[e.getResult()] = State::partial();
-        }
-      })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto s) {
-        unpartial(s.getInput(), op);
-        State in = get(s.getInput());
-        if (in.kind != Kind::Shard)
-          return;
-        if (in.dim == static_cast<int64_t>(s.getAxis())) {
-          double rows =
-              valueElements(s.getInput()) / shapeOf(s.getInput())[in.dim];
-          collective(Collective::AllReduce,
-                     statisticsElements(op, 0, in.dim),
-                     "softmax statistics over the split axis", op,
-                     TPCollective::Pass::Forward);
-          if (needsGradient(s.getInput()))
-            collective(Collective::AllReduce, rows,
-                       "the softmax gradient's sum over the split axis", op,
-                       TPCollective::Pass::Backward);
-        }
-        setAll(op, in);
-      })
-      .Case<LayerNormOp, RMSNormOp>([&](auto n) {
-        Value x = n.getInput();
-        if (get(x).kind == Kind::Partial)
-          gather(x, op);
-        State in = get(x);
-        if (in.kind != Kind::Shard)
-          return;
-        if (in.dim >= static_cast<int64_t>(n.getAxis())) {
-          collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),
-                     "normalization statistics over the split axis", op);
-          for (Value v : op->getOperands().drop_front())
-            splitParam(v, "split",
-                       in.dim - static_cast<int64_t>(n.getAxis()));
-        }
-        state[op->getResult(0)] = in;
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto red) {
-        Value x = red.getInput();
-        if (get(x).kind == Kind::Partial &&
-            !isa<ReduceSumOp, ReduceMeanOp>(op))
-          gather(x, op);
-        State in = get(x);
-        if (in.kind == Kind::Partial) {
-          setAll(op, in);
-          return;
-        }
-        if (in.kind != Kind::Shard)
-          return;
-        ArrayRef<int64_t> axes = red.getAxes();
-        if (llvm::is_contained(axes, in.dim)) {
-          if (isa<ReduceSumOp, ReduceMeanOp>(op)) {
-            setAll(op, State::partial());
-          } else {
-            collective(Collective::AllReduce, valueElements(red.getResult()),
-                       "reduction over the split axis", op);
-          }
-          return;
-        }
-        int64_t d = in.dim;
-        if (!red.getKeepdims())
-          d -= llvm::count_if(axes, [&](int64_t a) { return a < in.dim; });
-        setAll(op, State::shard(d, in.stride));
-      })
-      .Case([&](CrossEntropyOp ce) {
-        Value x = ce.getLogits();
-        unpartial(x, op);
-        unpartial(ce.getTargets(), op);
-        State in = get(x);
-        if (in.kind != Kind::Shard)
-          return;
-        int64_t last = rankOf(x) - 1;
-        if (in.dim == last) {
-          // Vocabulary-parallel cross-entropy: max, sum and target logit
-          // (and the sum of logits with label smoothing).
-          collective(Collective::AllReduce, statisticsElements(op, 0, last),
-                     "cross-entropy statistics over the split classes", op,
-                     TPCollective::Pass::Forward);
-          return;
-        }
-        if (rankOf(ce.getResult()) == 0)
-          setAll(op, State::partial());
-        else
-          setAll(op, in);
-      })
-      .Case([&](SplitOp s) {
-        unpartial(s.getInput(), op);
-        State in = get(s.getInput());
-        if (in.kind != Kind::Shard)
-          return;
-        bool along = in.dim == static_cast<int64_t>(s.getAxis());
-        bool ok = !along || llvm::all_of(s.getSizes(), [&](int64_t n) {
-          return n >= t && n % t == 0;
-        });
-        if (!ok) {
-          gather(s.getInput(), op);
-          return;
-        }
-        // Along the split axis each piece is split in blocks (the
-        // partitioner orders the producer's columns to match).
-        for (Value r : op->getResults())
-          state[r] = along ? block(r, in.dim) : in;
-      })
-      .Case([&](SliceOp sl) {
-        // Like split: a slice along the split axis keeps it split when its
-        // size divides (the partitioner places each rank's rows).
-        unpartial(sl.getInput(), op);
-        State in = get(sl.getInput());
-        if (in.kind != Kind::Shard)
-          return;
-        ArrayRef<int64_t> in0 = shapeOf(sl.getInput());
-        int64_t out = shapeOf(sl.getResult())[in.dim];
-        bool whole = out == in0[in.dim];
-        if (!whole && (sl.getStrides()[in.dim] != 1 || out < t || out % t)) {
-          gather(sl.getInput(), op);
-          return;
-        }
-        state[sl.getResult()] = whole ? in : block(sl.getResult(), in.dim);
-      })
-      .Case([&](ConcatOp c) {
-        State first = get(c.getOperands().front());
-        bool same = llvm::all_of(c.getOperands(), [&](Value v) {
-          return get(v).sameSplit(first);
-        });
-        if (same && first.kind == Kind::Shard &&
-            first.dim != static_cast<int64_t>(c.getAxis())) {
-          setAll(op, first);
-          return;
-        }
-        gatherAll(op);
-      })
-      .Case([&](AttentionOp a) {
-        State q = get(a.getQuery()), k = get(a.getKey()), v = get(a.getValue());
-        int64_t r = rankOf(a.getQuery());
-        if (q.kind == Kind::Shard && q.dim < r - 2 && k.sameSplit(q) &&
-            v.sameSplit(q)) {
-          setAll(op, q);
-          return;
-        }
-        gatherAll(op);
-      })
-      .Default([&](Operation *) {
-        if (isElementwiseLike(op)) {
-          elementwise(op);
-          return;
-        }
-        gatherAll(op);
-      });
+  if (auto m = dyn_cast<MatmulOp>(op); m && matmul(m))
+    return;
+  if (auto e = dyn_cast<EmbeddingOp>(op); e && embedding(e))
+    return;
+  if (isa<SoftmaxOp, CrossEntropyOp>(op) && splitClasses(op))
+    return;
+  byRule(op);
 }
 } // namespace
 
@@ -767,7 +582,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
   // The previous segment's split of the activation it hands over, and
   // whether it is split by tokens.
   if (ends.in && ends.incoming.isSplit() && degree > 1)
-    a.state[ends.in] = State::shard(ends.incoming.dim, ends.incoming.stride);
+    a.state[ends.in] =
+        Placement::split(ends.incoming.dim, ends.incoming.groups);
   if (ends.in && ends.incomingTokens)
     a.tokens.insert(ends.in);
   for (Operation *op : ops) {
@@ -775,20 +591,21 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       return a.activation.contains(v);
     });
     bool view = isParamView(op, a.paramOf);
-    a.visit(op);
-    if (!view)
-      a.sequenceGradients(op);
     if (act)
       for (Value r : op->getResults())
         a.activation.insert(r);
+    a.visit(op);
+    if (!view)
+      a.sequenceGradients(op);
     // Parameters an op reads whole stay replicated.
     if (!view)
       for (Value v : op->getOperands())
         if (a.paramOf.count(v))
           a.decision.emplace(a.paramOf.lookup(v), "replicated");
     // The class of this op's work and of the activations it saves.
+    // Split work: results split, or partial sums (completed since).
     bool split = llvm::any_of(op->getResults(), [&](Value r) {
-      return a.get(r).kind != Kind::Rep;
+      return !a.get(r).isRep() || a.completed.contains(r);
     });
     bool matrix = workOf(op).matmul;
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
@@ -810,7 +627,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       if (!saved.contains(r))
         continue;
       double n = valueBytes(r, precisionBytes(precision)) / samples;
-      bool rSplit = a.get(r).kind != Kind::Rep;
+      bool rSplit = !a.get(r).isRep() || a.completed.contains(r);
       double &s = rSplit ? a.out.saved.split
                   : (act && !matrix) ? a.out.saved.seq
                                      : a.out.saved.full;
@@ -831,13 +648,15 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       bool later = llvm::any_of(r.getUsers(), [&](Operation *u) {
         return forward.contains(u) && !inSegment.contains(u);
       });
-      if (r == ends.out && !returned && a.get(r).kind == Kind::Shard)
+      if (r == ends.out && !returned && a.get(r).isSplit())
         continue;
-      if (returned || later)
-        a.gather(r, op);
+      if (returned || later) {
+        a.move(r, Placement::rep(), op);
+        a.state[r] = Placement::rep();
+      }
     }
-  if (ends.out && a.get(ends.out).kind == Kind::Shard)
-    a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).stride};
+  if (ends.out && a.get(ends.out).isSplit())
+    a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).groups};
   a.out.boundaryTokens = ends.out && a.tokens.contains(ends.out);
   // Parameters: elements by decision (the first decision of a parameter
   // used several times wins; "replicated" is recorded after any split of

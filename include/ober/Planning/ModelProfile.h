@@ -93,15 +93,15 @@ struct TPCollective {
 };
 
 /// How tensor parallelism splits the one activation between two segments:
-/// a dimension and the stride of its split (see TensorParallel.cpp), or
-/// whole (`dim` -1). A split one stays split into the next segment (the
-/// partitioner keeps it) and crosses a pipeline stage boundary as each
-/// rank's share, with no gather on arrival.
+/// a dimension and the groups of its split (Placement), or whole (`dim`
+/// -1). A split one stays split into the next segment (the partitioner
+/// keeps it) and crosses a pipeline stage boundary as each rank's share,
+/// with no gather on arrival.
 struct TPBoundary {
-  int64_t dim = -1, stride = 0;
+  int64_t dim = -1, groups = 1;
   bool isSplit() const { return dim >= 0; }
   bool operator==(const TPBoundary &o) const {
-    return dim == o.dim && stride == o.stride;
+    return dim == o.dim && groups == o.groups;
   }
 };
 

@@ -25,6 +25,60 @@
 using namespace mlir;
 using namespace mlir::ober;
 
+int64_t mlir::ober::sliceGroups(BlockArgument arg, int64_t dim,
+                                int64_t parts) {
+  int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
+  SmallVector<std::pair<Value, int64_t>> work = {{arg, dim}};
+  SmallVector<std::pair<int64_t, int64_t>> slices;
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    auto [v, d] = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    for (Operation *u : v.getUsers()) {
+      auto resultOf = [&]() { return u->getResult(0); };
+      if (auto tr = dyn_cast<TransposeOp>(u)) {
+        ArrayRef<int64_t> perm = tr.getPermutation();
+        work.push_back({resultOf(), llvm::find(perm, d) - perm.begin()});
+      } else if (isa<CastOp>(u)) {
+        work.push_back({resultOf(), d});
+      } else if (auto mm = dyn_cast<MatmulOp>(u)) {
+        if (mm.getRhs() == v && d == rank - 1)
+          work.push_back({resultOf(), cast<RankedTensorType>(
+                                          resultOf().getType()).getRank() - 1});
+      } else if (isa<AddOp>(u)) {
+        auto type = cast<RankedTensorType>(resultOf().getType());
+        int64_t rd = d + type.getRank() - rank;
+        if (type.getDimSize(rd) == size)
+          work.push_back({resultOf(), rd});
+      } else if (auto sl = dyn_cast<SliceOp>(u)) {
+        if (sl.getStrides()[d] != 1)
+          return 1;
+        slices.push_back({sl.getStarts()[d], sl.getLimits()[d]});
+      } else if (auto sp = dyn_cast<SplitOp>(u)) {
+        int64_t axis = sp.getAxis() < 0 ? sp.getAxis() + rank : sp.getAxis();
+        if (axis != d)
+          continue;
+        int64_t start = 0;
+        for (int64_t size : sp.getSizes()) {
+          slices.push_back({start, start + size});
+          start += size;
+        }
+      }
+    }
+  }
+  if (slices.size() < 2)
+    return 1;
+  int64_t group = slices.front().second - slices.front().first;
+  for (auto [start, limit] : slices)
+    if (limit - start != group || start % group)
+      return 1;
+  if (group <= 0 || size % group || group % parts)
+    return 1;
+  return size / group;
+}
+
 bool mlir::ober::isZeros(Value v) {
   if (auto b = v.getDefiningOp<BroadcastToOp>())
     v = b.getInput();

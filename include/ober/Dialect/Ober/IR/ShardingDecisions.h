@@ -71,6 +71,13 @@ AxisDecision decide(Operation *op, ArrayRef<Placement> operands,
 /// `v` is zeros (a splat zero constant, possibly broadcast).
 bool isZeros(Value v);
 
+/// The groups a split of parameter `arg` along `dim` over `parts` devices
+/// should have: when the matmul output (and bias sum) it flows into is
+/// sliced along the split dimension into equal pieces (a fused QKV
+/// projection's query, key and value), each device holds its block of
+/// every piece, so the pieces stay split; 1 otherwise.
+int64_t sliceGroups(BlockArgument arg, int64_t dim, int64_t parts);
+
 } // namespace mlir::ober
 
 #endif // OBER_DIALECT_OBER_IR_SHARDINGDECISIONS_H
