@@ -14,20 +14,12 @@
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
-
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::partition;
 
 /// Zeros, or a loop-carried sum that starts at zeros.
-static bool startsAtZeros(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
-      if (OpOperand *init = loop.getTiedLoopInit(arg))
-        return isZeros(init->get());
-  return isZeros(v);
-}
+static bool startsAtZeros(Value v) { return isZeros(initialValueOf(v)); }
 
 /// Accumulating a gradient (or the loss) over micro-batches (onto zeros,
 /// the first time), or scaling it by a whole factor, as the only use of the

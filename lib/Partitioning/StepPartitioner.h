@@ -39,6 +39,16 @@ struct PlanFields {
 FailureOr<PlanFields> readPlan(ModuleOp module);
 
 
+/// The initial value of `v` when it is a value the micro-batch loop carries
+/// (its body's argument), else `v` itself.
+inline Value initialValueOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      if (OpOperand *init = loop.getTiedLoopInit(arg))
+        return init->get();
+  return v;
+}
+
 class StepPartitioner {
 public:
   StepPartitioner(ModuleOp module, func::FuncOp step, const PlanFields &plan,

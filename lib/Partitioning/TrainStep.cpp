@@ -73,21 +73,13 @@ LogicalResult StepPartitioner::classifyArguments() {
   auto updates = lossFn ? lossFn->getAttrOfType<DenseI64ArrayAttr>(
                               "ober.buffer_updates")
                         : nullptr;
-  // A call's operand, or the value a micro-batch loop carries from.
-  auto outside = [](Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
-        if (OpOperand *init = loop.getTiedLoopInit(arg))
-          return init->get();
-    return v;
-  };
   SmallVector<func::CallOp> stepCalls;
   step.walk([&](func::CallOp call) { stepCalls.push_back(call); });
   for (func::CallOp call : stepCalls) {
     StringRef callee = call.getCallee();
     if (auto grad = module.lookupSymbol<func::FuncOp>(callee))
       for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
-        auto arg = dyn_cast<BlockArgument>(outside(operand));
+        auto arg = dyn_cast<BlockArgument>(initialValueOf(operand));
         auto dim = i < grad.getNumArguments()
                        ? grad.getArgAttrOfType<IntegerAttr>(i, "ober.tp_dim")
                        : nullptr;
@@ -101,7 +93,7 @@ LogicalResult StepPartitioner::classifyArguments() {
       }
     for (int64_t i : updates ? updates.asArrayRef() : ArrayRef<int64_t>())
       if (i < call.getNumOperands())
-        if (auto arg = dyn_cast<BlockArgument>(outside(call.getOperand(i)));
+        if (auto arg = dyn_cast<BlockArgument>(initialValueOf(call.getOperand(i)));
             arg && arg.getOwner() == &step.getBody().front())
           buffers.insert(arg.getArgNumber());
   }
