@@ -18,6 +18,7 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -36,9 +37,13 @@ Value StepPartitioner::carriedArgument(scf::ForOp loop, unsigned k,
     // zeros), else the initial value moved there.
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(stages[0].pre);
-    if (isZeros(serialInit) && layout != spmd->layoutOf(init))
+    if (isZeros(serialInit) && layout != spmd->layoutOf(init)) {
+      assert(llvm::all_of(layout, [](Placement p) {
+               return !p.isPartial() || p.isPartialSum();
+             }) && "zeros start partial sums only");
       init = ConstantOp::create(builder, loop.getLoc(),
                                 cast<DenseElementsAttr>(builder.getZeroAttr(type)));
+    }
     else
       init = spmd->reshard(init, layout, loop.getLoc());
   }
@@ -56,6 +61,15 @@ LogicalResult StepPartitioner::buildLoop(scf::ForOp loop) {
   Location loc = loop.getLoc();
   IRMapping &map = maps[0][0];
   loopBody = new Block();
+  // On an error the local body goes (its ops read the stage's values).
+  llvm::scope_exit discard([&] {
+    if (!loopBody)
+      return;
+    for (Operation &op : *loopBody)
+      op.dropAllReferences();
+    delete loopBody;
+    loopBody = nullptr;
+  });
   loopBody->addArgument(builder.getIndexType(), loc);
   carriedOrder.clear();
   carriedInit.clear();
@@ -130,6 +144,7 @@ LogicalResult StepPartitioner::buildLoop(scf::ForOp loop) {
   for (auto [from, to] :
        llvm::zip(loopBody->getArguments(), body->getArguments())) {
     spmd->setLayout(to, spmd->layoutOf(from));
+    spmd->forgetLayout(from);
     from.replaceAllUsesWith(to);
   }
   body->getOperations().splice(body->end(), loopBody->getOperations());
@@ -140,7 +155,7 @@ LogicalResult StepPartitioner::buildLoop(scf::ForOp loop) {
   // (or of the loss) keeps its tag, to be reduced where first needed.
   for (auto [j, k] : llvm::enumerate(carriedOrder)) {
     Value serial = loop.getResult(k), result = local.getResult(j);
-    spmd->setLayout(result, spmd->layoutOf(carriedArgs[k]));
+    spmd->setLayout(result, spmd->layoutOf(body->getArgument(1 + j)));
     map.map(serial, result);
     Value yielded = yield->getOperand(k);
     if (auto t = tags.find(yielded); t != tags.end()) {

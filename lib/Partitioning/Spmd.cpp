@@ -253,27 +253,11 @@ void Spmd::localizeAttributes(Operation *local) {
   ober::localizeAttributes(local, parts);
 }
 
-/// A matmul with a parameter (or a view of one) on its right: its result is
-/// an activation (or an activation's gradient), whose tokens sequence
-/// parallelism splits; a weight gradient is not.
-static bool isActivationMatmul(Operation *op) {
-  auto matmul = dyn_cast<MatmulOp>(op);
-  return matmul && parameterRoot(matmul.getRhs());
-}
-
 /// Whether sequence parallelism splits `op`'s result of `type` by tokens
 /// (ober::hasTokens): rows of a lookup of constant ids (positions) are
 /// shared by every sample.
 static bool splitsByTokens(Operation *op, RankedTensorType type) {
   return ober::hasTokens(type.getRank(), !looksUpSharedRows(op));
-}
-
-/// Whether partial sums `op` makes are an activation sequence parallelism
-/// scatters by tokens when completing them: a parameter matmul's, or a
-/// vocabulary-parallel table lookup's (Megatron's scatter into the
-/// sequence parallel region).
-static bool makesTokenActivation(Operation *op) {
-  return isActivationMatmul(op) || isTableLookup(op);
 }
 
 /// Sequence parallelism: a matmul that would leave partial sums of a

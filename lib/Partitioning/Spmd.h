@@ -44,6 +44,8 @@ public:
   /// The layout of local value `v` (replicated when never set).
   Layout layoutOf(Value v) const;
   void setLayout(Value v, const Layout &layout) { layouts[v] = layout; }
+  /// Forgets the layout of `v` (a value about to be destroyed).
+  void forgetLayout(Value v) { layouts.erase(v); }
 
   /// The block of `global` one device holds under `layout`.
   RankedTensorType localType(RankedTensorType global,

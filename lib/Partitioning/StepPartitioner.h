@@ -139,7 +139,8 @@ private:
   };
   SmallVector<Stage> stages;
   /// maps[0][s]: the step's serial values in stage s; maps[m + 1][s]: the
-  /// gradient function's values for micro-batch m.
+  /// gradient function's values for micro-batch m (one, the loop body's,
+  /// when the micro-batch loop stays a loop).
   std::vector<std::vector<IRMapping>> maps;
   SmallVector<func::CallOp> calls;
   func::FuncOp grad;

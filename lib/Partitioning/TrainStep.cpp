@@ -250,6 +250,10 @@ LogicalResult StepPartitioner::run() {
       continue;
     }
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (loop != microBatchLoopOf(step))
+        return loop.emitError("ober-partition: the step's only loop must be "
+                              "its micro-batch loop, with constant bounds "
+                              "and a positive step");
       if (failed(buildLoop(loop)))
         return failure();
       continue;

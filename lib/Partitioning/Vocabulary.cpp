@@ -207,9 +207,7 @@ std::optional<LogicalResult> embeddingGradient(Spmd &spmd, ScatterAddOp op,
 /// and split like the logits' samples along the others.
 std::optional<LogicalResult> crossEntropy(Spmd &spmd, CrossEntropyOp op,
                                           IRMapping &map) {
-  if (op.getIgnoreIndex() ||
-      !isa<IntegerType>(
-          cast<RankedTensorType>(op.getTargets().getType()).getElementType()))
+  if (!runsOverSplitClasses(op))
     return std::nullopt;
   Value logits = map.lookup(op.getLogits()),
         targets = map.lookup(op.getTargets());
@@ -289,12 +287,9 @@ std::optional<LogicalResult> crossEntropy(Spmd &spmd, CrossEntropyOp op,
 std::optional<LogicalResult> softmax(Spmd &spmd, SoftmaxOp op, IRMapping &map) {
   Value x = map.lookup(op.getInput());
   Layout layout = spmd.layoutOf(x);
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  int64_t along = op->getAttrOfType<IntegerAttr>("axis").getInt();
-  if (along < 0)
-    along += rank;
-  if (along != rank - 1)
+  if (!runsOverSplitClasses(op))
     return std::nullopt;
+  int64_t along = cast<RankedTensorType>(x.getType()).getRank() - 1;
   std::optional<unsigned> axis = splitAxisOf(layout, along);
   if (!axis)
     return std::nullopt;

@@ -8,6 +8,8 @@
 
 #include "ober/Planning/CostModel.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -23,12 +25,18 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
                                const DenseSet<Value> &excluded) {
   if (depth > 64)
     return block.getParentOp()->emitError("calls nest too deeply");
+  // The last op that reads each value (itself or an op in its regions).
   DenseMap<Value, Operation *> lastUse;
   for (Operation &op : block)
-    for (Value v : op.getOperands())
-      lastUse[v] = &op;
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        lastUse[v] = &op;
+    });
+  DenseMap<Operation *, SmallVector<Value>> dying;
+  for (auto [v, op] : lastUse)
+    dying[op].push_back(v);
   for (Operation &op : block) {
-    if (isa<func::ReturnOp>(op)) {
+    if (isa<func::ReturnOp, scf::YieldOp>(op)) {
       for (Value v : op.getOperands())
         if (!isa<BlockArgument>(v) && !excluded.contains(v))
           live -= bytesOf(v.getType());
@@ -42,16 +50,20 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
                            depth + 1, {})))
         return failure();
     }
+    // A loop (the micro-batches): one iteration's values on top of what
+    // it carries.
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (failed(walkBlock(*loop.getBody(), module, live, peak, depth + 1,
+                           {})))
+        return failure();
     for (Value r : op.getResults())
       if (!excluded.contains(r))
         live += bytesOf(r.getType());
     peak = std::max(peak, live);
-    for (Value v : op.getOperands())
-      if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v) &&
-          !excluded.contains(v)) {
+    for (Value v : dying.lookup(&op))
+      if (!isa<BlockArgument>(v) && !excluded.contains(v) &&
+          v.getParentBlock() == &block)
         live -= bytesOf(v.getType());
-        lastUse.erase(v); // an operand used twice is freed once
-      }
     for (Value r : op.getResults())
       if (r.use_empty())
         live -= bytesOf(r.getType());

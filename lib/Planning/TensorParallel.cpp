@@ -159,13 +159,18 @@ struct Analysis {
     if (!get(v).isPartial())
       return;
     completed.insert(v);
+    // Sequence parallelism scatters the tokens of an activation (as the
+    // partitioner's completion does) when they divide.
+    int64_t tokenDim = rankOf(v) - 2;
+    bool scatter = hasTokensOf(v) && makesTokenActivation(op) &&
+                   tokenDim >= 0 && divisible(v, tokenDim);
     collective(Collective::AllReduce, valueElements(v),
                "complete the partial sums of " +
                    op->getName().getStringRef().str(),
                op, TPCollective::Pass::Forward,
-               /*sequenceSwap=*/hasTokensOf(v), /*sequenceOnly=*/false,
+               /*sequenceSwap=*/scatter, /*sequenceOnly=*/false,
                activation.contains(v));
-    if (hasTokensOf(v))
+    if (scatter)
       tokens.insert(v);
     state[v] = Placement::rep();
   }
@@ -384,9 +389,7 @@ bool Analysis::splitClasses(Operation *op) {
   Value x = op->getOperand(0);
   Placement in = get(x);
   int64_t axis = rankOf(x) - 1;
-  if (auto s = dyn_cast<SoftmaxOp>(op))
-    axis = s.getAxis() < 0 ? s.getAxis() + rankOf(x) : s.getAxis();
-  if (!in.isSplit() || in.dim != axis ||
+  if (!runsOverSplitClasses(op) || !in.isSplit() || in.dim != axis ||
       llvm::any_of(op->getOperands().drop_front(),
                    [&](Value v) { return !get(v).isRep(); }))
     return false;

@@ -156,10 +156,13 @@ mlir::ober::reference::detail::evaluateIndexing(Operation *op,
     if (d.getOffsets())
       for (size_t k = 0; k < at.size(); ++k)
         at[k] = operands[2].getInt(k);
+    // The dimensions in the order the index counts them (`major_dim`
+    // first).
+    SmallVector<int64_t> order = d.getIndexOrder();
     SmallVector<int64_t> index(local.size(), 0);
     for (int64_t i = 0, e = x.getNumElements(); i < e; ++i) {
       int64_t global = 0;
-      for (size_t k = 0; k < local.size(); ++k)
+      for (int64_t k : order)
         global = global * whole[k] + at[k] + index[k];
       for (size_t k = local.size(); k-- > 0 && ++index[k] == local[k];)
         index[k] = 0;

@@ -144,7 +144,8 @@ static std::optional<int64_t> constantIndex(Value v) {
 
 LogicalResult Interpreter::runLoop(Operation *op, ArrayRef<Tensor> init,
                                    SmallVectorImpl<Tensor> &results,
-                                   int64_t &live, const Scope &scope) {
+                                   int64_t &live, const Scope &scope,
+                                   int64_t movedBytes) {
   auto loop = cast<scf::ForOp>(op);
   std::optional<int64_t> lb = constantIndex(loop.getLowerBound()),
                          ub = constantIndex(loop.getUpperBound()),
@@ -153,9 +154,11 @@ LogicalResult Interpreter::runLoop(Operation *op, ArrayRef<Tensor> init,
     return loop.emitError("the reference interpreter runs scf.for with "
                           "constant bounds and a positive constant step");
   SmallVector<Tensor> carried(init);
-  // The carried values are held between iterations (the caller holds the
-  // first ones and counts the last ones as the loop's results).
-  int64_t carriedBytes = 0;
+  // The carried values are held between iterations: the first ones the
+  // caller handed over (`movedBytes`; the others it still holds), the last
+  // ones it counts as the loop's results.
+  int64_t carriedBytes = movedBytes;
+  live += movedBytes;
   for (int64_t i = *lb; i < *ub; i += *step) {
     Tensor counter(IntegerType::get(op->getContext(), 64), {});
     counter.setFloat(0, static_cast<double>(i));
@@ -182,16 +185,26 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
                                     int64_t &live,
                                     const Scope *outer) {
   // The last op that reads each value (itself or an op in its regions), so
-  // values are freed as soon as possible and the peak reflects liveness.
+  // values are freed as soon as possible and the peak reflects liveness:
+  // what dies at each op.
   DenseMap<Value, Operation *> lastUse;
   for (Operation &op : block)
     op.walk([&](Operation *inner) {
       for (Value v : inner->getOperands())
         lastUse[v] = &op;
     });
+  DenseMap<Operation *, SmallVector<Value>> dying;
+  for (auto [v, op] : lastUse)
+    dying[op].push_back(v);
   DenseMap<Value, Tensor> values;
   for (auto [arg, tensor] : llvm::zip(block.getArguments(), args))
     values[arg] = tensor;
+  auto free = [&](Value v) {
+    if (isa<BlockArgument>(v) || !values.count(v))
+      return;
+    live -= values[v].getSizeInBytes();
+    values.erase(v);
+  };
   auto lookup = [&](Value v) -> const Tensor * {
     if (auto it = values.find(v); it != values.end())
       return &it->second;
@@ -230,9 +243,16 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
     }
     SmallVector<Tensor> outs;
     if (loop) {
-      // The body reads this block's values and those around it.
+      // The body reads this block's values and those around it; initial
+      // values read nowhere else become the first carried ones.
+      int64_t moved = live;
+      for (Value v : loop.getInitArgs())
+        if (lastUse.lookup(v) == &op &&
+            llvm::count(loop.getInitArgs(), v) == 1)
+          free(v);
+      moved -= live;
       Scope scope{values, outer};
-      if (failed(runLoop(loop, operands, outs, live, scope)))
+      if (failed(runLoop(loop, operands, outs, live, scope, moved)))
         return failure();
     } else if (op.getNumRegions()) {
       return op.emitError("the reference interpreter does not run ops with "
@@ -261,20 +281,14 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
       values[result] = std::move(tensor);
     }
     stats.peakLiveBytes = std::max(stats.peakLiveBytes, live);
-    // Free what this op read for the last time (arguments stay with the
-    // caller, values of enclosing blocks with their block), and results
-    // nobody reads.
-    for (Value v : op.getOperands())
-      if (lastUse.lookup(v) == &op && !isa<BlockArgument>(v) &&
-          values.count(v)) {
-        live -= values[v].getSizeInBytes();
-        values.erase(v);
-      }
+    // Free what this op (or one in its regions) read for the last time
+    // (arguments stay with the caller, values of enclosing blocks with
+    // their block), and results nobody reads.
+    for (Value v : dying.lookup(&op))
+      free(v);
     for (Value r : op.getResults())
-      if (r.use_empty()) {
-        live -= values[r].getSizeInBytes();
-        values.erase(r);
-      }
+      if (r.use_empty())
+        free(r);
   }
   return block.getParentOp()->emitError("function body has no return");
 }

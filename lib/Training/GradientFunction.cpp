@@ -58,3 +58,12 @@ bool mlir::ober::looksUpSharedRows(Operation *op) {
   Operation *ids = op->getOperand(1).getDefiningOp();
   return ids && ids->hasTrait<OpTrait::ConstantLike>();
 }
+
+bool mlir::ober::isActivationMatmul(Operation *op) {
+  auto matmul = dyn_cast<MatmulOp>(op);
+  return matmul && parameterRoot(matmul.getRhs());
+}
+
+bool mlir::ober::makesTokenActivation(Operation *op) {
+  return isActivationMatmul(op) || isTableLookup(op);
+}

@@ -70,9 +70,10 @@ constexpr int64_t kMicroBatchSeedStride = int64_t(1) << 32;
 /// is cut into micro-batches (nor, with the partitioner's offsets, into
 /// devices): `fn` takes the micro-batch's first sample
 /// (kSampleOffsetAttrName; 0 with one micro-batch). A dropout whose input
-/// has the samples as the major part of its leading dimension shifts its
-/// index by their rows (`offsets` within its own shape); any other draws
-/// its own stream per micro-batch from the seed.
+/// has the samples as the major part of one dimension shifts its index by
+/// their rows there (`offsets` within its own shape), that dimension
+/// counted first (`major_dim`); any other (samples merged as the minor part
+/// of a dimension) draws its own stream per micro-batch from the seed.
 void indexDropoutsBySample(func::FuncOp fn) {
   SmallVector<DropoutOp> dropouts;
   fn.walk([&](DropoutOp d) {
@@ -104,11 +105,13 @@ void indexDropoutsBySample(func::FuncOp fn) {
     Location loc = d.getLoc();
     RankedTensorType type = d.getInput().getType();
     auto at = batch.find(d.getInput());
-    if (at != batch.end() && at->second.dim == 0 && at->second.groups == 1 &&
-        type.hasStaticShape()) {
-      // Dimension 0 is [samples] x [rows per sample].
+    if (at != batch.end() && at->second.groups == 1 && type.hasStaticShape()) {
+      // Dimension k is [samples] x [rows per sample].
+      int64_t k = at->second.dim;
       SmallVector<int64_t> rows(type.getRank(), 0);
-      rows[0] = type.getDimSize(0) / at->second.from;
+      rows[k] = type.getDimSize(k) / at->second.from;
+      if (k != 0)
+        d.setMajorDim(k);
       auto vector = RankedTensorType::get({type.getRank()}, i64);
       Value unit = ConstantOp::create(
           b, loc, DenseElementsAttr::get(vector, ArrayRef<int64_t>(rows)));
@@ -345,8 +348,12 @@ int64_t mlir::ober::microBatchesOf(func::FuncOp step) {
 Operation *mlir::ober::microBatchLoopOf(func::FuncOp step) {
   if (step.isExternal())
     return nullptr;
-  for (auto loop : step.getBody().front().getOps<scf::ForOp>())
-    return loop;
+  for (auto loop : step.getBody().front().getOps<scf::ForOp>()) {
+    std::optional<int64_t> stride = getConstantIntValue(loop.getStep());
+    if (getConstantIntValue(loop.getLowerBound()) &&
+        getConstantIntValue(loop.getUpperBound()) && stride && *stride > 0)
+      return loop;
+  }
   return nullptr;
 }
 

@@ -36,7 +36,7 @@ func.func @main(%x: tensor<4x8xf32>, %w1: tensor<8x4xf32> {ober.param = "w1"}, %
 // CHECK-NOT: scf.for
 
 // The pipeline's first stage takes the inputs of its 4 micro-batches (of
-// 2 samples) one by one, in the schedule's order.
+// 2 samples), each its own copy, before its schedule runs them.
 // PIPE-LABEL: func.func @train_step(
 // PIPE-NOT: scf.for
 // PIPE-COUNT-4: ober.gather %arg7, %{{.*}} {axis = 0 : i64} : (tensor<4x2x8xf32>, tensor<i64>) -> tensor<2x8xf32>

@@ -68,10 +68,11 @@ private:
                          SmallVectorImpl<Tensor> &results, int64_t &live,
                          const Scope *outer = nullptr);
   /// Runs an `scf.for` with constant bounds: its body once per iteration,
-  /// the iteration's results the next one's arguments.
+  /// the iteration's results the next one's arguments. `movedBytes` of the
+  /// initial values were freed by the caller (read nowhere else).
   LogicalResult runLoop(Operation *loop, ArrayRef<Tensor> init,
                         SmallVectorImpl<Tensor> &results, int64_t &live,
-                        const Scope &scope);
+                        const Scope &scope, int64_t movedBytes);
 
   ModuleOp module;
   RunStats stats;

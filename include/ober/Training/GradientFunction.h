@@ -35,6 +35,17 @@ bool isTableLookup(Operation *op);
 /// not rows of samples.
 bool looksUpSharedRows(Operation *op);
 
+/// A matmul with a parameter (or a view of one) on its right: its result is
+/// an activation (or an activation's gradient), whose tokens sequence
+/// parallelism splits; a weight gradient is not.
+bool isActivationMatmul(Operation *op);
+
+/// Whether the partial sums `op` makes under tensor parallelism are an
+/// activation that sequence parallelism scatters by tokens when completing
+/// them: an activation matmul's, or a vocabulary-parallel table lookup's
+/// (Megatron's scatter into the sequence-parallel region).
+bool makesTokenActivation(Operation *op);
+
 } // namespace mlir::ober
 
 #endif // OBER_TRAINING_GRADIENTFUNCTION_H

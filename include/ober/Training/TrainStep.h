@@ -28,8 +28,8 @@ func::FuncOp lossFunctionOf(func::FuncOp step);
 /// records none).
 int64_t microBatchesOf(func::FuncOp step);
 
-/// The loop over the micro-batches in `step` (an `scf.for` in its body),
-/// or null when it runs one micro-batch.
+/// The loop over the micro-batches in `step` (an `scf.for` with constant
+/// bounds and a positive step in its body), or null when it has none.
 Operation *microBatchLoopOf(func::FuncOp step);
 
 /// Replaces the micro-batch loop of `step` by one copy of its body per

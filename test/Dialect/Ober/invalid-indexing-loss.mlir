@@ -110,6 +110,14 @@ func.func @dropout_global_shape_alone(%x: tensor<4xf32>, %s: tensor<i64>) {
 
 // -----
 
+func.func @dropout_major_dim(%x: tensor<4x2xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{'ober.dropout' op 'major_dim' (2) must be a dimension of the input (rank 2)}}
+  %0:2 = ober.dropout %x, %s {ratio = 0.5 : f64, major_dim = 2 : i64} : (tensor<4x2xf32>, tensor<i64>) -> (tensor<4x2xf32>, tensor<4x2xi1>)
+  return
+}
+
+// -----
+
 func.func @dropout_global_rank(%x: tensor<4xf32>, %s: tensor<i64>, %o: tensor<1xi64>) {
   // expected-error @+1 {{'ober.dropout' op 'global_shape' must have one size per input dimension (1), got 8x2}}
   %0:2 = ober.dropout %x, %s offsets %o {ratio = 0.5 : f64, global_shape = array<i64: 8, 2>} : (tensor<4xf32>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)

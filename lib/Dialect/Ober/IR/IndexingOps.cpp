@@ -155,9 +155,27 @@ SmallVector<int64_t> DropoutOp::getWholeShape() {
   return SmallVector<int64_t>(getInput().getType().getShape());
 }
 
+SmallVector<int64_t> DropoutOp::getIndexOrder() {
+  int64_t rank = getInput().getType().getRank(),
+          major = getMajorDim().value_or(0);
+  if (rank == 0)
+    return {};
+  SmallVector<int64_t> order = {major};
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != major)
+      order.push_back(d);
+  return order;
+}
+
 LogicalResult DropoutOp::verify() {
   OpDiag diag(getLoc(), getOperationName());
   RankedTensorType input = getInput().getType();
+  if (std::optional<uint64_t> major = getMajorDim();
+      major && (input.getRank() == 0 ||
+                static_cast<int64_t>(*major) >= input.getRank()))
+    return diag("'major_dim' (", static_cast<int64_t>(*major),
+                ") must be a dimension of the input (rank ", input.getRank(),
+                ")");
   std::optional<ArrayRef<int64_t>> whole = getGlobalShape();
   if (static_cast<bool>(whole) != static_cast<bool>(getOffsets()))
     return diag("'global_shape' and 'offsets' come together (a block of a "

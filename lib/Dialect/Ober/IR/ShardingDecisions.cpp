@@ -79,6 +79,18 @@ int64_t mlir::ober::sliceGroups(BlockArgument arg, int64_t dim,
   return size / group;
 }
 
+bool mlir::ober::runsOverSplitClasses(Operation *op) {
+  if (auto ce = dyn_cast<CrossEntropyOp>(op))
+    return !ce.getIgnoreIndex() &&
+           isa<IntegerType>(
+               cast<RankedTensorType>(ce.getTargets().getType()).getElementType());
+  if (auto s = dyn_cast<SoftmaxOp>(op)) {
+    int64_t rank = s.getInput().getType().getRank(), axis = s.getAxis();
+    return (axis < 0 ? axis + rank : axis) == rank - 1;
+  }
+  return false;
+}
+
 bool mlir::ober::isZeros(Value v) {
   if (auto b = v.getDefiningOp<BroadcastToOp>())
     v = b.getInput();

@@ -118,6 +118,13 @@ def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
     batch). The two come together; without them the input is the whole
     tensor.
 
+    `major_dim` (0 without it) is the dimension the row-major index counts
+    first, the others following in order: a tensor whose samples are not
+    its leading dimension (`[tokens, samples, width]`, `major_dim = 1`)
+    draws as the one with its samples first, so that a micro-batch's
+    samples (an offset along that dimension) draw as they do in the step's
+    whole batch.
+
     ```mlir
     %y, %keep = ober.dropout %x, %seed {ratio = 1.0e-01 : f64}
         : (tensor<8x16xf32>, tensor<i64>) -> (tensor<8x16xf32>, tensor<8x16xi1>)
@@ -131,7 +138,8 @@ def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   }];
   let arguments = (ins Ober_FloatTensor:$input, Ober_SeedTensor:$seed,
                        Optional<1DTensorOf<[I64]>>:$offsets, F64Attr:$ratio,
-                       OptionalAttr<DenseI64ArrayAttr>:$global_shape);
+                       OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+                       OptionalAttr<I64Attr>:$major_dim);
   let results = (outs Ober_FloatTensor:$result, Ober_BoolTensor:$mask);
   let assemblyFormat = [{
     $input `,` $seed (`offsets` $offsets^)? attr-dict `:`
@@ -140,12 +148,14 @@ def Ober_DropoutOp : Ober_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   let builders = [
     OpBuilder<(ins "Value":$input, "Value":$seed, "FloatAttr":$ratio), [{
       build($_builder, $_state, input, seed, /*offsets=*/Value(), ratio,
-            /*global_shape=*/DenseI64ArrayAttr());
+            /*global_shape=*/DenseI64ArrayAttr(), /*major_dim=*/IntegerAttr());
     }]>
   ];
   let extraClassDeclaration = [{
     /// The shape of the whole tensor the input is a block of.
     SmallVector<int64_t> getWholeShape();
+    /// The dimensions in the order the element's index counts them.
+    SmallVector<int64_t> getIndexOrder();
   }];
   let hasCanonicalizer = 1;
   let hasVerifier = 1;

@@ -71,6 +71,13 @@ AxisDecision decide(Operation *op, ArrayRef<Placement> operands,
 /// `v` is zeros (a splat zero constant, possibly broadcast).
 bool isZeros(Value v);
 
+/// Whether `op`, a softmax or cross-entropy, has a form over classes (the
+/// last dimension of its first operand) split across devices, all-reducing
+/// its statistics (Megatron's vocabulary-parallel cross-entropy): a
+/// softmax over its last dimension, a cross-entropy with integer targets
+/// and no ignored index.
+bool runsOverSplitClasses(Operation *op);
+
 /// The groups a split of parameter `arg` along `dim` over `parts` devices
 /// should have: when the matmul output (and bias sum) it flows into is
 /// sliced along the split dimension into equal pieces (a fused QKV
