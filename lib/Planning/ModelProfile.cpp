@@ -188,8 +188,9 @@ static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
                          model.boundary, p.kinds[ki].incoming[di],
                          p.kinds[ki].incomingTokens[di]};
         p.kinds[ki].tp[di] =
-            analyseTensorParallel(model.ops, d, cluster, precision, samples,
-                                  saved, selective, forward, ends, whole);
+            analyseTensorParallel(model.ops, model.backward, d, cluster,
+                                  precision, samples, saved, selective,
+                                  forward, ends, whole);
       }
     }
   }
@@ -358,12 +359,53 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     piece.clear();
   }
 
+  DenseMap<Operation *, unsigned> segmentOf;
+  for (auto [i, ops] : llvm::enumerate(groups))
+    for (Operation *op : ops)
+      segmentOf[op] = i;
+  // Backward ops go to the earliest segment whose values they read. Only
+  // batch-dependent forward values place a backward op (constants and
+  // masks are shared by every segment's backward); work on a parameter
+  // alone goes with the segment that first reads it.
+  DenseMap<Operation *, unsigned> backwardSegment;
+  std::vector<std::vector<Operation *>> backwardOf(groups.size());
+  {
+    DenseMap<Value, unsigned> valueSegment;
+    for (Operation *op : order)
+      for (Value r : op->getResults())
+        if (activation.contains(r))
+          valueSegment[r] = segmentOf[op];
+    for (Value v : params)
+      for (Operation *u : v.getUsers())
+        if (auto it = segmentOf.find(u); it != segmentOf.end()) {
+          auto [slot, inserted] = valueSegment.try_emplace(v, it->second);
+          if (!inserted)
+            slot->second = std::min(slot->second, it->second);
+        }
+    for (Operation &op : body) {
+      if (forward.contains(&op) || &op == ret)
+        continue;
+      unsigned seg = groups.size() - 1;
+      bool any = false;
+      for (Value v : op.getOperands())
+        if (auto it = valueSegment.find(v); it != valueSegment.end()) {
+          seg = any ? std::min(seg, it->second) : it->second;
+          any = true;
+        }
+      if (any)
+        for (Value r : op.getResults())
+          valueSegment[r] = seg;
+      backwardSegment[&op] = seg;
+      backwardOf[seg].push_back(&op);
+    }
+  }
+
   // Distinct kinds, each profiled once.
   std::map<std::string, unsigned> kindOf;
-  DenseMap<Operation *, unsigned> segmentOf;
   for (auto [i, ops] : llvm::enumerate(groups)) {
     Segment seg;
     seg.ops = ops;
+    seg.backward = backwardOf[i];
     seg.boundaryElements =
         boundaries[i] ? valueElements(boundaries[i]) / samples : 0;
     seg.boundary = boundaries[i];
@@ -417,7 +459,8 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       k.incomingTokens = incomingTokens;
       for (auto [di, d] : llvm::enumerate(degrees))
         k.tp.push_back(analyseTensorParallel(
-            ops, d, cluster, precision, samples, saved, selective, forward,
+            ops, backwardOf[i], d, cluster, precision, samples, saved, selective,
+            forward,
             {i > 0 ? boundaries[i - 1] : Value(), boundaries[i],
              incoming[di], incomingTokens[di]}));
       for (Operation *op : ops)
@@ -427,47 +470,20 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     }
     seg.kind = it->second;
     p.kinds[seg.kind].count++;
-    for (Operation *op : ops)
-      segmentOf[op] = p.segments.size();
     p.segments.push_back(std::move(seg));
   }
   reconcileTiedParameters(p, degrees, cluster, precision, samples, saved,
                           forward);
 
-  // Backward ops go to the earliest segment whose values they read.
   std::vector<double> bwdMatmul(p.segments.size()), bwdOther(p.segments.size()),
       bwdFlops(p.segments.size()), bwdKernels(p.segments.size());
-  DenseMap<Value, unsigned> valueSegment;
-  // Only batch-dependent forward values place a backward op (constants and
-  // masks are shared by every segment's backward); work on a parameter
-  // alone goes with the segment that first reads it.
-  for (Operation *op : order)
-    for (Value r : op->getResults())
-      if (activation.contains(r))
-        valueSegment[r] = segmentOf[op];
-  for (Value v : params)
-    for (Operation *u : v.getUsers())
-      if (auto it = segmentOf.find(u); it != segmentOf.end()) {
-        auto [slot, inserted] = valueSegment.try_emplace(v, it->second);
-        if (!inserted)
-          slot->second = std::min(slot->second, it->second);
-      }
   for (Operation &op : body) {
     OpWork w = workOf(&op);
     if (w.matmul)
       p.trainFlops += w.flops / samples;
     if (forward.contains(&op) || &op == ret)
       continue;
-    unsigned seg = p.segments.size() - 1;
-    bool any = false;
-    for (Value v : op.getOperands())
-      if (auto it = valueSegment.find(v); it != valueSegment.end()) {
-        seg = any ? std::min(seg, it->second) : it->second;
-        any = true;
-      }
-    if (any)
-      for (Value r : op.getResults())
-        valueSegment[r] = seg;
+    unsigned seg = backwardSegment.lookup(&op);
     double seconds = opSeconds(&op, cluster, precision, saved) / samples;
     (w.matmul ? bwdMatmul : bwdOther)[seg] += seconds;
     bwdKernels[seg] += endsKernel(&op, saved);

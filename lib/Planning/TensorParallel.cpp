@@ -95,6 +95,11 @@ struct Analysis {
   std::map<std::string, int64_t> decisionDim;
   /// Values that depend on the batch.
   DenseSet<Value> activation;
+  /// The pass being walked.
+  TPCollective::Pass pass = TPCollective::Pass::Forward;
+  /// Whether `v`'s size scales with the samples (it depends on the batch;
+  /// else it moves once per micro-batch whatever its size).
+  bool perSample(Value v) const { return activation.contains(v); }
   /// The gradient function's forward ops.
   const DenseSet<Operation *> *forwardOps = nullptr;
   /// The segment's ops whose results the backward pass reads, directly or
@@ -106,6 +111,8 @@ struct Analysis {
   /// Values made as partial sums (each rank's share of the work) and
   /// completed.
   DenseSet<Value> completed;
+  /// Values whose softmax statistics over split classes were computed.
+  DenseSet<Value> statistics;
 
   /// `v` is (a view of) a parameter that must stay whole.
   bool keptWhole(Value v) {
@@ -167,9 +174,8 @@ struct Analysis {
     collective(Collective::AllReduce, valueElements(v),
                "complete the partial sums of " +
                    op->getName().getStringRef().str(),
-               op, TPCollective::Pass::Forward,
-               /*sequenceSwap=*/scatter, /*sequenceOnly=*/false,
-               activation.contains(v));
+               op, pass, /*sequenceSwap=*/scatter, /*sequenceOnly=*/false,
+               perSample(v));
     if (scatter)
       tokens.insert(v);
     state[v] = Placement::rep();
@@ -193,21 +199,21 @@ struct Analysis {
                        target.groups})
              .second)
       return;
-    bool perSample = activation.contains(v);
+    bool scales = perSample(v);
     std::string name = user->getName().getStringRef().str();
     if (from.isSplit() && target.isSplit() && !from.isGrouped() &&
         !target.isGrouped() && divisible(v, target.dim)) {
       collective(Collective::AllToAll, valueElements(v),
                  "move the split to dimension " + std::to_string(target.dim) +
                      " for " + name,
-                 user, TPCollective::Pass::Both, /*sequenceSwap=*/false,
-                 /*sequenceOnly=*/false, perSample);
+                 user, pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
+                 scales);
       return;
     }
     collective(Collective::AllGather, valueElements(v),
                "gather dimension " + std::to_string(from.dim) + " for " + name,
-               user, TPCollective::Pass::Forward, /*sequenceSwap=*/false,
-               /*sequenceOnly=*/false, perSample);
+               user, pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
+               scales);
   }
 
   /// Records how parameter view `v` is split: `how`, along its dimension
@@ -267,6 +273,8 @@ struct Analysis {
            ober::hasTokens(rankOf(v), !(def && looksUpSharedRows(def)));
   }
   void byRule(Operation *op);
+  void walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
+                    ArrayRef<Operation *> backward);
   bool matmul(MatmulOp op);
   bool embedding(EmbeddingOp op);
   bool splitClasses(Operation *op);
@@ -341,12 +349,6 @@ bool Analysis::matmul(MatmulOp op) {
           dim != decisionDim.end() && dim->second >= 0)
         groups = sliceGroups(arg, dim->second, t);
       state[op.getResult()] = Placement::split(r - 1, groups);
-      // Each rank's share of the input's gradient: summed backward.
-      if (needsGradient(a))
-        collective(Collective::AllReduce, valueElements(a),
-                   "complete the input gradient of a column-parallel matmul",
-                   op, TPCollective::Pass::Backward,
-                   /*sequenceSwap=*/ober::hasTokens(rankOf(a), true));
       // With sequence parallelism the weight gradient gathers the tokens
       // again (only each rank's share is kept; Korthikanti et al.), when
       // they were split (a batch input never is).
@@ -393,23 +395,20 @@ bool Analysis::splitClasses(Operation *op) {
       llvm::any_of(op->getOperands().drop_front(),
                    [&](Value v) { return !get(v).isRep(); }))
     return false;
+  // The statistics are computed once per value (a cross-entropy's
+  // gradient reuses its forward's softmax statistics).
+  bool first = statistics.insert(x).second;
   if (auto s = dyn_cast<SoftmaxOp>(op)) {
-    double rows = valueElements(x) / shapeOf(x)[in.dim];
-    collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),
-               "softmax statistics over the split axis", op,
-               TPCollective::Pass::Forward);
-    if (needsGradient(x))
-      collective(Collective::AllReduce, rows,
-                 "the softmax gradient's sum over the split axis", op,
-                 TPCollective::Pass::Backward);
+    if (first)
+      collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),
+                 "softmax statistics over the split axis", op, pass);
     state[s.getResult()] = in;
     return true;
   }
   // Max, sum and target logit (and the sum of logits with label
   // smoothing).
   collective(Collective::AllReduce, statisticsElements(op, 0, axis),
-             "cross-entropy statistics over the split classes", op,
-             TPCollective::Pass::Forward);
+             "cross-entropy statistics over the split classes", op, pass);
   return true;
 }
 
@@ -516,6 +515,67 @@ static bool isParamView(Operation *op, const DenseMap<Value, std::string> &param
          params.count(op->getOperand(0));
 }
 
+/// The backward pass of the segment, placed like the forward one: each
+/// parameter holds the placement decided for it (a fused projection's in
+/// its groups, as the partitioner places it) and its views follow; each
+/// backward op is placed by its rule, its partial sums completed (a
+/// column-parallel matmul's input gradient, a softmax gradient's sum over
+/// split classes). A parameter's gradient left split where the parameter
+/// is not is gathered once per step, for the optimizer. (Parameters other
+/// segments decide hold their placement there, not here: a backward op of
+/// this segment reading one sees it whole.)
+void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
+                            ArrayRef<Operation *> backward) {
+  pass = TPCollective::Pass::Backward;
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : func.getArguments()) {
+    auto it = paramOf.find(arg);
+    if (it == paramOf.end())
+      continue;
+    params.push_back(arg);
+    auto how = decision.find(it->second);
+    auto dim = decisionDim.find(it->second);
+    if (how != decision.end() && how->second != "replicated" &&
+        dim != decisionDim.end() && dim->second >= 0 && !keptWhole(arg))
+      state[arg] = Placement::split(dim->second,
+                                    sliceGroups(arg, dim->second, t));
+  }
+  for (Operation *op : ops)
+    if (isParamView(op, paramOf))
+      byRule(op);
+  DenseSet<Operation *> mine(backward.begin(), backward.end());
+  for (Operation *op : backward) {
+    if (isParamView(op, paramOf))
+      paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return activation.contains(v); }))
+      for (Value r : op->getResults())
+        activation.insert(r);
+    if (isa<SoftmaxOp, CrossEntropyOp>(op) && splitClasses(op))
+      continue;
+    byRule(op);
+  }
+  // The gradients the function returns last, one per parameter in order.
+  Operation *ret = func.getBody().front().getTerminator();
+  if (ret->getNumOperands() < params.size())
+    return;
+  for (auto [k, arg] : llvm::enumerate(params)) {
+    Value g = ret->getOperand(ret->getNumOperands() - params.size() + k);
+    Operation *def = g.getDefiningOp();
+    Placement now = get(g), want = get(arg);
+    const std::string &name = paramOf.lookup(arg);
+    // (A parameter another segment decides is priced there.)
+    if (!def || !mine.contains(def) || !now.isSplit() || now == want ||
+        !decision.count(name))
+      continue;
+    collective(want.isSplit() ? Collective::AllToAll : Collective::AllGather,
+               paramElements.lookup(name),
+               "gather the gradient of " + name + " for its placement", def,
+               pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
+               /*perSample=*/false, /*oncePerStep=*/true);
+  }
+}
+
 void Analysis::visit(Operation *op) {
   if (isParamView(op, paramOf)) {
     paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
@@ -532,9 +592,9 @@ void Analysis::visit(Operation *op) {
 } // namespace
 
 TPProfile mlir::ober::planning::analyseTensorParallel(
-    ArrayRef<Operation *> ops, int64_t degree, const Cluster &cluster,
-    StringRef precision, double samples, const DenseSet<Value> &saved,
-    const DenseSet<Operation *> &selective,
+    ArrayRef<Operation *> ops, ArrayRef<Operation *> backward, int64_t degree,
+    const Cluster &cluster, StringRef precision, double samples,
+    const DenseSet<Value> &saved, const DenseSet<Operation *> &selective,
     const DenseSet<Operation *> &forward, const SegmentEnds &ends,
     const std::set<std::string> &whole) {
   Analysis a(degree, cluster, precision, samples, whole);
@@ -661,6 +721,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
   if (ends.out && a.get(ends.out).isSplit())
     a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).groups};
   a.out.boundaryTokens = ends.out && a.tokens.contains(ends.out);
+  if (degree > 1)
+    a.walkBackward(func, ops, backward);
   // Parameters: elements by decision (the first decision of a parameter
   // used several times wins; "replicated" is recorded after any split of
   // the same op, so a split decision made by that op comes first).

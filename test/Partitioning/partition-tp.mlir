@@ -53,7 +53,7 @@ func.func @main(%ids: tensor<2x4xi64>, %table: tensor<16x8xf32> {ober.param = "w
 // SP: shard.all_gather {{.*}} grid_axes = [1] gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 
 // EXPLAIN: collectives (bytes of the full buffer x times per step, on each device of the stage):
-// EXPLAIN: complete the input gradient of a column-parallel matmul (backward)
 // EXPLAIN: cross-entropy statistics over the split classes
+// EXPLAIN-NEXT: complete the partial sums of ober.matmul (backward)
 // EXPLAIN-NEXT: per step: all-reduce 1.09 KiB
 // BYTES: bytes equal

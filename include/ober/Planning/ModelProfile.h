@@ -140,8 +140,9 @@ struct TPProfile {
 struct Segment {
   /// Index of the distinct profile (equal for repeated layers).
   unsigned kind = 0;
-  /// Forward ops (in the gradient function) of this segment.
-  std::vector<Operation *> ops;
+  /// Forward ops (in the gradient function) of this segment, and the
+  /// backward ops that go with it (those that read its values first).
+  std::vector<Operation *> ops, backward;
   /// Elements per sample of the value that leaves the segment (what a
   /// pipeline stage boundary here sends forward, and its gradient back).
   double boundaryElements = 0;
@@ -257,7 +258,8 @@ struct SegmentEnds {
   bool incomingTokens = false;
 };
 
-TPProfile analyseTensorParallel(ArrayRef<Operation *> ops, int64_t degree,
+TPProfile analyseTensorParallel(ArrayRef<Operation *> ops,
+                                ArrayRef<Operation *> backward, int64_t degree,
                                 const Cluster &cluster, StringRef precision,
                                 double samples,
                                 const llvm::DenseSet<Value> &saved,
