@@ -8,6 +8,8 @@
 
 #include "ober/Planning/CostModel.h"
 
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,16 +27,7 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
                                const DenseSet<Value> &excluded) {
   if (depth > 64)
     return block.getParentOp()->emitError("calls nest too deeply");
-  // The last op that reads each value (itself or an op in its regions).
-  DenseMap<Value, Operation *> lastUse;
-  for (Operation &op : block)
-    op.walk([&](Operation *inner) {
-      for (Value v : inner->getOperands())
-        lastUse[v] = &op;
-    });
-  DenseMap<Operation *, SmallVector<Value>> dying;
-  for (auto [v, op] : lastUse)
-    dying[op].push_back(v);
+  mlir::ober::LastUses uses = mlir::ober::lastUsesIn(block);
   for (Operation &op : block) {
     if (isa<func::ReturnOp, scf::YieldOp>(op)) {
       for (Value v : op.getOperands())
@@ -60,7 +53,7 @@ static LogicalResult walkBlock(Block &block, ModuleOp module, int64_t &live,
       if (!excluded.contains(r))
         live += bytesOf(r.getType());
     peak = std::max(peak, live);
-    for (Value v : dying.lookup(&op))
+    for (Value v : uses.dyingAt.lookup(&op))
       if (!isa<BlockArgument>(v) && !excluded.contains(v) &&
           v.getParentBlock() == &block)
         live -= bytesOf(v.getType());

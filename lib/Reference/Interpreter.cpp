@@ -184,18 +184,8 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
                                     SmallVectorImpl<Tensor> &results,
                                     int64_t &live,
                                     const Scope *outer) {
-  // The last op that reads each value (itself or an op in its regions), so
-  // values are freed as soon as possible and the peak reflects liveness:
-  // what dies at each op.
-  DenseMap<Value, Operation *> lastUse;
-  for (Operation &op : block)
-    op.walk([&](Operation *inner) {
-      for (Value v : inner->getOperands())
-        lastUse[v] = &op;
-    });
-  DenseMap<Operation *, SmallVector<Value>> dying;
-  for (auto [v, op] : lastUse)
-    dying[op].push_back(v);
+  // Values are freed after their last use, so the peak reflects liveness.
+  LastUses uses = lastUsesIn(block);
   DenseMap<Value, Tensor> values;
   for (auto [arg, tensor] : llvm::zip(block.getArguments(), args))
     values[arg] = tensor;
@@ -247,7 +237,7 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
       // values read nowhere else become the first carried ones.
       int64_t moved = live;
       for (Value v : loop.getInitArgs())
-        if (lastUse.lookup(v) == &op &&
+        if (uses.of.lookup(v) == &op &&
             llvm::count(loop.getInitArgs(), v) == 1)
           free(v);
       moved -= live;
@@ -284,7 +274,7 @@ LogicalResult Interpreter::runBlock(Block &block, ArrayRef<Tensor> args,
     // Free what this op (or one in its regions) read for the last time
     // (arguments stay with the caller, values of enclosing blocks with
     // their block), and results nobody reads.
-    for (Value v : dying.lookup(&op))
+    for (Value v : uses.dyingAt.lookup(&op))
       free(v);
     for (Value r : op.getResults())
       if (r.use_empty())

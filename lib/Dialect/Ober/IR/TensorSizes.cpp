@@ -77,3 +77,15 @@ LogicalResult mlir::ober::verifyTensorSizes(Operation *root,
   });
   return failure(walk.wasInterrupted());
 }
+
+LastUses mlir::ober::lastUsesIn(Block &block) {
+  LastUses uses;
+  for (Operation &op : block)
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        uses.of[v] = &op;
+    });
+  for (auto [v, op] : uses.of)
+    uses.dyingAt[op].push_back(v);
+  return uses;
+}

@@ -37,6 +37,16 @@ using TensorSizeCheck =
 /// at its function, naming the parameter or input) and failure.
 LogicalResult verifyTensorSizes(Operation *root, TensorSizeCheck check = {});
 
+/// For memory accounting (the interpreter's, the memory model's): the op
+/// of `block` that reads each value last (itself or an op in its regions,
+/// so a value a loop's body reads lives until the loop ends), and the
+/// values each op so reads last.
+struct LastUses {
+  DenseMap<Value, Operation *> of;
+  DenseMap<Operation *, SmallVector<Value>> dyingAt;
+};
+LastUses lastUsesIn(Block &block);
+
 } // namespace mlir::ober
 
 #endif // OBER_DIALECT_OBER_IR_TENSORSIZES_H
