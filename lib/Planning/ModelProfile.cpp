@@ -365,12 +365,14 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       segmentOf[op] = i;
   // Backward ops go to the earliest segment whose values they read. Only
   // batch-dependent forward values place a backward op (constants and
-  // masks are shared by every segment's backward); work on a parameter
-  // alone goes with the segment that first reads it.
+  // masks are shared by every segment's backward); a parameter places one
+  // only when it reads nothing else (work on a parameter alone goes with
+  // the segment that first reads it), so that layers sharing their weights
+  // keep their own backward ops.
   DenseMap<Operation *, unsigned> backwardSegment;
   std::vector<std::vector<Operation *>> backwardOf(groups.size());
   {
-    DenseMap<Value, unsigned> valueSegment;
+    DenseMap<Value, unsigned> valueSegment, paramSegment;
     for (Operation *op : order)
       for (Value r : op->getResults())
         if (activation.contains(r))
@@ -378,25 +380,32 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     for (Value v : params)
       for (Operation *u : v.getUsers())
         if (auto it = segmentOf.find(u); it != segmentOf.end()) {
-          auto [slot, inserted] = valueSegment.try_emplace(v, it->second);
+          auto [slot, inserted] = paramSegment.try_emplace(v, it->second);
           if (!inserted)
             slot->second = std::min(slot->second, it->second);
         }
     for (Operation &op : body) {
       if (forward.contains(&op) || &op == ret)
         continue;
-      unsigned seg = groups.size() - 1;
-      bool any = false;
-      for (Value v : op.getOperands())
-        if (auto it = valueSegment.find(v); it != valueSegment.end()) {
-          seg = any ? std::min(seg, it->second) : it->second;
-          any = true;
-        }
-      if (any)
+      // The lowest segment among the batch-dependent values it reads, else
+      // among the parameters (its results then count as parameters too).
+      auto lowest = [&](const DenseMap<Value, unsigned> &from) {
+        std::optional<unsigned> seg;
+        for (Value v : op.getOperands())
+          if (auto it = from.find(v); it != from.end())
+            seg = seg ? std::min(*seg, it->second) : it->second;
+        return seg;
+      };
+      std::optional<unsigned> seg = lowest(valueSegment);
+      DenseMap<Value, unsigned> &into = seg ? valueSegment : paramSegment;
+      if (!seg)
+        seg = lowest(paramSegment);
+      if (seg)
         for (Value r : op.getResults())
-          valueSegment[r] = seg;
-      backwardSegment[&op] = seg;
-      backwardOf[seg].push_back(&op);
+          into[r] = *seg;
+      unsigned s = seg.value_or(groups.size() - 1);
+      backwardSegment[&op] = s;
+      backwardOf[s].push_back(&op);
     }
   }
 
