@@ -547,6 +547,12 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
   for (Operation *op : backward) {
     if (isParamView(op, paramOf))
       paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
+    // Gradients other segments' backward ops hand over depend on the batch.
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && !forwardOps->contains(def) && !mine.contains(def) &&
+          !def->hasTrait<OpTrait::ConstantLike>())
+        activation.insert(v);
     if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return activation.contains(v); }))
       for (Value r : op->getResults())
