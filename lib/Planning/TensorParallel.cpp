@@ -574,7 +574,11 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
     if (!def || !mine.contains(def) || !now.isSplit() || now == want ||
         !decision.count(name))
       continue;
-    collective(want.isSplit() ? Collective::AllToAll : Collective::AllGather,
+    // As `move` does: an all-to-all between plain splits that divide, else
+    // a gather.
+    bool swap = want.isSplit() && !now.isGrouped() && !want.isGrouped() &&
+                divisible(g, want.dim);
+    collective(swap ? Collective::AllToAll : Collective::AllGather,
                paramElements.lookup(name),
                "gather the gradient of " + name + " for its placement", def,
                pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
