@@ -143,20 +143,6 @@ struct Analysis {
   /// Elements of each parameter as stored.
   llvm::StringMap<double> paramElements;
 
-  /// Values that depend on a parameter: their gradient is computed.
-  DenseMap<Value, bool> gradient;
-  bool needsGradient(Value v) {
-    if (auto it = gradient.find(v); it != gradient.end())
-      return it->second;
-    bool needs = false;
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      needs = paramOf.count(arg) > 0;
-    else if (Operation *def = v.getDefiningOp())
-      needs = llvm::any_of(def->getOperands(),
-                           [&](Value o) { return needsGradient(o); });
-    return gradient[v] = needs;
-  }
-
   /// Completes the partial sums `op` made in `v` (the partitioner does so
   /// right after the op): an all-reduce, which sequence parallelism makes a
   /// reduce-scatter of the tokens. A value that does not depend on the
@@ -201,8 +187,7 @@ struct Analysis {
       return;
     bool scales = perSample(v);
     std::string name = user->getName().getStringRef().str();
-    if (from.isSplit() && target.isSplit() && !from.isGrouped() &&
-        !target.isGrouped() && divisible(v, target.dim)) {
+    if (allToAll(v, from, target)) {
       collective(Collective::AllToAll, valueElements(v),
                  "move the split to dimension " + std::to_string(target.dim) +
                      " for " + name,
@@ -214,6 +199,14 @@ struct Analysis {
                "gather dimension " + std::to_string(from.dim) + " for " + name,
                user, pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
                scales);
+  }
+
+  /// Whether moving `v` from split `from` to split `to` is one all-to-all
+  /// (plain splits whose new dimension divides), as the partitioner moves
+  /// it; else a gather.
+  bool allToAll(Value v, Placement from, Placement to) {
+    return from.isSplit() && to.isSplit() && !from.isGrouped() &&
+           !to.isGrouped() && divisible(v, to.dim);
   }
 
   /// Records how parameter view `v` is split: `how`, along its dimension
@@ -574,11 +567,9 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
     if (!def || !mine.contains(def) || !now.isSplit() || now == want ||
         !decision.count(name))
       continue;
-    // As `move` does: an all-to-all between plain splits that divide, else
-    // a gather.
-    bool swap = want.isSplit() && !now.isGrouped() && !want.isGrouped() &&
-                divisible(g, want.dim);
-    collective(swap ? Collective::AllToAll : Collective::AllGather,
+    // As `move` does.
+    collective(allToAll(g, now, want) ? Collective::AllToAll
+                                      : Collective::AllGather,
                paramElements.lookup(name),
                "gather the gradient of " + name + " for its placement", def,
                pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -135,21 +136,14 @@ FailureOr<SmallVector<Tensor>> Interpreter::run(func::FuncOp func,
   return results;
 }
 
-/// A loop's bound or step: an index constant (nullopt otherwise).
-static std::optional<int64_t> constantIndex(Value v) {
-  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
-    return c.value();
-  return std::nullopt;
-}
-
 LogicalResult Interpreter::runLoop(Operation *op, ArrayRef<Tensor> init,
                                    SmallVectorImpl<Tensor> &results,
                                    int64_t &live, const Scope &scope,
                                    int64_t movedBytes) {
   auto loop = cast<scf::ForOp>(op);
-  std::optional<int64_t> lb = constantIndex(loop.getLowerBound()),
-                         ub = constantIndex(loop.getUpperBound()),
-                         step = constantIndex(loop.getStep());
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
+                         ub = getConstantIntValue(loop.getUpperBound()),
+                         step = getConstantIntValue(loop.getStep());
   if (!lb || !ub || !step || *step <= 0)
     return loop.emitError("the reference interpreter runs scf.for with "
                           "constant bounds and a positive constant step");

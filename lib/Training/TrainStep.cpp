@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -358,35 +359,8 @@ Operation *mlir::ober::microBatchLoopOf(func::FuncOp step) {
 }
 
 void mlir::ober::unrollMicroBatchLoop(func::FuncOp step) {
-  auto loop = cast_or_null<scf::ForOp>(microBatchLoopOf(step));
-  if (!loop)
-    return;
-  // The builder's loop has constant bounds and step.
-  int64_t lb = *getConstantIntValue(loop.getLowerBound()),
-          ub = *getConstantIntValue(loop.getUpperBound()),
-          stride = *getConstantIntValue(loop.getStep());
-  OpBuilder b(loop);
-  SmallVector<Value> carried(loop.getInitArgs());
-  for (int64_t i = lb; i < ub; i += stride) {
-    IRMapping map;
-    map.map(loop.getRegionIterArgs(), carried);
-    if (!loop.getInductionVar().use_empty())
-      map.map(loop.getInductionVar(),
-              arith::ConstantIndexOp::create(b, loop.getLoc(), i));
-    for (Operation &op : loop.getBody()->without_terminator())
-      b.clone(op, map);
-    for (auto [k, v] : llvm::enumerate(loop.getBody()->getTerminator()->getOperands()))
-      carried[k] = map.lookupOrDefault(v);
-  }
-  loop.replaceAllUsesWith(carried);
-  SmallVector<Operation *> bounds;
-  for (Value v : loop.getOperands().take_front(3))
-    if (Operation *def = v.getDefiningOp())
-      bounds.push_back(def);
-  loop.erase();
-  for (Operation *op : bounds)
-    if (op->use_empty())
-      op->erase();
+  if (auto loop = cast_or_null<scf::ForOp>(microBatchLoopOf(step)))
+    (void)loopUnrollFull(loop); // constant bounds: it always unrolls
 }
 
 func::FuncOp mlir::ober::lossFunctionOf(func::FuncOp step) {
