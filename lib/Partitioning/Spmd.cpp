@@ -212,25 +212,32 @@ Value Spmd::grouped(Location loc, Value v, unsigned axis, Placement from,
 Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
   // Gather the splits that change first: a dimension another axis is about
   // to split must be whole before (blocks of two axes nest in axis order).
-  // A split moving to another dimension that no other axis splits goes
-  // directly (an all-to-all).
-  auto alone = [&](unsigned axis, int64_t d) {
+  // A split moving to another dimension that no other axis splits, now or
+  // after, goes directly (an all-to-all), before the other axes move: its
+  // old dimension may then take another axis's split.
+  auto otherSplits = [&](unsigned axis, int64_t d, bool after) {
     for (unsigned other = 0; other < numAxes(); ++other) {
-      if (other == axis)
-        continue;
       Placement now = layoutOf(v)[other], then = target[other];
-      if ((now.isSplit() && now.dim == d) || (then.isSplit() && then.dim == d))
-        return false;
+      if (other != axis && ((now.isSplit() && now.dim == d) ||
+                            (after && then.isSplit() && then.dim == d)))
+        return true;
     }
-    return true;
+    return false;
+  };
+  auto direct = [&](unsigned axis) {
+    Placement from = layoutOf(v)[axis], p = target[axis];
+    return from.isSplit() && p.isSplit() && from != p && !from.isGrouped() &&
+           !p.isGrouped() && !otherSplits(axis, from.dim, false) &&
+           !otherSplits(axis, p.dim, true);
   };
   for (auto [axis, p] : llvm::enumerate(target)) {
     Placement from = layoutOf(v)[axis];
-    bool direct = from.isSplit() && p.isSplit() && !from.isGrouped() &&
-                  !p.isGrouped() && alone(axis, from.dim) && alone(axis, p.dim);
-    if (from.isSplit() && from != p && !direct)
+    if (from.isSplit() && from != p && !direct(axis))
       v = reshard(v, axis, Placement::rep(), loc, again);
   }
+  for (unsigned axis = 0; axis < target.size(); ++axis)
+    if (direct(axis))
+      v = reshard(v, axis, target[axis], loc, again);
   for (auto [axis, p] : llvm::enumerate(target))
     v = reshard(v, axis, p, loc, again);
   return v;

@@ -97,29 +97,14 @@ LogicalResult StepPartitioner::assignStages() {
     for (Value r : op.getResults())
       valueStage[r] = s;
   }
-  // A forward value counts, for the backward pass, in the latest stage that
-  // consumes it.
-  DenseMap<Value, int> useStage;
-  auto forUse = [&](Value v) {
-    if (auto it = useStage.find(v); it != useStage.end())
-      return it->second;
-    int s = -1;
-    for (Operation *u : v.getUsers())
-      if (forward.contains(u) && opStage.lookup_or(u, -1) >= 0)
-        s = std::max(s, opStage.lookup(u));
-    if (s < 0)
-      s = valueStage.lookup_or(v, -1);
-    return useStage[v] = s;
-  };
+  // Backward ops by what they read (placeBackwardOps): a forward value
+  // counts in the latest stage that consumes it.
+  DenseMap<Operation *, int> backwardStage =
+      placeBackwardOps(grad, forward, opStage);
   for (Operation &op : g.without_terminator()) {
     if (forward.contains(&op))
       continue;
-    int s = -1;
-    for (Value v : op.getOperands()) {
-      Operation *def = v.getDefiningOp();
-      bool forwardValue = !def || forward.contains(def);
-      s = minStage(s, forwardValue ? forUse(v) : valueStage.lookup_or(v, -1));
-    }
+    int s = backwardStage.lookup_or(&op, -1);
     opStage[&op] = s;
     for (Value r : op.getResults())
       valueStage[r] = s;

@@ -151,18 +151,89 @@ DenseSet<Operation *> selectiveOps(ArrayRef<Operation *> ops,
 }
 } // namespace
 
-/// A parameter several segment kinds read (a tied embedding and head) has
+static StringRef parameterName(BlockArgument arg) {
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ober.param")
+      .getValue();
+}
+
+/// Whether the backward ops of `model` read a parameter, or make the
+/// gradient of one, that its own analysis `own` does not decide.
+static bool needsOthersParameters(const Segment &model, const TPProfile &own) {
+  if (model.backward.empty())
+    return false;
+  std::set<std::string> decided;
+  for (const auto &split : own.parameterSharding)
+    decided.insert(split.name);
+  auto undecided = [&](BlockArgument arg) {
+    return arg && !decided.count(parameterName(arg).str());
+  };
+  for (Operation *op : model.backward)
+    for (Value v : op->getOperands())
+      if (undecided(parameterRoot(v)))
+        return true;
+  // The gradients the function returns last, one per parameter in order.
+  auto func = model.backward.front()->getParentOfType<func::FuncOp>();
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), OberDialect::kParamAttrName))
+      params.push_back(arg);
+  Operation *ret = func.getBody().front().getTerminator();
+  if (ret->getNumOperands() < params.size())
+    return false;
+  DenseSet<Operation *> mine(model.backward.begin(), model.backward.end());
+  for (auto [k, arg] : llvm::enumerate(params)) {
+    Value g = ret->getOperand(ret->getNumOperands() - params.size() + k);
+    if (mine.contains(g.getDefiningOp()) && undecided(arg))
+      return true;
+  }
+  return false;
+}
+
+namespace {
+/// What analysing a segment kind again needs.
+struct Analyser {
+  ArrayRef<int64_t> degrees;
+  const Cluster &cluster;
+  StringRef precision;
+  double samples;
+  const DenseSet<Value> &saved;
+  const DenseSet<Operation *> &forward;
+
+  /// Kind `ki` at degree index `di`, analysed on its first segment.
+  void operator()(ModelProfile &p, unsigned ki, unsigned di,
+                  const KnownParameters &known) const {
+    unsigned first = 0;
+    while (p.segments[first].kind != ki)
+      ++first;
+    const Segment &model = p.segments[first];
+    DenseSet<Operation *> selective(model.selective.begin(),
+                                    model.selective.end());
+    SegmentKind &k = p.kinds[ki];
+    SegmentEnds ends{first ? p.segments[first - 1].boundary : Value(),
+                     model.boundary, k.incoming[di], k.incomingTokens[di],
+                     k.gradientIn[di]};
+    k.tp[di] = analyseTensorParallel(model.ops, model.backward, degrees[di],
+                                     cluster, precision, samples, saved,
+                                     selective, forward, ends, known);
+  }
+};
+} // namespace
+
+/// Settles what the kinds' analyses need from each other's parameters, per
+/// degree. A parameter several kinds read (a tied embedding and head) has
 /// one placement: where the kinds split it along different dimensions, or
 /// one reads it whole, it stays whole everywhere and the kinds are analysed
-/// again with it held whole (which may settle others).
-static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
-                                    const Cluster &cluster, StringRef precision,
-                                    double samples, const DenseSet<Value> &saved,
-                                    const DenseSet<Operation *> &forward) {
-  for (auto [di, d] : llvm::enumerate(degrees)) {
+/// again with it held whole (which may settle others). Then a kind whose
+/// backward ops read a parameter another kind decides, or make its
+/// gradient, is analysed again with that placement.
+static std::vector<KnownParameters> settleParameters(ModelProfile &p,
+                                                     const Analyser &analyse) {
+  std::vector<KnownParameters> settled(analyse.degrees.size());
+  for (auto [di, d] : llvm::enumerate(analyse.degrees)) {
     if (d == 1)
       continue;
-    std::set<std::string> whole;
+    KnownParameters &known = settled[di];
     while (true) {
       std::map<std::string, std::set<int64_t>> dims; // -1: whole
       for (const SegmentKind &k : p.kinds)
@@ -170,30 +241,84 @@ static void reconcileTiedParameters(ModelProfile &p, ArrayRef<int64_t> degrees,
           dims[s.name].insert(s.how == "replicated" ? -1 : s.dim);
       bool held = false;
       for (auto &[name, seen] : dims)
-        if (seen.size() > 1 && whole.insert(name).second)
+        if (seen.size() > 1 && known.whole.insert(name).second)
           held = true;
       if (!held)
         break;
       // Every kind again, not only the parameter's readers: one whose
       // activation feeds a matmul of it in the next segment depends on it
       // too (sequence parallelism gathers the tokens for a whole weight).
-      for (unsigned ki = 0; ki < p.kinds.size(); ++ki) {
-        unsigned first = 0;
-        while (p.segments[first].kind != ki)
-          ++first;
-        const Segment &model = p.segments[first];
-        DenseSet<Operation *> selective(model.selective.begin(),
-                                        model.selective.end());
-        SegmentEnds ends{first ? p.segments[first - 1].boundary : Value(),
-                         model.boundary, p.kinds[ki].incoming[di],
-                         p.kinds[ki].incomingTokens[di]};
-        p.kinds[ki].tp[di] =
-            analyseTensorParallel(model.ops, model.backward, d, cluster,
-                                  precision, samples, saved, selective,
-                                  forward, ends, whole);
-      }
+      for (unsigned ki = 0; ki < p.kinds.size(); ++ki)
+        analyse(p, ki, di, known);
+    }
+    known.decided = parameterSplits(p, d);
+    for (unsigned ki = 0; ki < p.kinds.size(); ++ki) {
+      unsigned first = 0;
+      while (p.segments[first].kind != ki)
+        ++first;
+      if (needsOthersParameters(p.segments[first], p.kinds[ki].tp[di]))
+        analyse(p, ki, di, known);
     }
   }
+  return settled;
+}
+
+/// The backward pass hands each segment the gradient of the activation it
+/// hands on, split as the next segment's backward pass leaves it (which the
+/// forward order of the first analyses could not know). From the last
+/// segment to the first, a segment whose kind assumed another split gets
+/// the kind with the split it gets (made and analysed when new); kinds left
+/// without segments go.
+static void settleGradients(ModelProfile &p, const Analyser &analyse,
+                            const std::vector<KnownParameters> &known,
+                            std::map<std::string, unsigned> kindOf) {
+  unsigned n = p.segments.size(), degrees = analyse.degrees.size();
+  for (unsigned i = n - 1; i-- > 0;) {
+    unsigned old = p.segments[i].kind;
+    const SegmentKind &next = p.kinds[p.segments[i + 1].kind];
+    const SegmentKind &k = p.kinds[old];
+    std::vector<std::optional<TPBoundary>> want(degrees);
+    std::string suffix;
+    bool same = true;
+    for (unsigned di = 0; di < degrees; ++di) {
+      want[di] = next.tp[di].gradientOut;
+      same &= k.gradientIn[di].value_or(k.tp[di].boundary) == *want[di];
+      if (want[di]->isSplit())
+        suffix += " g" + std::to_string(analyse.degrees[di]) + ":" +
+                  std::to_string(want[di]->dim) + "/" +
+                  std::to_string(want[di]->groups);
+    }
+    if (same)
+      continue;
+    std::string base = k.signature.substr(0, k.signature.find(" |grad"));
+    auto [it, inserted] =
+        kindOf.emplace(base + " |grad" + suffix, p.kinds.size());
+    unsigned now = it->second;
+    if (inserted) {
+      SegmentKind copy = k;
+      copy.signature = it->first;
+      copy.count = 0;
+      copy.gradientIn = want;
+      p.kinds.push_back(std::move(copy));
+    }
+    p.kinds[old].count--;
+    p.kinds[now].count++;
+    p.segments[i].kind = now;
+    if (inserted)
+      for (unsigned di = 0; di < degrees; ++di)
+        analyse(p, now, di, known[di]);
+  }
+  // Kinds without segments go; the others keep their order.
+  std::vector<unsigned> renumber(p.kinds.size());
+  std::vector<SegmentKind> kept;
+  for (auto [ki, k] : llvm::enumerate(p.kinds)) {
+    renumber[ki] = kept.size();
+    if (k.count > 0)
+      kept.push_back(std::move(k));
+  }
+  p.kinds = std::move(kept);
+  for (Segment &seg : p.segments)
+    seg.kind = renumber[seg.kind];
 }
 
 FailureOr<ModelProfile>
@@ -363,51 +488,49 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   for (auto [i, ops] : llvm::enumerate(groups))
     for (Operation *op : ops)
       segmentOf[op] = i;
-  // Backward ops go to the earliest segment whose values they read. Only
-  // batch-dependent forward values place a backward op (constants and
-  // masks are shared by every segment's backward); a parameter places one
-  // only when it reads nothing else (work on a parameter alone goes with
-  // the segment that first reads it), so that layers sharing their weights
-  // keep their own backward ops.
+  // Backward ops go where the partitioner puts them (placeBackwardOps): the
+  // earliest segment among what they read, a forward value counting for
+  // the latest segment that reads it. Forward ops that read no activation
+  // (views of parameters, constants) run wherever they are needed, and so
+  // does a backward op that reads only such values: with its first user.
   DenseMap<Operation *, unsigned> backwardSegment;
   std::vector<std::vector<Operation *>> backwardOf(groups.size());
   {
-    DenseMap<Value, unsigned> valueSegment, paramSegment;
+    DenseMap<Operation *, int> forwardPlace;
     for (Operation *op : order)
-      for (Value r : op->getResults())
-        if (activation.contains(r))
-          valueSegment[r] = segmentOf[op];
-    for (Value v : params)
-      for (Operation *u : v.getUsers())
-        if (auto it = segmentOf.find(u); it != segmentOf.end()) {
-          auto [slot, inserted] = paramSegment.try_emplace(v, it->second);
-          if (!inserted)
-            slot->second = std::min(slot->second, it->second);
-        }
+      if (llvm::any_of(op->getOperands(),
+                       [&](Value v) { return activation.contains(v); }))
+        forwardPlace[op] = segmentOf.lookup(op);
+    DenseMap<Operation *, int> place =
+        placeBackwardOps(grad, forward, forwardPlace);
+    for (Operation &op : llvm::reverse(body)) {
+      auto it = place.find(&op);
+      if (it == place.end() || it->second >= 0)
+        continue;
+      int s = -1;
+      for (Operation *u : op.getUsers())
+        if (int at = place.lookup_or(u, -1); at >= 0)
+          s = s < 0 ? at : std::min(s, at);
+      it->second = s;
+    }
     for (Operation &op : body) {
       if (forward.contains(&op) || &op == ret)
         continue;
-      // The lowest segment among the batch-dependent values it reads, else
-      // among the parameters (its results then count as parameters too).
-      auto lowest = [&](const DenseMap<Value, unsigned> &from) {
-        std::optional<unsigned> seg;
-        for (Value v : op.getOperands())
-          if (auto it = from.find(v); it != from.end())
-            seg = seg ? std::min(*seg, it->second) : it->second;
-        return seg;
-      };
-      std::optional<unsigned> seg = lowest(valueSegment);
-      DenseMap<Value, unsigned> &into = seg ? valueSegment : paramSegment;
-      if (!seg)
-        seg = lowest(paramSegment);
-      if (seg)
-        for (Value r : op.getResults())
-          into[r] = *seg;
-      unsigned s = seg.value_or(groups.size() - 1);
+      int at = place.lookup_or(&op, -1);
+      unsigned s = at >= 0 ? at : groups.size() - 1;
       backwardSegment[&op] = s;
       backwardOf[s].push_back(&op);
     }
   }
+
+  // Boundaries a gradient crosses back.
+  std::vector<bool> gradientBack(groups.size(), false);
+  for (auto &[op, s] : backwardSegment)
+    for (Value v : op->getOperands())
+      if (auto from = backwardSegment.find(v.getDefiningOp());
+          from != backwardSegment.end())
+        for (unsigned b = s; b < from->second; ++b)
+          gradientBack[b] = true;
 
   // Distinct kinds, each profiled once.
   std::map<std::string, unsigned> kindOf;
@@ -418,6 +541,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     seg.boundaryElements =
         boundaries[i] ? valueElements(boundaries[i]) / samples : 0;
     seg.boundary = boundaries[i];
+    seg.gradientBack = gradientBack[i];
     // How the previous segment hands over its activation, per degree: part
     // of what makes this segment a kind.
     std::vector<TPBoundary> incoming(degrees.size());
@@ -466,6 +590,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
                                                           precisionBytes(precision));
       k.incoming = incoming;
       k.incomingTokens = incomingTokens;
+      k.gradientIn.resize(degrees.size());
       for (auto [di, d] : llvm::enumerate(degrees))
         k.tp.push_back(analyseTensorParallel(
             ops, backwardOf[i], d, cluster, precision, samples, saved, selective,
@@ -481,8 +606,9 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     p.kinds[seg.kind].count++;
     p.segments.push_back(std::move(seg));
   }
-  reconcileTiedParameters(p, degrees, cluster, precision, samples, saved,
-                          forward);
+  Analyser analyse{degrees, cluster, precision, samples, saved, forward};
+  std::vector<KnownParameters> known = settleParameters(p, analyse);
+  settleGradients(p, analyse, known, kindOf);
 
   std::vector<double> bwdMatmul(p.segments.size()), bwdOther(p.segments.size()),
       bwdFlops(p.segments.size()), bwdKernels(p.segments.size());
@@ -557,12 +683,6 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   return p;
 }
 
-
-static StringRef parameterName(BlockArgument arg) {
-  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ober.param")
-      .getValue();
-}
 
 llvm::StringSet<> mlir::ober::planning::parametersOf(const Segment &segment) {
   llvm::StringSet<> names;

@@ -37,6 +37,9 @@ struct SegmentCost {
   /// The part of `tpComm` full recomputation does not repeat when the
   /// segment ends a stage (TPCollective::recomputedAtStageEnd).
   double notAtStageEnd = 0;
+  /// Of that, what moves the segment's input (not repeated at the start
+  /// of a stage, where the input is the received value recomputation keeps).
+  double notAtStageStart = 0;
 };
 
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
@@ -62,7 +65,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // Each collective in the passes that run it (sequence-parallel-only ones
   // only with sequence parallelism); the forward ones again under full
   // recomputation.
-  double fwdComm = 0, fwdCommNeeded = 0;
+  double fwdComm = 0, fwdCommNeeded = 0, fwdCommOfInput = 0;
   for (const TPCollective &col : tp.collectives) {
     if (col.sequenceOnly && !sp)
       continue;
@@ -73,6 +76,8 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
       fwdComm += time;
       if (col.recomputedAtStageEnd)
         fwdCommNeeded += time;
+      if (col.ofInput && col.recomputedAtStageEnd)
+        fwdCommOfInput += time;
     }
     s.tpComm += time * col.timesPerStep(c.numMicroBatches) /
                 static_cast<double>(c.numMicroBatches);
@@ -101,6 +106,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     s.recompute = s.forward;
     s.tpComm += fwdComm;
     s.notAtStageEnd = fwdComm - fwdCommNeeded;
+    s.notAtStageStart = fwdCommOfInput;
     s.working = none;
     break;
   }
@@ -261,7 +267,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         const SegmentCost &s = costs[i];
         st.forward += s.forward;
         st.backward += s.backward + s.recompute;
-        st.tpComm += s.tpComm - (i + 1 == end ? s.notAtStageEnd : 0);
+        st.tpComm += s.tpComm - (i + 1 == end ? s.notAtStageEnd : 0) -
+                     (i == first ? s.notAtStageStart : 0);
         params += s.parameters;
         saved += s.saved;
         maxWorking = std::max(maxWorking, s.working);
@@ -272,8 +279,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       if (g + 1 < groups) {
         // Each tensor-parallel rank sends its share of the activation and
         // the receivers all-gather it (Megatron's scatter-gather).
-        double bytes = m.segments[end - 1].boundaryElements * mb * w / c.tp;
-        p2p += 2 * sendTime(bytes, pipeStride, cluster);
+        const Segment &last = m.segments[end - 1];
+        double bytes = last.boundaryElements * mb * w / c.tp;
+        p2p += (last.gradientBack ? 2 : 1) * sendTime(bytes, pipeStride, cluster);
       }
     }
     auto holds = [&](unsigned segment) {

@@ -76,9 +76,19 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     return int64_t(0);
   };
   llvm::StringMap<int64_t> firstStage, lastStage;
-  std::vector<llvm::StringSet<>> readBy(plan.stages.size());
+  std::vector<llvm::StringSet<>> readBy(plan.stages.size()),
+      recomputedReads(plan.stages.size());
   for (auto [i, seg] : llvm::enumerate(m.segments)) {
     int64_t s = stageOfSegment(i);
+    for (Operation *op : seg.ops)
+      if (recomputes(c, m, i, op))
+        for (Value v : op->getOperands())
+          if (BlockArgument arg = parameterRoot(v))
+            recomputedReads[s].insert(
+                cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    .getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  OberDialect::kParamAttrName)
+                    .getValue());
     for (const auto &name : parametersOf(seg)) {
       readBy[s].insert(name.getKey());
       firstStage.try_emplace(name.getKey(), s);
@@ -108,7 +118,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
               continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
                          cols[x].pass != TPCollective::Pass::Backward &&
-                         (i + 1 < end || cols[x].recomputedAtStageEnd);
+                         (i + 1 < end || cols[x].recomputedAtStageEnd) &&
+                         !(i == first && cols[x].ofInput);
             count[{kind, x}] +=
                 cols[x].timesPerStep(micro) + (again ? micro : 0);
             recomputed[{kind, x}] |= again;
@@ -162,8 +173,10 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         }
         if (divides) {
           gathered += local;
-          // The backward pass reads a tied parameter in its last stage.
-          if (info.readBackward && lastStage.lookup(info.name) == stage)
+          // The backward pass reads a tied parameter in its last stage;
+          // recomputation reads those of the ops it repeats.
+          if ((info.readBackward && lastStage.lookup(info.name) == stage) ||
+              recomputedReads[j].contains(info.name))
             again += local;
         }
       }
@@ -193,7 +206,8 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                        "before each forward pass"});
       if (c.zeroStage >= 3 && again > 0)
         out.push_back({"data-parallel", "all-gather", stage, c.dp, again * w,
-                       micro, "ZeRO-3: the parameters the backward pass reads",
+                       micro, "ZeRO-3: the parameters the backward pass (and "
+                       "recomputation) reads",
                        "before each backward pass"});
       // Training batch norms over split samples use the whole batch's
       // statistics: mean and variance forward; the backward pass
@@ -250,14 +264,28 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
                      std::to_string(stageOfSegment(sh.first)),
                  "after each backward pass", share);
       }
-    for (auto [first, end] : st.chunks)
-      if (const TPProfile &last = m.kinds[m.segments[end - 1].kind].at(c.tp);
-          end < n)
-        transfer(m.segments[end - 1].boundaryElements * mb * w, 2 * micro,
-                 "activations forward, their gradients back",
-                 "after segment " + std::to_string(end - 1),
-                 (c.sequenceParallel && last.boundaryTokens) ||
-                     last.boundary.isSplit());
+    // The gradient comes back as the next segment's backward pass leaves
+    // it: a split one as it is, a whole one as each rank's share.
+    for (auto [first, end] : st.chunks) {
+      if (end >= n)
+        continue;
+      const TPProfile &last = m.kinds[m.segments[end - 1].kind].at(c.tp);
+      const TPProfile &next = m.kinds[m.segments[end].kind].at(c.tp);
+      bool tokens = c.sequenceParallel && last.boundaryTokens;
+      bool forward = tokens || last.boundary.isSplit();
+      bool backward = tokens || next.gradientOut.isSplit();
+      double bytes = m.segments[end - 1].boundaryElements * mb * w;
+      std::string where = "after segment " + std::to_string(end - 1);
+      if (!m.segments[end - 1].gradientBack) {
+        transfer(bytes, micro, "activations forward", where, forward);
+      } else if (forward == backward) {
+        transfer(bytes, 2 * micro, "activations forward, their gradients back",
+                 where, forward);
+      } else {
+        transfer(bytes, micro, "activations forward", where, forward);
+        transfer(bytes, micro, "their gradients back", where, backward);
+      }
+    }
   }
   // Sums over every gradient: partial on each replica under ZeRO,
   // completed once; with pipeline stages the running sum passes from stage

@@ -24,7 +24,9 @@
 #include "ober/Dialect/Ober/IR/ShardingRules.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -72,15 +74,18 @@ double statisticsElements(Operation *op, unsigned operand, int64_t dim) {
 
 struct Analysis {
   Analysis(int64_t t, const Cluster &cluster, StringRef precision,
-           double samples, const std::set<std::string> &whole)
+           double samples, const KnownParameters &known)
       : t(t), cluster(cluster), precision(precision), samples(samples),
-        whole(whole) {}
+        whole(known.whole), elsewhere(known.decided) {}
   int64_t t;
   const Cluster &cluster;
   StringRef precision;
   double samples;
   /// Parameters that stay whole (tied ones the segments disagree on).
   const std::set<std::string> &whole;
+  /// Each parameter's split as the segment that decides it chose (for the
+  /// backward ops of this one that read it or make its gradient).
+  const std::map<std::string, TPProfile::ParameterSplit> &elsewhere;
   TPProfile out;
   /// Each value's placement along the tensor-parallel axis (whole when
   /// absent).
@@ -97,9 +102,12 @@ struct Analysis {
   DenseSet<Value> activation;
   /// The pass being walked.
   TPCollective::Pass pass = TPCollective::Pass::Forward;
-  /// Whether `v`'s size scales with the samples (it depends on the batch;
-  /// else it moves once per micro-batch whatever its size).
-  bool perSample(Value v) const { return activation.contains(v); }
+  /// Whether `v`'s size scales with the samples (it depends on the batch
+  /// and is no scalar, like a loss; else it moves once per micro-batch
+  /// whatever its size).
+  bool perSample(Value v) const {
+    return activation.contains(v) && rankOf(v) > 0;
+  }
   /// The gradient function's forward ops.
   const DenseSet<Operation *> *forwardOps = nullptr;
   /// The segment's ops whose results the backward pass reads, directly or
@@ -120,6 +128,21 @@ struct Analysis {
     return it != paramOf.end() && whole.count(it->second);
   }
 
+  /// How parameter `name` is split: as this segment decided, else as the
+  /// segment that decides it did (nullopt where none decided yet).
+  std::optional<TPProfile::ParameterSplit> splitOf(const std::string &name) {
+    auto how = decision.find(name);
+    if (how == decision.end()) {
+      auto other = elsewhere.find(name);
+      if (other == elsewhere.end())
+        return std::nullopt;
+      return other->second;
+    }
+    auto dim = decisionDim.find(name);
+    return TPProfile::ParameterSplit{
+        name, how->second, dim == decisionDim.end() ? -1 : dim->second};
+  }
+
   void collective(Collective kind, double elements, const std::string &reason,
                   Operation *where,
                   TPCollective::Pass pass = TPCollective::Pass::Both,
@@ -131,7 +154,12 @@ struct Analysis {
                                reason, describe(where), pass, sequenceSwap,
                                sequenceOnly, perSample, oncePerStep,
                                neededInside.contains(where)});
+    out.collectives.back().ofInput = movingInput;
   }
+  /// The activation the segment receives, and whether a move of it is
+  /// being recorded.
+  Value input;
+  bool movingInput = false;
 
   /// Under sequence parallelism, the activations outside the
   /// tensor-parallel regions are split by tokens (their dimension rank - 2):
@@ -187,6 +215,8 @@ struct Analysis {
       return;
     bool scales = perSample(v);
     std::string name = user->getName().getStringRef().str();
+    movingInput = input && v == input;
+    auto reset = llvm::make_scope_exit([&] { movingInput = false; });
     if (allToAll(v, from, target)) {
       collective(Collective::AllToAll, valueElements(v),
                  "move the split to dimension " + std::to_string(target.dim) +
@@ -266,8 +296,19 @@ struct Analysis {
            ober::hasTokens(rankOf(v), !(def && looksUpSharedRows(def)));
   }
   void byRule(Operation *op);
+  /// Places a view of a parameter by its views from the parameter.
+  void placeView(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumOperands() != 1 ||
+        !isa<ReshapeOp, TransposeOp, CastOp>(def))
+      return;
+    Value from = def->getOperand(0);
+    placeView(from);
+    paramOf[v] = paramOf.lookup(from);
+    byRule(def);
+  }
   void walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
-                    ArrayRef<Operation *> backward);
+                    ArrayRef<Operation *> backward, const SegmentEnds &ends);
   bool matmul(MatmulOp op);
   bool embedding(EmbeddingOp op);
   bool splitClasses(Operation *op);
@@ -514,11 +555,12 @@ static bool isParamView(Operation *op, const DenseMap<Value, std::string> &param
 /// backward op is placed by its rule, its partial sums completed (a
 /// column-parallel matmul's input gradient, a softmax gradient's sum over
 /// split classes). A parameter's gradient left split where the parameter
-/// is not is gathered once per step, for the optimizer. (Parameters other
-/// segments decide hold their placement there, not here: a backward op of
-/// this segment reading one sees it whole.)
+/// is not is gathered once per step, for the optimizer. A parameter
+/// another segment decides holds the placement chosen there (`elsewhere`;
+/// whole in the first analysis, before that is known).
 void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
-                            ArrayRef<Operation *> backward) {
+                            ArrayRef<Operation *> backward,
+                            const SegmentEnds &ends) {
   pass = TPCollective::Pass::Backward;
   SmallVector<BlockArgument> params;
   for (BlockArgument arg : func.getArguments()) {
@@ -526,26 +568,42 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
     if (it == paramOf.end())
       continue;
     params.push_back(arg);
-    auto how = decision.find(it->second);
-    auto dim = decisionDim.find(it->second);
-    if (how != decision.end() && how->second != "replicated" &&
-        dim != decisionDim.end() && dim->second >= 0 && !keptWhole(arg))
-      state[arg] = Placement::split(dim->second,
-                                    sliceGroups(arg, dim->second, t));
+    std::optional<TPProfile::ParameterSplit> split = splitOf(it->second);
+    if (split && split->how != "replicated" && split->dim >= 0 &&
+        !keptWhole(arg))
+      state[arg] =
+          Placement::split(split->dim, sliceGroups(arg, split->dim, t));
   }
   for (Operation *op : ops)
     if (isParamView(op, paramOf))
       byRule(op);
-  DenseSet<Operation *> mine(backward.begin(), backward.end());
+  DenseSet<Operation *> mine(backward.begin(), backward.end()),
+      inSegment(ops.begin(), ops.end());
   for (Operation *op : backward) {
     if (isParamView(op, paramOf))
       paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
+    // A view of a parameter another segment's forward ops made holds the
+    // parameter's placement through it.
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && forwardOps->contains(def) && !inSegment.contains(def))
+        if (BlockArgument root = parameterRoot(v); root && paramOf.count(root))
+          placeView(v);
     // Gradients other segments' backward ops hand over depend on the batch.
+    // The next segment's gradient of the activation this one hands it
+    // comes split as that segment's backward pass left it (before that is
+    // known, as the activation is split).
     for (Value v : op->getOperands())
       if (Operation *def = v.getDefiningOp();
           def && !forwardOps->contains(def) && !mine.contains(def) &&
-          !def->hasTrait<OpTrait::ConstantLike>())
-        activation.insert(v);
+          !def->hasTrait<OpTrait::ConstantLike>()) {
+        if (!activation.insert(v).second || !ends.out ||
+            v.getType() != ends.out.getType())
+          continue;
+        TPBoundary g = ends.gradientIn.value_or(out.boundary);
+        if (g.isSplit())
+          state[v] = Placement::split(g.dim, g.groups);
+      }
     if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return activation.contains(v); }))
       for (Value r : op->getResults())
@@ -554,6 +612,17 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
       continue;
     byRule(op);
   }
+  // The gradient of the activation it received, as the previous
+  // segment's backward pass gets it.
+  for (Operation *op : backward)
+    for (Value r : op->getResults())
+      if (ends.in && r.getType() == ends.in.getType() &&
+          llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return !mine.contains(u) && !forwardOps->contains(u) &&
+                   !isa<func::ReturnOp>(u);
+          }))
+        if (Placement p = get(r); p.isSplit())
+          out.gradientOut = {p.dim, p.groups};
   // The gradients the function returns last, one per parameter in order.
   Operation *ret = func.getBody().front().getTerminator();
   if (ret->getNumOperands() < params.size())
@@ -563,9 +632,9 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
     Operation *def = g.getDefiningOp();
     Placement now = get(g), want = get(arg);
     const std::string &name = paramOf.lookup(arg);
-    // (A parameter another segment decides is priced there.)
+    // (A gradient another segment's backward ops make is priced there.)
     if (!def || !mine.contains(def) || !now.isSplit() || now == want ||
-        !decision.count(name))
+        !splitOf(name))
       continue;
     // As `move` does.
     collective(allToAll(g, now, want) ? Collective::AllToAll
@@ -597,10 +666,11 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     const Cluster &cluster, StringRef precision, double samples,
     const DenseSet<Value> &saved, const DenseSet<Operation *> &selective,
     const DenseSet<Operation *> &forward, const SegmentEnds &ends,
-    const std::set<std::string> &whole) {
-  Analysis a(degree, cluster, precision, samples, whole);
+    const KnownParameters &known) {
+  Analysis a(degree, cluster, precision, samples, known);
   a.out.degree = degree;
   a.forwardOps = &forward;
+  a.input = ends.in;
   if (ops.empty())
     return a.out;
   DenseSet<Operation *> inSegment(ops.begin(), ops.end());
@@ -723,7 +793,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).groups};
   a.out.boundaryTokens = ends.out && a.tokens.contains(ends.out);
   if (degree > 1)
-    a.walkBackward(func, ops, backward);
+    a.walkBackward(func, ops, backward, ends);
   // Parameters: elements by decision (the first decision of a parameter
   // used several times wins; "replicated" is recorded after any split of
   // the same op, so a split decision made by that op comes first).

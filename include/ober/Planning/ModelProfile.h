@@ -23,6 +23,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,6 +81,10 @@ struct TPCollective {
   /// what it completes only through the segment's output, which the next
   /// stage computes from (so its op is not recomputed).
   bool recomputedAtStageEnd = true;
+  /// A forward one that moves the activation the segment receives: at the
+  /// start of a pipeline stage (or chunk) that is the received value, which
+  /// recomputation keeps, so its move is not repeated.
+  bool ofInput = false;
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
   /// Occurrences in a step of `microBatches` micro-batches (before
   /// recomputation repeats forward ones).
@@ -112,6 +117,9 @@ struct TPProfile {
   /// whether sequence parallelism splits it by tokens.
   TPBoundary boundary;
   bool boundaryTokens = false;
+  /// How the gradient of the activation it receives, which its backward
+  /// pass hands to the previous segment's, is split.
+  TPBoundary gradientOut;
   /// Forward seconds per sample by class (matrix units / other).
   ByTP forwardMatmul, forwardOther;
   /// Activations the backward pass reads, bytes per sample (floating-point
@@ -148,6 +156,10 @@ struct Segment {
   double boundaryElements = 0;
   /// That value (null for the last segment).
   Value boundary;
+  /// Whether its gradient comes back (a backward op of this segment or an
+  /// earlier one reads what a later segment's backward ops make; not when
+  /// nothing before the boundary trains).
+  bool gradientBack = false;
   /// The ops selective recomputation repeats.
   std::vector<Operation *> selective;
 };
@@ -180,6 +192,10 @@ struct SegmentKind {
   /// whether sequence parallelism splits it by tokens.
   std::vector<TPBoundary> incoming;
   std::vector<bool> incomingTokens;
+  /// Per candidate degree, how the gradient of the activation it hands on
+  /// comes back from the next segment's backward pass (nullopt: split as
+  /// that activation is, before the next segment is analysed).
+  std::vector<std::optional<TPBoundary>> gradientIn;
   const TPProfile &at(int64_t degree) const;
 };
 
@@ -256,6 +272,17 @@ struct SegmentEnds {
   Value in, out;
   TPBoundary incoming;
   bool incomingTokens = false;
+  /// How the gradient of `out` comes back (nullopt: split as `out` is).
+  std::optional<TPBoundary> gradientIn;
+};
+
+/// What the analyses of all segments settled about parameters, for
+/// analysing one again: those that stay whole (tied ones the segments
+/// disagree on), and each one's split where another segment decides it (a
+/// backward op of this segment may read it, or make its gradient).
+struct KnownParameters {
+  std::set<std::string> whole;
+  std::map<std::string, TPProfile::ParameterSplit> decided;
 };
 
 TPProfile analyseTensorParallel(ArrayRef<Operation *> ops,
@@ -266,7 +293,7 @@ TPProfile analyseTensorParallel(ArrayRef<Operation *> ops,
                                 const llvm::DenseSet<Operation *> &selective,
                                 const llvm::DenseSet<Operation *> &forward,
                                 const SegmentEnds &ends,
-                                const std::set<std::string> &whole = {});
+                                const KnownParameters &known = {});
 
 /// Elementwise ops (with broadcasting): what a code generator fuses.
 bool isElementwiseLike(Operation *op);

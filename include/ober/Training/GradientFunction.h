@@ -19,6 +19,17 @@ namespace mlir::ober {
 /// loss) depends on.
 llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
 
+/// Where each backward op of gradient function `func` runs (a pipeline
+/// stage, a planner's segment), given where its forward ops run
+/// (`forwardPlace`; -1 or absent for one that runs wherever it is needed:
+/// a view of a parameter, a constant): in the lowest place among the values
+/// it reads, a forward value (or an argument) counting for the latest
+/// place whose forward ops read it, else for where it is made, and a
+/// backward one for where it is made. -1 where nothing it reads is placed.
+llvm::DenseMap<Operation *, int>
+placeBackwardOps(func::FuncOp func, const llvm::DenseSet<Operation *> &forward,
+                 const llvm::DenseMap<Operation *, int> &forwardPlace);
+
 /// `v` without the reshapes, transposes and casts (one operand each) that
 /// made it a view.
 Value viewRoot(Value v);
