@@ -154,6 +154,15 @@ void Spmd::forgetMovesIn(Region &region) {
       ++it;
 }
 
+void Spmd::forgetMovesOfArguments() {
+  for (auto it = moved.begin(); it != moved.end();)
+    if (isa<BlockArgument>(
+            Value::getFromOpaquePointer(std::get<0>(it->first))))
+      it = moved.erase(it);
+    else
+      ++it;
+}
+
 Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
                  Location loc) {
   assert(!target.isPartial() && "values become partial only through ops");
@@ -238,6 +247,13 @@ Value Spmd::reshard(Value v, const Layout &target, Location loc, bool again) {
   for (unsigned axis = 0; axis < target.size(); ++axis)
     if (direct(axis))
       v = reshard(v, axis, target[axis], loc, again);
+  // Local slices of dimensions no other axis splits come before the
+  // collectives of the other axes, which then move less.
+  for (unsigned axis = 0; axis < target.size(); ++axis)
+    if (Placement p = target[axis]; layoutOf(v)[axis].isRep() &&
+                                    p.isSplit() &&
+                                    !otherSplits(axis, p.dim, true))
+      v = reshard(v, axis, p, loc, again);
   for (auto [axis, p] : llvm::enumerate(target))
     v = reshard(v, axis, p, loc, again);
   return v;
@@ -258,41 +274,6 @@ void Spmd::localizeAttributes(Operation *local) {
     if (p.isSplit())
       parts[p.dim] *= axisSize(axis);
   ober::localizeAttributes(local, parts);
-}
-
-/// Whether sequence parallelism splits `op`'s result of `type` by tokens
-/// (ober::hasTokens): rows of a lookup of constant ids (positions) are
-/// shared by every sample.
-static bool splitsByTokens(Operation *op, RankedTensorType type) {
-  return ober::hasTokens(type.getRank(), !looksUpSharedRows(op));
-}
-
-/// Sequence parallelism: a matmul that would leave partial sums of a
-/// weight-sized result from split tokens reads the tokens whole instead
-/// (Megatron gathers them for every matmul): one with a whole weight (a
-/// head the plan keeps whole) on token-split activations, and a weight
-/// gradient whose other operand is whole, when the tokens are no larger
-/// than the all-reduce of the result would be (a gather made for the
-/// forward pass is reused).
-static void gatherTokensFor(Operation *op, SmallVectorImpl<Placement> &in) {
-  auto matmul = dyn_cast<MatmulOp>(op);
-  if (!matmul)
-    return;
-  auto a = cast<RankedTensorType>(matmul.getLhs().getType());
-  auto b = cast<RankedTensorType>(matmul.getRhs().getType());
-  auto c = cast<RankedTensorType>(matmul.getResult().getType());
-  if (a.getRank() < 2 || b.getRank() < 2)
-    return;
-  if (isActivationMatmul(op)) {
-    if (in[1].isRep() && in[0].isSplit() && in[0].dim == a.getRank() - 2)
-      in[0] = Placement::rep();
-    return;
-  }
-  bool aK = in[0].isSplit() && in[0].dim == a.getRank() - 1 && in[1].isRep();
-  bool bK = in[1].isSplit() && in[1].dim == b.getRank() - 2 && in[0].isRep();
-  if ((aK || bK) &&
-      (aK ? a : b).getNumElements() <= 2 * c.getNumElements())
-    in[aK ? 0 : 1] = Placement::rep();
 }
 
 RankedTensorType Spmd::computed(RankedTensorType type) const {

@@ -62,6 +62,10 @@ public:
   /// Forgets the values moved inside `region` (a loop body): what runs
   /// after it moves them again.
   void forgetMovesIn(Region &region);
+  /// Forgets the moves of the program's arguments (parameters, state, the
+  /// batch): each micro-batch moves them again, as the micro-batch loop's
+  /// body does once per iteration.
+  void forgetMovesOfArguments();
 
   /// Clones serial op `op` onto local operands (`map` holds the local value
   /// of each serial value), inserting the collectives its rule asks for.

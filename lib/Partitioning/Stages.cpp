@@ -326,6 +326,7 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
   llvm::scope_exit restore([&] { spmd->setComputeType(Type()); });
   bool regather = plan.zero >= 3 && plan.dp > 1;
   bool recompute = plan.recompute != Recompute::None;
+  spmd->forgetMovesOfArguments();
   Block &body = grad.getBody().front();
   for (Operation &op : body.without_terminator()) {
     if (isa<func::CallOp>(op))

@@ -190,6 +190,12 @@ static bool needsOthersParameters(const Segment &model, const TPProfile &own) {
   return false;
 }
 
+/// A split for a kind's signature.
+static std::string splitName(TPBoundary b) {
+  return b.isSplit() ? std::to_string(b.dim) + "/" + std::to_string(b.groups)
+                     : "-";
+}
+
 namespace {
 /// What analysing a segment kind again needs.
 struct Analyser {
@@ -199,6 +205,7 @@ struct Analyser {
   double samples;
   const DenseSet<Value> &saved;
   const DenseSet<Operation *> &forward;
+  const DenseMap<Value, int64_t> &batchDims;
 
   /// Kind `ki` at degree index `di`, analysed on its first segment.
   void operator()(ModelProfile &p, unsigned ki, unsigned di,
@@ -211,11 +218,13 @@ struct Analyser {
                                     model.selective.end());
     SegmentKind &k = p.kinds[ki];
     SegmentEnds ends{first ? p.segments[first - 1].boundary : Value(),
-                     model.boundary, k.incoming[di], k.incomingTokens[di],
-                     k.gradientIn[di]};
+                     model.boundary,          k.incoming[di],
+                     k.sequenceIncoming[di],  k.gradientIn[di],
+                     k.sequenceGradientIn[di]};
     k.tp[di] = analyseTensorParallel(model.ops, model.backward, degrees[di],
                                      cluster, precision, samples, saved,
-                                     selective, forward, ends, known);
+                                     selective, forward, ends, batchDims,
+                                     known);
   }
 };
 } // namespace
@@ -277,16 +286,18 @@ static void settleGradients(ModelProfile &p, const Analyser &analyse,
     unsigned old = p.segments[i].kind;
     const SegmentKind &next = p.kinds[p.segments[i + 1].kind];
     const SegmentKind &k = p.kinds[old];
-    std::vector<std::optional<TPBoundary>> want(degrees);
+    std::vector<std::optional<TPBoundary>> want(degrees), wantTokens(degrees);
     std::string suffix;
     bool same = true;
     for (unsigned di = 0; di < degrees; ++di) {
-      want[di] = next.tp[di].gradientOut;
-      same &= k.gradientIn[di].value_or(k.tp[di].boundary) == *want[di];
-      if (want[di]->isSplit())
-        suffix += " g" + std::to_string(analyse.degrees[di]) + ":" +
-                  std::to_string(want[di]->dim) + "/" +
-                  std::to_string(want[di]->groups);
+      const TPProfile &t = k.tp[di], &after = next.tp[di];
+      want[di] = after.gradientOut;
+      wantTokens[di] = after.sequenceGradientOut;
+      same &= k.gradientIn[di].value_or(t.boundary) == *want[di] &&
+              k.sequenceGradientIn[di].value_or(t.sequenceBoundary) ==
+                  *wantTokens[di];
+      suffix += " g" + std::to_string(analyse.degrees[di]) + ":" +
+                splitName(*want[di]) + "," + splitName(*wantTokens[di]);
     }
     if (same)
       continue;
@@ -299,6 +310,7 @@ static void settleGradients(ModelProfile &p, const Analyser &analyse,
       copy.signature = it->first;
       copy.count = 0;
       copy.gradientIn = want;
+      copy.sequenceGradientIn = wantTokens;
       p.kinds.push_back(std::move(copy));
     }
     p.kinds[old].count--;
@@ -420,6 +432,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   Block &body = grad.getBody().front();
   Operation *ret = body.getTerminator();
   DenseSet<Operation *> forward = forwardOps(grad);
+  DenseMap<Value, int64_t> batchDims = batchDimensions(grad);
   std::vector<Operation *> order;
   DenseMap<Operation *, unsigned> position;
   for (Operation &op : body)
@@ -544,26 +557,26 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     seg.gradientBack = gradientBack[i];
     // How the previous segment hands over its activation, per degree: part
     // of what makes this segment a kind.
-    std::vector<TPBoundary> incoming(degrees.size());
-    std::vector<bool> incomingTokens(degrees.size());
+    std::vector<TPBoundary> incoming(degrees.size()),
+        incomingTokens(degrees.size());
     std::string split;
     if (i > 0)
       for (auto [di, d] : llvm::enumerate(degrees)) {
         const TPProfile &before = p.kinds[p.segments[i - 1].kind].tp[di];
         incoming[di] = before.boundary;
-        incomingTokens[di] = before.boundaryTokens;
-        if (incoming[di].isSplit())
-          split += " t" + std::to_string(d) + ":" +
-                   std::to_string(incoming[di].dim) + "/" +
-                   std::to_string(incoming[di].groups);
-        if (incomingTokens[di])
-          split += " tokens" + std::to_string(d);
+        incomingTokens[di] = before.sequenceBoundary;
+        if (incoming[di].isSplit() || incomingTokens[di].isSplit())
+          split += " t" + std::to_string(d) + ":" + splitName(incoming[di]) +
+                   "," + splitName(incomingTokens[di]);
       }
     DenseSet<Operation *> selective = selectiveOps(ops, activation, params);
     for (Operation *op : ops)
       if (selective.contains(op))
         seg.selective.push_back(op);
-    std::string sig = signatureOf(ops) + split;
+    // Its backward ops too: the first layer of a stack also makes the
+    // gradients of what feeds it (a position embedding's).
+    std::string sig =
+        signatureOf(ops) + " | " + signatureOf(backwardOf[i]) + split;
     auto [it, inserted] = kindOf.emplace(sig, p.kinds.size());
     if (inserted) {
       SegmentKind k;
@@ -589,14 +602,16 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
             k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
       k.incoming = incoming;
-      k.incomingTokens = incomingTokens;
+      k.sequenceIncoming = incomingTokens;
       k.gradientIn.resize(degrees.size());
+      k.sequenceGradientIn.resize(degrees.size());
       for (auto [di, d] : llvm::enumerate(degrees))
         k.tp.push_back(analyseTensorParallel(
             ops, backwardOf[i], d, cluster, precision, samples, saved, selective,
             forward,
             {i > 0 ? boundaries[i - 1] : Value(), boundaries[i],
-             incoming[di], incomingTokens[di]}));
+             incoming[di], incomingTokens[di]},
+            batchDims));
       for (Operation *op : ops)
         if (OpWork w = workOf(op); w.matmul)
           k.forwardFlops += w.flops / samples;
@@ -606,7 +621,8 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     p.kinds[seg.kind].count++;
     p.segments.push_back(std::move(seg));
   }
-  Analyser analyse{degrees, cluster, precision, samples, saved, forward};
+  Analyser analyse{degrees, cluster, precision, samples,
+                   saved,   forward, batchDims};
   std::vector<KnownParameters> known = settleParameters(p, analyse);
   settleGradients(p, analyse, known, kindOf);
 

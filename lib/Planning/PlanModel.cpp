@@ -62,26 +62,31 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                 k.backwardOther * ratio(fwdOther, tp.forwardOther.total())) *
                    mb +
                k.backwardKernels * launch;
-  // Each collective in the passes that run it (sequence-parallel-only ones
-  // only with sequence parallelism); the forward ones again under full
+  // Each collective in the passes that run it (those of the walk with
+  // sequence parallelism under it); the forward ones again under full
   // recomputation.
-  double fwdComm = 0, fwdCommNeeded = 0, fwdCommOfInput = 0;
-  for (const TPCollective &col : tp.collectives) {
-    if (col.sequenceOnly && !sp)
-      continue;
-    double time = groupCollectiveTime(col.kind,
-                                      col.elementsFor(mb) * m.floatBytes, t, 1,
-                                      problem.cluster);
-    if (col.pass != TPCollective::Pass::Backward) {
-      fwdComm += time;
-      if (col.recomputedAtStageEnd)
-        fwdCommNeeded += time;
-      if (col.ofInput && col.recomputedAtStageEnd)
-        fwdCommOfInput += time;
+  // (Per kind and micro-batch size: the search asks again and again.)
+  auto [memo, fresh] = problem.collectiveTimes.try_emplace(
+      {static_cast<int64_t>(seg.kind), t, sp, c.microBatch});
+  std::array<double, 5> &times = memo->second; // forward, needed at a
+  // stage's end, of the input there, per micro-batch, once per step
+  if (fresh)
+    for (const TPCollective &col : tp.collectivesFor(sp)) {
+      double time = groupCollectiveTime(
+          col.kind, col.elementsFor(mb) * m.floatBytes, t, 1, problem.cluster);
+      if (col.pass != TPCollective::Pass::Backward && !col.ofParameter) {
+        times[0] += time;
+        if (col.recomputedAtStageEnd)
+          times[1] += time;
+        if (col.ofInput && col.recomputedAtStageEnd)
+          times[2] += time;
+      }
+      (col.oncePerStep ? times[4] : times[3]) +=
+          col.oncePerStep ? time : time * col.timesPerMicroBatch();
     }
-    s.tpComm += time * col.timesPerStep(c.numMicroBatches) /
-                static_cast<double>(c.numMicroBatches);
-  }
+  double fwdComm = times[0], fwdCommNeeded = times[1],
+         fwdCommOfInput = times[2];
+  s.tpComm = times[3] + times[4] / static_cast<double>(c.numMicroBatches);
   double none = tp.saved.at(t, sp);
   bool last = index + 1 == m.segments.size();
   switch (c.recompute) {
@@ -122,31 +127,49 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
 
 /// Every segment's cost. Segments of one kind cost the same, except where
 /// full recomputation depends on the position (the first keeps no input,
-/// the last is not recomputed, the others keep their predecessor's output).
-static std::vector<SegmentCost> segmentCosts(const PlanProblem &problem,
-                                             const PlanConfig &c) {
-  const ModelProfile &m = *problem.profile;
-  unsigned n = m.segments.size();
-  std::vector<SegmentCost> costs;
-  costs.reserve(n);
-  std::vector<std::optional<SegmentCost>> byKind(m.kinds.size());
-  for (unsigned i = 0; i < n; ++i) {
-    bool positional = c.recompute == Recompute::Full && (i == 0 || i + 1 == n);
-    std::optional<SegmentCost> &cached = byKind[m.segments[i].kind];
-    if (positional) {
-      costs.push_back(segmentCost(problem, c, i));
-      continue;
+/// the last is not recomputed, the others keep their predecessor's output):
+/// held per kind (the search evaluates many plans; no vector per segment).
+class SegmentCosts {
+public:
+  SegmentCosts(const PlanProblem &problem, const PlanConfig &c)
+      : m(*problem.profile), full(c.recompute == Recompute::Full) {
+    unsigned n = m.segments.size();
+    byKind.resize(m.kinds.size());
+    std::vector<bool> done(m.kinds.size(), false);
+    for (unsigned i = 0; i < n; ++i) {
+      unsigned k = m.segments[i].kind;
+      if (!done[k] && !(full && (i == 0 || i + 1 == n))) {
+        byKind[k] = segmentCost(problem, c, i);
+        done[k] = true;
+      }
     }
-    if (!cached)
-      cached = segmentCost(problem, c, i);
-    costs.push_back(*cached);
-    if (c.recompute == Recompute::Full)
-      costs.back().saved = m.segments[i - 1].boundaryElements * m.floatBytes /
-                           (c.sequenceParallel && c.tp > 1 ? c.tp : 1) *
-                           c.microBatch;
+    if (full) {
+      first = segmentCost(problem, c, 0);
+      last = segmentCost(problem, c, n - 1);
+      keptPerElement = m.floatBytes /
+                       (c.sequenceParallel && c.tp > 1 ? c.tp : 1) *
+                       c.microBatch;
+    }
   }
-  return costs;
-}
+  SegmentCost operator[](unsigned i) const {
+    unsigned n = m.segments.size();
+    if (full && i == 0)
+      return first;
+    if (full && i + 1 == n)
+      return last;
+    SegmentCost s = byKind[m.segments[i].kind];
+    if (full)
+      s.saved = m.segments[i - 1].boundaryElements * keptPerElement;
+    return s;
+  }
+
+private:
+  const ModelProfile &m;
+  bool full;
+  double keptPerElement = 0;
+  SmallVector<SegmentCost, 8> byKind;
+  SegmentCost first, last;
+};
 
 /// Micro-batches whose activations are live at once on pipeline device `j`.
 static double microBatchesInFlight(const PlanConfig &c, int64_t j) {
@@ -174,9 +197,9 @@ mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
     return {};
   bool mixed = problem.precision != "f32" && problem.precision != "f64";
   std::vector<double> time(n), state(n), saved(n), working(n);
-  std::vector<SegmentCost> costs = segmentCosts(problem, c);
+  SegmentCosts costs(problem, c);
   for (unsigned i = 0; i < n; ++i) {
-    const SegmentCost &s = costs[i];
+    SegmentCost s = costs[i];
     time[i] = s.forward + s.backward + s.recompute + s.tpComm;
     state[i] = modelStateBytes(s.parameters, m.floatBytes, mixed, m.optimizer,
                                c.zeroStage, c.dp)
@@ -244,7 +267,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   PlanEstimate e;
   e.config = c;
   unsigned n = m.segments.size();
-  std::vector<SegmentCost> costs = segmentCosts(problem, c);
+  SegmentCosts costs(problem, c);
   double mb = static_cast<double>(c.microBatch);
   double w = m.floatBytes;
   bool mixed = problem.precision != "f32" && problem.precision != "f64";
@@ -264,7 +287,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
       st.chunks.push_back({first, end});
       for (unsigned i = first; i < end; ++i) {
-        const SegmentCost &s = costs[i];
+        SegmentCost s = costs[i];
         st.forward += s.forward;
         st.backward += s.backward + s.recompute;
         st.tpComm += s.tpComm - (i + 1 == end ? s.notAtStageEnd : 0) -

@@ -112,14 +112,14 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       for (auto [first, end] : st.chunks)
         for (unsigned i = first; i < end; ++i) {
           unsigned kind = m.segments[i].kind;
-          const auto &cols = m.kinds[kind].at(c.tp).collectives;
+          const auto &cols =
+              m.kinds[kind].at(c.tp).collectivesFor(c.sequenceParallel);
           for (unsigned x = 0; x < cols.size(); ++x) {
-            if (cols[x].sequenceOnly && !c.sequenceParallel)
-              continue;
             bool again = c.recompute == Recompute::Full && i + 1 < n &&
                          cols[x].pass != TPCollective::Pass::Backward &&
                          (i + 1 < end || cols[x].recomputedAtStageEnd) &&
-                         !(i == first && cols[x].ofInput);
+                         !(i == first && cols[x].ofInput) &&
+                         !cols[x].ofParameter;
             count[{kind, x}] +=
                 cols[x].timesPerStep(micro) + (again ? micro : 0);
             recomputed[{kind, x}] |= again;
@@ -127,11 +127,9 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         }
       for (auto [key, times] : count) {
         const SegmentKind &k = m.kinds[key.first];
-        const TPCollective &col = k.at(c.tp).collectives[key.second];
-        bool swap = c.sequenceParallel && col.sequenceSwap;
-        out.push_back({"tensor-parallel",
-                       swap ? "reduce-scatter + all-gather"
-                            : collectiveName(col.kind),
+        const TPCollective &col =
+            k.at(c.tp).collectivesFor(c.sequenceParallel)[key.second];
+        out.push_back({"tensor-parallel", collectiveName(col.kind),
                        stage, c.tp, col.elementsFor(mb) * w, times,
                        col.reason +
                            (col.pass == TPCollective::Pass::Both
@@ -271,9 +269,10 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         continue;
       const TPProfile &last = m.kinds[m.segments[end - 1].kind].at(c.tp);
       const TPProfile &next = m.kinds[m.segments[end].kind].at(c.tp);
-      bool tokens = c.sequenceParallel && last.boundaryTokens;
-      bool forward = tokens || last.boundary.isSplit();
-      bool backward = tokens || next.gradientOut.isSplit();
+      bool sp = c.sequenceParallel;
+      bool forward = (sp ? last.sequenceBoundary : last.boundary).isSplit();
+      bool backward =
+          (sp ? next.sequenceGradientOut : next.gradientOut).isSplit();
       double bytes = m.segments[end - 1].boundaryElements * mb * w;
       std::string where = "after segment " + std::to_string(end - 1);
       if (!m.segments[end - 1].gradientBack) {

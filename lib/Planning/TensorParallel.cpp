@@ -1,7 +1,7 @@
 //===- TensorParallel.cpp - what tensor parallelism does to a segment -----===//
 //
-// Part of Ober-Train. A forward walk over one segment's ops for a
-// tensor-parallel degree t that places each op as the partitioner does:
+// Part of Ober-Train. A walk over one segment's forward and backward ops for
+// a tensor-parallel degree t that places each op as the partitioner does:
 // by `decide` (ShardingDecisions.h, read from the sharding rule table),
 // completing partial sums right after the op that makes them (Megatron's
 // tensor-parallel regions) and moving an operand to the placement the
@@ -9,11 +9,13 @@
 // all-gather, an all-to-all; a whole operand is sliced locally). The
 // planner's own part is what the partitioner is given: where each
 // parameter splits (Megatron-LM's column- and row-parallel matmuls, a
-// vocabulary-parallel table, a split that follows the activation), and the
-// collectives of the passes the walk does not visit (the backward pass's
-// and sequence parallelism's, priced per op family below). The result is
-// what the planner needs: which work and activations divide by t, which
-// parameters shard, and which collectives the split costs.
+// vocabulary-parallel table, a split that follows the activation). A second
+// walk with those parameters places the ops under sequence parallelism
+// with the partitioner's two policies on top of the rules (completions of
+// activations scatter their tokens, matmuls gather them: Spmd.cpp). The
+// result is what the planner needs: which work and activations divide by
+// t, which parameters shard, and which collectives the split costs, with
+// and without sequence parallelism.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,12 +104,11 @@ struct Analysis {
   DenseSet<Value> activation;
   /// The pass being walked.
   TPCollective::Pass pass = TPCollective::Pass::Forward;
-  /// Whether `v`'s size scales with the samples (it depends on the batch
-  /// and is no scalar, like a loss; else it moves once per micro-batch
-  /// whatever its size).
-  bool perSample(Value v) const {
-    return activation.contains(v) && rankOf(v) > 0;
-  }
+  /// Whether `v`'s size scales with the samples (it has a batch
+  /// dimension; a loss or a parameter's gradient moves once per
+  /// micro-batch whatever its size).
+  bool perSample(Value v) const { return batchDims->count(v); }
+  const DenseMap<Value, int64_t> *batchDims = nullptr;
   /// The gradient function's forward ops.
   const DenseSet<Operation *> *forwardOps = nullptr;
   /// The segment's ops whose results the backward pass reads, directly or
@@ -146,53 +147,61 @@ struct Analysis {
   void collective(Collective kind, double elements, const std::string &reason,
                   Operation *where,
                   TPCollective::Pass pass = TPCollective::Pass::Both,
-                  bool sequenceSwap = false, bool sequenceOnly = false,
                   bool perSample = true, bool oncePerStep = false) {
     if (t <= 1)
       return;
-    out.collectives.push_back({kind, perSample ? elements / samples : elements,
-                               reason, describe(where), pass, sequenceSwap,
-                               sequenceOnly, perSample, oncePerStep,
-                               neededInside.contains(where)});
-    out.collectives.back().ofInput = movingInput;
+    TPCollective c;
+    c.kind = kind;
+    c.elements = perSample ? elements / samples : elements;
+    c.reason = reason;
+    c.where = describe(where);
+    c.pass = pass;
+    c.perSample = perSample;
+    c.oncePerStep = oncePerStep;
+    c.recomputedAtStageEnd = neededInside.contains(where);
+    c.ofInput = movingInput;
+    c.ofParameter = movingParameter;
+    out.collectives.push_back(std::move(c));
   }
   /// The activation the segment receives, and whether a move of it is
   /// being recorded.
   Value input;
-  bool movingInput = false;
+  bool movingInput = false, movingParameter = false;
 
-  /// Under sequence parallelism, the activations outside the
-  /// tensor-parallel regions are split by tokens (their dimension rank - 2):
-  /// what a completed partial sum becomes (a reduce-scatter), what the ops
-  /// after it make, and what a segment gets from the one before it.
-  DenseSet<Value> tokens;
-  void sequenceGradients(Operation *op);
-  void sequenceReduction(Operation *op);
+  /// Sequence parallelism: the walk places ops as the partitioner does
+  /// with it (parameters placed as the first walk decided).
+  bool sequence = false;
+  /// A whole table lookup's result under sequence parallelism enters the
+  /// token-split region (a local slice), as the partitioner's completion.
+  void enterTokens(Value v, Operation *op);
+  /// Each parameter (and view of one) at the placement decided for it.
+  void placeParameters(func::FuncOp func);
   /// Elements of each parameter as stored.
   llvm::StringMap<double> paramElements;
 
   /// Completes the partial sums `op` made in `v` (the partitioner does so
   /// right after the op): an all-reduce, which sequence parallelism makes a
-  /// reduce-scatter of the tokens. A value that does not depend on the
-  /// batch (a position embedding's rows) moves once per micro-batch
-  /// whatever its size.
+  /// reduce-scatter of the tokens of an activation. A value that does not
+  /// depend on the batch (a position embedding's rows) moves once per
+  /// micro-batch whatever its size.
   void complete(Value v, Operation *op) {
-    if (!get(v).isPartial())
+    Placement p = get(v);
+    if (!p.isPartial()) {
+      enterTokens(v, op);
       return;
+    }
     completed.insert(v);
-    // Sequence parallelism scatters the tokens of an activation (as the
-    // partitioner's completion does) when they divide.
-    int64_t tokenDim = rankOf(v) - 2;
-    bool scatter = hasTokensOf(v) && makesTokenActivation(op) &&
-                   tokenDim >= 0 && divisible(v, tokenDim);
-    collective(Collective::AllReduce, valueElements(v),
-               "complete the partial sums of " +
-                   op->getName().getStringRef().str(),
-               op, pass, /*sequenceSwap=*/scatter, /*sequenceOnly=*/false,
-               perSample(v));
-    if (scatter)
-      tokens.insert(v);
-    state[v] = Placement::rep();
+    int64_t tokens = rankOf(v) - 2;
+    auto type = cast<RankedTensorType>(v.getType());
+    bool scatter = sequence && p.isPartialSum() && makesTokenActivation(op) &&
+                   splitsByTokens(op, type) && divisible(v, tokens);
+    std::string name = op->getName().getStringRef().str();
+    collective(scatter ? Collective::ReduceScatter : Collective::AllReduce,
+               valueElements(v),
+               (scatter ? "scatter the tokens of the partial sums of "
+                        : "complete the partial sums of ") + name,
+               op, pass, perSample(v));
+    state[v] = scatter ? Placement::split(tokens) : Placement::rep();
   }
 
   /// Moves `v` to `target` before `user` reads it, as the partitioner
@@ -216,19 +225,19 @@ struct Analysis {
     bool scales = perSample(v);
     std::string name = user->getName().getStringRef().str();
     movingInput = input && v == input;
-    auto reset = llvm::make_scope_exit([&] { movingInput = false; });
+    movingParameter = paramOf.count(v);
+    auto reset = llvm::make_scope_exit(
+        [&] { movingInput = movingParameter = false; });
     if (allToAll(v, from, target)) {
       collective(Collective::AllToAll, valueElements(v),
                  "move the split to dimension " + std::to_string(target.dim) +
                      " for " + name,
-                 user, pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
-                 scales);
+                 user, pass, scales);
       return;
     }
     collective(Collective::AllGather, valueElements(v),
                "gather dimension " + std::to_string(from.dim) + " for " + name,
-               user, pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
-               scales);
+               user, pass, scales);
   }
 
   /// Whether moving `v` from split `from` to split `to` is one all-to-all
@@ -276,25 +285,6 @@ struct Analysis {
            s[dim] % t == 0;
   }
 
-  /// A matmul of a whole parameter weight on token-split activations
-  /// (sequence parallelism gathers the tokens for it).
-  bool gathersTokens(MatmulOp op) {
-    Value a = op.getLhs(), b = op.getRhs();
-    // The weight, or (before its view is visited) the parameter it views.
-    Value w = paramOf.count(b) ? b : viewRoot(b);
-    int64_t rb = rankOf(b);
-    return tokens.contains(a) && get(a).isRep() && get(b).isRep() &&
-           paramOf.count(w) && rb >= 2 &&
-           (keptWhole(w) || !divisible(b, rb - 1));
-  }
-  /// Whether sequence parallelism splits `v` by its tokens when it enters
-  /// the token-split region (hasTokens, as the partitioner decides): rows
-  /// are samples unless a lookup of constant ids (positions) made them.
-  bool hasTokensOf(Value v) {
-    Operation *def = v.getDefiningOp();
-    return isa<FloatType>(getElementTypeOrSelf(v.getType())) &&
-           ober::hasTokens(rankOf(v), !(def && looksUpSharedRows(def)));
-  }
   void byRule(Operation *op);
   /// Places a view of a parameter by its views from the parameter.
   void placeView(Value v) {
@@ -316,13 +306,20 @@ struct Analysis {
 };
 
 /// The op placed by its rule (`decide`): each operand moved to the
-/// placement the decision asks for, partial results completed.
+/// placement the decision asks for, partial results completed. Sequence
+/// parallelism first gathers the tokens some matmuls read whole
+/// (gatherTokensFor, as the partitioner does).
 void Analysis::byRule(Operation *op) {
   SmallVector<Placement> in;
   for (Value v : op->getOperands())
     in.push_back(get(v));
-  if (llvm::all_of(in, [](Placement p) { return p.isRep(); }))
+  if (llvm::all_of(in, [](Placement p) { return p.isRep(); })) {
+    for (Value r : op->getResults())
+      enterTokens(r, op);
     return;
+  }
+  if (sequence)
+    gatherTokensFor(op, in);
   AxisDecision d = decide(op, in, t);
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
     move(v, d.operands[i], op);
@@ -335,10 +332,8 @@ void Analysis::byRule(Operation *op) {
 /// Megatron-LM's matmuls with a parameter weight: on a whole activation
 /// the weight splits by columns (each rank's share of the input's gradient
 /// is summed backward); on an activation split along the contraction it
-/// splits by rows (partial sums, completed by an all-reduce). Sequence
-/// parallelism gathers the tokens for a column-parallel matmul (and again
-/// for its weight gradient) and for a whole weight. Other matmuls are
-/// placed by their rule. Returns whether it placed `op`.
+/// splits by rows (partial sums, completed by an all-reduce). Other matmuls
+/// are placed by their rule. Returns whether it placed `op`.
 bool Analysis::matmul(MatmulOp op) {
   Value a = op.getLhs(), b = op.getRhs();
   int64_t ra = rankOf(a), rb = rankOf(b), r = rankOf(op.getResult());
@@ -346,29 +341,6 @@ bool Analysis::matmul(MatmulOp op) {
     return false;
   Placement sa = get(a), sb = get(b);
   if (sa.isRep() && sb.isRep()) {
-    if (gathersTokens(op)) {
-      // A whole weight on token-split activations: the tokens are gathered
-      // (and the input's gradient is whole); the weight gradient gathers
-      // them again, or, when they are larger than twice the weight, sums
-      // each rank's share of it.
-      double tokenElements = valueElements(a);
-      collective(Collective::AllGather, tokenElements,
-                 "gather the tokens for a whole weight", op,
-                 TPCollective::Pass::Forward, /*sequenceSwap=*/false,
-                 /*sequenceOnly=*/true);
-      if (tokenElements <= 2 * valueElements(b))
-        collective(Collective::AllGather, tokenElements,
-                   "gather the tokens again for the weight gradient", op,
-                   TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-                   /*sequenceOnly=*/true);
-      else
-        collective(Collective::AllReduce,
-                   paramElements.lookup(paramOf.lookup(b)),
-                   "complete the weight gradient over each rank's tokens", op,
-                   TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-                   /*sequenceOnly=*/true, /*perSample=*/false);
-      return true;
-    }
     if (paramOf.count(b) && !keptWhole(b) && activation.contains(a) &&
         divisible(b, rb - 1)) {
       splitParam(b, "column", rb - 1);
@@ -383,14 +355,6 @@ bool Analysis::matmul(MatmulOp op) {
           dim != decisionDim.end() && dim->second >= 0)
         groups = sliceGroups(arg, dim->second, t);
       state[op.getResult()] = Placement::split(r - 1, groups);
-      // With sequence parallelism the weight gradient gathers the tokens
-      // again (only each rank's share is kept; Korthikanti et al.), when
-      // they were split (a batch input never is).
-      if (tokens.contains(a))
-        collective(Collective::AllGather, valueElements(a),
-                   "gather the tokens again for the weight gradient", op,
-                   TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-                   /*sequenceOnly=*/true);
     }
     return true;
   }
@@ -406,11 +370,15 @@ bool Analysis::matmul(MatmulOp op) {
 /// A table that whole indices look up splits by rows (a vocabulary-parallel
 /// embedding): each rank's partial lookup is completed by an all-reduce.
 bool Analysis::embedding(EmbeddingOp e) {
-  if (!get(e.getIndices()).isRep() || !get(e.getTable()).isRep() ||
-      !paramOf.count(e.getTable()) || keptWhole(e.getTable()) ||
-      !divisible(e.getTable(), 0))
+  Value table = e.getTable();
+  Placement p = get(table);
+  // (Under sequence parallelism the table holds its decided placement.)
+  bool placed = sequence ? p.isSplit() && p.dim == 0 && !p.isGrouped()
+                         : p.isRep() && paramOf.count(table) &&
+                               !keptWhole(table) && divisible(table, 0);
+  if (!get(e.getIndices()).isRep() || !placed)
     return false;
-  splitParam(e.getTable(), "vocab", 0);
+  splitParam(table, "vocab", 0);
   state[e.getResult()] = Placement::partial();
   complete(e.getResult(), e);
   return true;
@@ -446,100 +414,12 @@ bool Analysis::splitClasses(Operation *op) {
   return true;
 }
 
-/// An op that reduces over the tokens of a token-split operand (a loss over
-/// [tokens, classes], a sum over the sequence) leaves each rank's partial
-/// result, completed by an all-reduce (its rule's reduction factor); a
-/// scalar (the loss) once per micro-batch.
-void Analysis::sequenceReduction(Operation *op) {
-  std::optional<ShardingRule> rule = getShardingRule(op);
-  if (!rule)
-    return;
-  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-    int64_t dim = rankOf(v) - 2;
-    if (!tokens.contains(v) || !get(v).isRep() || dim < 0 ||
-        rule->operands[i][dim].empty())
-      continue;
-    const ShardingFactor &f = rule->factors[rule->operands[i][dim].front()];
-    if (f.kind != FactorKind::Reduction)
-      continue;
-    Value r = op->getResult(0);
-    collective(Collective::AllReduce, valueElements(r),
-               "complete the partial " + op->getName().getStringRef().str() +
-                   " over each rank's tokens",
-               op, TPCollective::Pass::Forward, /*sequenceSwap=*/false,
-               /*sequenceOnly=*/true, /*perSample=*/rankOf(r) > 0);
-    return;
-  }
-}
-
-/// A whole parameter that an op combines with token-split activations gets
-/// a gradient of each rank's tokens: partial sums, completed by an
-/// all-reduce (a norm's scale and bias, a bias after a row-parallel
-/// matmul) in each micro-batch, or, when the parameter spans the tokens
-/// itself (a position embedding), a block of them, accumulated over the
-/// micro-batches and gathered once for the optimizer. A matmul gathers the tokens
-/// instead (column-parallel), and an embedding reads indices.
-void Analysis::sequenceGradients(Operation *op) {
-  // A whole lookup enters the token-split region (a slice); its backward
-  // gathers the tokens' gradient for the table's.
-  if (isTableLookup(op)) {
-    Value r = op->getResult(0);
-    // (A vocabulary-parallel lookup's completion scattered its tokens.)
-    if (get(r).isRep() && hasTokensOf(r) && !tokens.contains(r)) {
-      tokens.insert(r);
-      // Rows of samples (token ids), or rows every sample shares
-      // (positions).
-      bool perSample = llvm::any_of(op->getOperands(), [&](Value v) {
-        return activation.contains(v);
-      });
-      collective(Collective::AllGather, valueElements(r),
-                 "gather the tokens' gradient for the table's", op,
-                 TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-                 /*sequenceOnly=*/true, perSample);
-    }
-    return;
-  }
-  if (isa<MatmulOp, EmbeddingOp>(op) || op->getNumResults() == 0 ||
-      llvm::none_of(op->getOperands(),
-                    [&](Value v) { return tokens.contains(v); }))
-    return;
-  sequenceReduction(op);
-  // Read only by matmuls that gather the tokens, the result's gradient
-  // comes back whole: a parameter added to it gets a whole gradient.
-  for (Value r : op->getResults())
-    if (get(r).isRep() && hasTokensOf(r))
-      tokens.insert(r);
-  bool wholeGradient =
-      llvm::all_of(op->getResult(0).getUsers(), [&](Operation *u) {
-        auto m = dyn_cast<MatmulOp>(u);
-        return !forwardOps->contains(u) ||
-               (m && m.getLhs() == op->getResult(0) && gathersTokens(m));
-      });
-  for (Value v : op->getOperands()) {
-    auto param = paramOf.find(v);
-    if (param == paramOf.end())
-      continue;
-    auto how = decision.find(param->second);
-    if (how != decision.end() && how->second != "replicated")
-      continue;
-    bool added = isa<AddOp, SubOp>(op) ||
-                 (isa<LayerNormOp, RMSNormOp>(op) && v == op->getOperands().back() &&
-                  op->getNumOperands() == 3);
-    if (wholeGradient && added)
-      continue;
-    int64_t dim = rankOf(v) - 2;
-    bool spans = dim >= 0 && shapeOf(v)[dim] != 1;
-    // The gradient is the stored parameter's, whatever part the op reads.
-    collective(spans ? Collective::AllGather : Collective::AllReduce,
-               paramElements.lookup(param->second),
-               spans ? "gather the gradient of " + param->second +
-                           " from each rank's tokens"
-                     : "complete the gradient of " + param->second +
-                           " over each rank's tokens",
-               op, TPCollective::Pass::Backward, /*sequenceSwap=*/false,
-               /*sequenceOnly=*/true, /*perSample=*/false,
-               /*oncePerStep=*/spans);
-  }
+void Analysis::enterTokens(Value v, Operation *op) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (sequence && type && get(v).isRep() && isTableLookup(op) &&
+      isa<FloatType>(type.getElementType()) && splitsByTokens(op, type) &&
+      divisible(v, rankOf(v) - 2))
+    state[v] = Placement::split(rankOf(v) - 2);
 }
 
 /// Parameter views (reshape, transpose, cast) keep their parameter, whose
@@ -547,6 +427,19 @@ void Analysis::sequenceGradients(Operation *op) {
 static bool isParamView(Operation *op, const DenseMap<Value, std::string> &params) {
   return isa<ReshapeOp, TransposeOp, CastOp>(op) && op->getNumOperands() == 1 &&
          params.count(op->getOperand(0));
+}
+
+void Analysis::placeParameters(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments()) {
+    auto it = paramOf.find(arg);
+    if (it == paramOf.end())
+      continue;
+    std::optional<TPProfile::ParameterSplit> split = splitOf(it->second);
+    if (split && split->how != "replicated" && split->dim >= 0 &&
+        !keptWhole(arg))
+      state[arg] =
+          Placement::split(split->dim, sliceGroups(arg, split->dim, t));
+  }
 }
 
 /// The backward pass of the segment, placed like the forward one: each
@@ -562,18 +455,11 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
                             ArrayRef<Operation *> backward,
                             const SegmentEnds &ends) {
   pass = TPCollective::Pass::Backward;
+  placeParameters(func);
   SmallVector<BlockArgument> params;
-  for (BlockArgument arg : func.getArguments()) {
-    auto it = paramOf.find(arg);
-    if (it == paramOf.end())
-      continue;
-    params.push_back(arg);
-    std::optional<TPProfile::ParameterSplit> split = splitOf(it->second);
-    if (split && split->how != "replicated" && split->dim >= 0 &&
-        !keptWhole(arg))
-      state[arg] =
-          Placement::split(split->dim, sliceGroups(arg, split->dim, t));
-  }
+  for (BlockArgument arg : func.getArguments())
+    if (paramOf.count(arg))
+      params.push_back(arg);
   for (Operation *op : ops)
     if (isParamView(op, paramOf))
       byRule(op);
@@ -641,17 +527,18 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
                                       : Collective::AllGather,
                paramElements.lookup(name),
                "gather the gradient of " + name + " for its placement", def,
-               pass, /*sequenceSwap=*/false, /*sequenceOnly=*/false,
-               /*perSample=*/false, /*oncePerStep=*/true);
+               pass, /*perSample=*/false, /*oncePerStep=*/true);
   }
 }
 
 void Analysis::visit(Operation *op) {
   if (isParamView(op, paramOf)) {
     paramOf[op->getResult(0)] = paramOf.lookup(op->getOperand(0));
+    if (sequence)
+      byRule(op);
     return;
   }
-  if (auto m = dyn_cast<MatmulOp>(op); m && matmul(m))
+  if (auto m = dyn_cast<MatmulOp>(op); m && !sequence && matmul(m))
     return;
   if (auto e = dyn_cast<EmbeddingOp>(op); e && embedding(e))
     return;
@@ -661,18 +548,21 @@ void Analysis::visit(Operation *op) {
 }
 } // namespace
 
-TPProfile mlir::ober::planning::analyseTensorParallel(
-    ArrayRef<Operation *> ops, ArrayRef<Operation *> backward, int64_t degree,
-    const Cluster &cluster, StringRef precision, double samples,
-    const DenseSet<Value> &saved, const DenseSet<Operation *> &selective,
-    const DenseSet<Operation *> &forward, const SegmentEnds &ends,
-    const KnownParameters &known) {
-  Analysis a(degree, cluster, precision, samples, known);
+/// One walk of the segment (`a` without or with sequence parallelism).
+static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
+                        ArrayRef<Operation *> backward, int64_t degree,
+                        const Cluster &cluster, StringRef precision,
+                        double samples, const DenseSet<Value> &saved,
+                        const DenseSet<Operation *> &selective,
+                        const DenseSet<Operation *> &forward,
+                        const SegmentEnds &ends,
+                        const DenseMap<Value, int64_t> &batchDims) {
   a.out.degree = degree;
   a.forwardOps = &forward;
+  a.batchDims = &batchDims;
   a.input = ends.in;
   if (ops.empty())
-    return a.out;
+    return;
   DenseSet<Operation *> inSegment(ops.begin(), ops.end());
   auto func = ops.front()->getParentOfType<func::FuncOp>();
   for (BlockArgument arg : func.getArguments()) {
@@ -685,6 +575,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       a.activation.insert(arg);
   }
   // Values of earlier segments are parameter views or activations.
+  SmallVector<Value> earlierViews;
   for (Operation *op : ops)
     for (Value v : op->getOperands()) {
       Operation *def = v.getDefiningOp();
@@ -694,10 +585,17 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       Value root = viewRoot(v);
       if (a.paramOf.count(root)) {
         a.paramOf[v] = a.paramOf.lookup(root);
+        earlierViews.push_back(v);
       } else {
         a.activation.insert(v);
       }
     }
+  // The second walk starts from the parameters the first one placed.
+  if (a.sequence) {
+    a.placeParameters(func);
+    for (Value v : earlierViews)
+      a.placeView(v);
+  }
   // A backward op runs with the latest forward op that reads what it
   // reads (as the partitioner places it): one reading a value that a later
   // segment reads too is that segment's.
@@ -713,13 +611,10 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
           }))
         a.neededInside.insert(op);
     }
-  // The previous segment's split of the activation it hands over, and
-  // whether it is split by tokens.
+  // The previous segment's split of the activation it hands over.
   if (ends.in && ends.incoming.isSplit() && degree > 1)
     a.state[ends.in] =
         Placement::split(ends.incoming.dim, ends.incoming.groups);
-  if (ends.in && ends.incomingTokens)
-    a.tokens.insert(ends.in);
   for (Operation *op : ops) {
     bool act = llvm::any_of(op->getOperands(), [&](Value v) {
       return a.activation.contains(v);
@@ -729,8 +624,6 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
       for (Value r : op->getResults())
         a.activation.insert(r);
     a.visit(op);
-    if (!view)
-      a.sequenceGradients(op);
     // Parameters an op reads whole stay replicated.
     if (!view)
       for (Value v : op->getOperands())
@@ -773,9 +666,12 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     }
   }
   // What leaves the segment must be whole again, except a split
-  // activation handed to the next segment (it stays split there).
+  // activation handed to the next segment (it stays split there) and
+  // views of parameters (placed where they are read).
   for (Operation *op : ops)
     for (Value r : op->getResults()) {
+      if (a.paramOf.count(r))
+        continue;
       bool returned = llvm::any_of(r.getUsers(), [](Operation *u) {
         return isa<func::ReturnOp>(u);
       });
@@ -791,7 +687,6 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     }
   if (ends.out && a.get(ends.out).isSplit())
     a.out.boundary = {a.get(ends.out).dim, a.get(ends.out).groups};
-  a.out.boundaryTokens = ends.out && a.tokens.contains(ends.out);
   if (degree > 1)
     a.walkBackward(func, ops, backward, ends);
   // Parameters: elements by decision (the first decision of a parameter
@@ -828,5 +723,32 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
         {it->second, replicated ? "replicated" : d->second,
          replicated ? -1 : a.decisionDim[it->second]});
   }
-  return a.out;
+}
+
+TPProfile mlir::ober::planning::analyseTensorParallel(
+    ArrayRef<Operation *> ops, ArrayRef<Operation *> backward, int64_t degree,
+    const Cluster &cluster, StringRef precision, double samples,
+    const DenseSet<Value> &saved, const DenseSet<Operation *> &selective,
+    const DenseSet<Operation *> &forward, const SegmentEnds &ends,
+    const DenseMap<Value, int64_t> &batchDims, const KnownParameters &known) {
+  Analysis a(degree, cluster, precision, samples, known);
+  walkSegment(a, ops, backward, degree, cluster, precision, samples, saved,
+              selective, forward, ends, batchDims);
+  if (degree == 1 || ops.empty())
+    return std::move(a.out);
+  // Sequence parallelism: the same parameters, tokens split outside the
+  // tensor-parallel regions.
+  Analysis sp(degree, cluster, precision, samples, known);
+  sp.sequence = true;
+  sp.decision = a.decision;
+  sp.decisionDim = a.decisionDim;
+  SegmentEnds tokens = ends;
+  tokens.incoming = ends.sequenceIncoming;
+  tokens.gradientIn = ends.sequenceGradientIn;
+  walkSegment(sp, ops, backward, degree, cluster, precision, samples, saved,
+              selective, forward, tokens, batchDims);
+  a.out.sequenceCollectives = std::move(sp.out.collectives);
+  a.out.sequenceBoundary = sp.out.boundary;
+  a.out.sequenceGradientOut = sp.out.gradientOut;
+  return std::move(a.out);
 }

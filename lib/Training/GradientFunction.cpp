@@ -8,6 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/ShardingRules.h"
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -94,6 +95,68 @@ mlir::ober::placeBackwardOps(func::FuncOp func,
   return place;
 }
 
+DenseMap<Value, int64_t> mlir::ober::batchDimensions(func::FuncOp func) {
+  DenseMap<Value, int64_t> dims;
+  DenseSet<Type> paramTypes;
+  int64_t samples = 0;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getRank() == 0)
+      continue;
+    if (func.getArgAttr(arg.getArgNumber(), OberDialect::kParamAttrName)) {
+      paramTypes.insert(type);
+      SmallVector<int64_t> reversed(llvm::reverse(type.getShape()));
+      paramTypes.insert(type.clone(reversed));
+      continue;
+    }
+    dims[arg] = 0;
+    samples = type.getDimSize(0);
+  }
+  // With one sample the rules have no batch factor (factors of size 1 are
+  // left out): a value computed from the batch has its dimension unless it
+  // is typed like a parameter (its gradient) or is a scalar.
+  if (samples == 1) {
+    for (Operation &op : func.getBody().front())
+      for (Value r : op.getResults()) {
+        auto type = dyn_cast<RankedTensorType>(r.getType());
+        if (type && type.getRank() > 0 && !paramTypes.contains(type) &&
+            llvm::any_of(op.getOperands(),
+                         [&](Value v) { return dims.count(v); }))
+          dims[r] = 0;
+      }
+    return dims;
+  }
+  for (Operation &op : func.getBody().front()) {
+    SmallVector<std::pair<unsigned, int64_t>> batched;
+    for (auto [i, v] : llvm::enumerate(op.getOperands()))
+      if (auto it = dims.find(v); it != dims.end())
+        batched.push_back({static_cast<unsigned>(i), it->second});
+    if (batched.empty())
+      continue;
+    std::optional<ShardingRule> rule = getShardingRule(&op);
+    for (auto [r, result] : llvm::enumerate(op.getResults())) {
+      int64_t found = -1;
+      for (auto [i, d] : batched) {
+        if (!rule) {
+          if (op.getOperand(i).getType() == result.getType())
+            found = d;
+        } else if (const DimMapping &m = rule->operands[i][d]; !m.empty()) {
+          for (auto [e, factors] : llvm::enumerate(rule->results[r]))
+            if (llvm::is_contained(factors, m.front())) {
+              found = static_cast<int64_t>(e);
+              break;
+            }
+        }
+        if (found >= 0)
+          break;
+      }
+      if (found >= 0)
+        dims[result] = found;
+    }
+  }
+  return dims;
+}
+
 Value mlir::ober::viewRoot(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (def->getNumOperands() != 1 || !isa<ReshapeOp, TransposeOp, CastOp>(def))
@@ -133,4 +196,29 @@ bool mlir::ober::isActivationMatmul(Operation *op) {
 
 bool mlir::ober::makesTokenActivation(Operation *op) {
   return isActivationMatmul(op) || isTableLookup(op);
+}
+
+bool mlir::ober::splitsByTokens(Operation *op, RankedTensorType type) {
+  return hasTokens(type.getRank(), !looksUpSharedRows(op));
+}
+
+void mlir::ober::gatherTokensFor(Operation *op, SmallVectorImpl<Placement> &in) {
+  auto matmul = dyn_cast<MatmulOp>(op);
+  if (!matmul)
+    return;
+  auto a = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto b = cast<RankedTensorType>(matmul.getRhs().getType());
+  auto c = cast<RankedTensorType>(matmul.getResult().getType());
+  if (a.getRank() < 2 || b.getRank() < 2)
+    return;
+  if (isActivationMatmul(op)) {
+    if (in[1].isRep() && in[0].isSplit() && in[0].dim == a.getRank() - 2)
+      in[0] = Placement::rep();
+    return;
+  }
+  bool aK = in[0].isSplit() && in[0].dim == a.getRank() - 1 && in[1].isRep();
+  bool bK = in[1].isSplit() && in[1].dim == b.getRank() - 2 && in[0].isRep();
+  if ((aK || bK) &&
+      (aK ? a : b).getNumElements() <= 2 * c.getNumElements())
+    in[aK ? 0 : 1] = Placement::rep();
 }

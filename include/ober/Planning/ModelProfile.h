@@ -66,12 +66,6 @@ struct TPCollective {
   /// column-parallel matmul), or both (statistics over a split axis, whose
   /// gradient needs them again).
   enum class Pass : uint8_t { Both, Forward, Backward } pass = Pass::Both;
-  /// Megatron's all-reduces of activations: a reduce-scatter and an
-  /// all-gather of tokens under sequence parallelism.
-  bool sequenceSwap = false;
-  /// Runs only under sequence parallelism (a weight gradient gathering
-  /// the tokens its forward pass gathered, which are not kept).
-  bool sequenceOnly = false;
   bool perSample = true;
   /// Runs once per step, not per micro-batch (a gradient kept split while
   /// the micro-batches accumulate it, gathered for the optimizer).
@@ -85,6 +79,9 @@ struct TPCollective {
   /// start of a pipeline stage (or chunk) that is the received value, which
   /// recomputation keeps, so its move is not repeated.
   bool ofInput = false;
+  /// A forward one that moves a parameter (or a view of one): the moved
+  /// copy serves the micro-batch's recomputation too.
+  bool ofParameter = false;
   int64_t timesPerMicroBatch() const { return pass == Pass::Both ? 2 : 1; }
   /// Occurrences in a step of `microBatches` micro-batches (before
   /// recomputation repeats forward ones).
@@ -116,10 +113,17 @@ struct TPProfile {
   /// How the activation the segment hands to the next one is split, and
   /// whether sequence parallelism splits it by tokens.
   TPBoundary boundary;
-  bool boundaryTokens = false;
   /// How the gradient of the activation it receives, which its backward
   /// pass hands to the previous segment's, is split.
   TPBoundary gradientOut;
+  /// The collectives (without sequence parallelism), and the walk with it:
+  /// its collectives and how it hands on the activation (split by tokens,
+  /// or as `boundary`) and the gradient.
+  std::vector<TPCollective> collectives, sequenceCollectives;
+  TPBoundary sequenceBoundary, sequenceGradientOut;
+  const std::vector<TPCollective> &collectivesFor(bool sequence) const {
+    return sequence ? sequenceCollectives : collectives;
+  }
   /// Forward seconds per sample by class (matrix units / other).
   ByTP forwardMatmul, forwardOther;
   /// Activations the backward pass reads, bytes per sample (floating-point
@@ -135,7 +139,6 @@ struct TPProfile {
   double forwardKernels = 0, selectiveKernels = 0;
   /// Parameter elements.
   ByTP parameters;
-  std::vector<TPCollective> collectives;
   /// Per-parameter decisions ("column", "row", "vocab", "replicated").
   struct ParameterSplit {
     std::string name, how; // how: replicated, column, row, split, vocab
@@ -188,14 +191,13 @@ struct SegmentKind {
   /// while its gradient is formed).
   double largestValue = 0;
   std::vector<TPProfile> tp; // one per candidate degree
-  /// Per candidate degree, how the activation it receives is split, and
-  /// whether sequence parallelism splits it by tokens.
-  std::vector<TPBoundary> incoming;
-  std::vector<bool> incomingTokens;
-  /// Per candidate degree, how the gradient of the activation it hands on
-  /// comes back from the next segment's backward pass (nullopt: split as
-  /// that activation is, before the next segment is analysed).
-  std::vector<std::optional<TPBoundary>> gradientIn;
+  /// Per candidate degree, how the activation it receives is split
+  /// (without and with sequence parallelism), and how the gradient of the
+  /// activation it hands on comes back from the next segment's backward
+  /// pass (nullopt: split as that activation is, before the next segment
+  /// is analysed).
+  std::vector<TPBoundary> incoming, sequenceIncoming;
+  std::vector<std::optional<TPBoundary>> gradientIn, sequenceGradientIn;
   const TPProfile &at(int64_t degree) const;
 };
 
@@ -270,10 +272,10 @@ parameterSplits(const ModelProfile &m, int64_t degree);
 /// to the next (null for the last).
 struct SegmentEnds {
   Value in, out;
-  TPBoundary incoming;
-  bool incomingTokens = false;
-  /// How the gradient of `out` comes back (nullopt: split as `out` is).
-  std::optional<TPBoundary> gradientIn;
+  /// How `in` is split, and how the gradient of `out` comes back (nullopt:
+  /// split as `out` is), without and with sequence parallelism.
+  TPBoundary incoming, sequenceIncoming;
+  std::optional<TPBoundary> gradientIn, sequenceGradientIn;
 };
 
 /// What the analyses of all segments settled about parameters, for
@@ -293,6 +295,7 @@ TPProfile analyseTensorParallel(ArrayRef<Operation *> ops,
                                 const llvm::DenseSet<Operation *> &selective,
                                 const llvm::DenseSet<Operation *> &forward,
                                 const SegmentEnds &ends,
+                                const llvm::DenseMap<Value, int64_t> &batchDims,
                                 const KnownParameters &known = {});
 
 /// Elementwise ops (with broadcasting): what a code generator fuses.

@@ -15,6 +15,8 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <array>
+#include <map>
 #include <optional>
 
 namespace mlir::ober::planning {
@@ -56,7 +58,7 @@ struct StageMemory {
 
 struct StageEstimate {
   /// Segments [first, end) per model chunk of this device.
-  std::vector<std::pair<unsigned, unsigned>> chunks;
+  llvm::SmallVector<std::pair<unsigned, unsigned>, 2> chunks;
   /// Seconds per micro-batch: forward, backward (with recomputation), and
   /// the tensor-parallel communication inside them.
   double forward = 0, backward = 0, tpComm = 0;
@@ -99,6 +101,11 @@ struct PlanProblem {
   /// scaling (each one more all-reduce when ZeRO shards gradients, and
   /// passed through the pipeline stages).
   bool clipNorm = false, lossScaling = false;
+  /// The search's memo of each segment kind's tensor-parallel collective
+  /// times (PlanModel.cpp), by kind, degree, sequence parallelism and
+  /// micro-batch size.
+  mutable std::map<std::array<int64_t, 4>, std::array<double, 5>>
+      collectiveTimes;
 };
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at

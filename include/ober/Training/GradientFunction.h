@@ -10,6 +10,8 @@
 #ifndef OBER_TRAINING_GRADIENTFUNCTION_H
 #define OBER_TRAINING_GRADIENTFUNCTION_H
 
+#include "ober/Dialect/Ober/IR/ShardingDecisions.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -29,6 +31,16 @@ llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
 llvm::DenseMap<Operation *, int>
 placeBackwardOps(func::FuncOp func, const llvm::DenseSet<Operation *> &forward,
                  const llvm::DenseMap<Operation *, int> &forwardPlace);
+
+/// Each value of `func` whose size scales with the samples, and its batch
+/// dimension: the data arguments' first, followed through each op by its
+/// sharding rule (the result dimension holding the batch factor; without a
+/// rule, a result typed like a batched operand keeps its dimension). A
+/// reduction over the batch (a loss, a parameter's gradient) has none.
+/// With one sample (no batch factor in the rules) the dimension is 0 of
+/// every non-scalar value computed from the batch and not typed like a
+/// parameter.
+llvm::DenseMap<Value, int64_t> batchDimensions(func::FuncOp func);
 
 /// `v` without the reshapes, transposes and casts (one operand each) that
 /// made it a view.
@@ -56,6 +68,21 @@ bool isActivationMatmul(Operation *op);
 /// them: an activation matmul's, or a vocabulary-parallel table lookup's
 /// (Megatron's scatter into the sequence-parallel region).
 bool makesTokenActivation(Operation *op);
+
+/// Whether sequence parallelism splits `op`'s result of `type` by tokens
+/// (its dimension rank - 2; ober::hasTokens): rows of a lookup of constant
+/// ids (positions) are shared by every sample.
+bool splitsByTokens(Operation *op, RankedTensorType type);
+
+/// Sequence parallelism's change to the operand placements `in` of `op`
+/// along the tensor-parallel axis before its rule decides: a matmul that
+/// would leave partial sums of a weight-sized result from split tokens
+/// reads the tokens whole instead (Megatron gathers them for every
+/// matmul): one with a whole weight (a head the plan keeps whole) on
+/// token-split activations, and a weight gradient whose other operand is
+/// whole, when the tokens are no larger than twice its result (else the
+/// partial sums are completed).
+void gatherTokensFor(Operation *op, SmallVectorImpl<Placement> &in);
 
 } // namespace mlir::ober
 
