@@ -400,6 +400,10 @@ bool Analysis::splitClasses(Operation *op) {
   // The statistics are computed once per value (a cross-entropy's
   // gradient reuses its forward's softmax statistics).
   bool first = statistics.insert(x).second;
+  // (Of a received input that recomputation keeps, the program keeps them
+  // too.)
+  movingInput = input && x == input;
+  auto reset = llvm::make_scope_exit([&] { movingInput = false; });
   if (auto s = dyn_cast<SoftmaxOp>(op)) {
     if (first)
       collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),

@@ -75,9 +75,10 @@ struct TPCollective {
   /// what it completes only through the segment's output, which the next
   /// stage computes from (so its op is not recomputed).
   bool recomputedAtStageEnd = true;
-  /// A forward one that moves the activation the segment receives: at the
-  /// start of a pipeline stage (or chunk) that is the received value, which
-  /// recomputation keeps, so its move is not repeated.
+  /// A forward one on the activation the segment receives (moving it, or
+  /// its softmax statistics): at the start of a pipeline stage (or chunk)
+  /// that is the received value, which recomputation keeps, so the program
+  /// does not repeat it.
   bool ofInput = false;
   /// A forward one that moves a parameter (or a view of one): the moved
   /// copy serves the micro-batch's recomputation too.
