@@ -68,8 +68,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // (Per kind and micro-batch size: the search asks again and again.)
   auto [memo, fresh] = problem.collectiveTimes.try_emplace(
       {static_cast<int64_t>(seg.kind), t, sp, c.microBatch});
-  std::array<double, 5> &times = memo->second; // forward, needed at a
-  // stage's end, of the input there, per micro-batch, once per step
+  std::array<double, 6> &times = memo->second; // forward, needed at a
+  // stage's end, of the input there, per micro-batch, once per step, of
+  // the ops selective recomputation repeats
   if (fresh)
     for (const TPCollective &col : tp.collectivesFor(sp)) {
       double time = groupCollectiveTime(
@@ -83,6 +84,8 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
       }
       (col.oncePerStep ? times[4] : times[3]) +=
           col.oncePerStep ? time : time * col.timesPerMicroBatch();
+      if (col.ofSelective)
+        times[5] += time;
     }
   double fwdComm = times[0], fwdCommNeeded = times[1],
          fwdCommOfInput = times[2];
@@ -97,6 +100,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     s.saved = none - tp.selectiveSaved.at(t, sp);
     s.recompute =
         tp.selectiveTime.at(t, sp) * mb + tp.selectiveKernels * launch;
+    s.tpComm += times[5];
     s.working = tp.selectiveSaved.at(t, sp);
     break;
   case Recompute::Full:

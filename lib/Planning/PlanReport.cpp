@@ -115,11 +115,13 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           const auto &cols =
               m.kinds[kind].at(c.tp).collectivesFor(c.sequenceParallel);
           for (unsigned x = 0; x < cols.size(); ++x) {
-            bool again = c.recompute == Recompute::Full && i + 1 < n &&
-                         cols[x].pass != TPCollective::Pass::Backward &&
-                         (i + 1 < end || cols[x].recomputedAtStageEnd) &&
-                         !(i == first && cols[x].ofInput) &&
-                         !cols[x].ofParameter;
+            bool again = (c.recompute == Recompute::Full && i + 1 < n &&
+                          cols[x].pass != TPCollective::Pass::Backward &&
+                          (i + 1 < end || cols[x].recomputedAtStageEnd) &&
+                          !(i == first && cols[x].ofInput) &&
+                          !cols[x].ofParameter) ||
+                         (c.recompute == Recompute::Selective &&
+                          cols[x].ofSelective);
             count[{kind, x}] +=
                 cols[x].timesPerStep(micro) + (again ? micro : 0);
             recomputed[{kind, x}] |= again;

@@ -109,6 +109,8 @@ struct Analysis {
   /// micro-batch whatever its size).
   bool perSample(Value v) const { return batchDims->count(v); }
   const DenseMap<Value, int64_t> *batchDims = nullptr;
+  /// The ops selective recomputation repeats.
+  const DenseSet<Operation *> *selective = nullptr;
   /// The gradient function's forward ops.
   const DenseSet<Operation *> *forwardOps = nullptr;
   /// The segment's ops whose results the backward pass reads, directly or
@@ -161,12 +163,18 @@ struct Analysis {
     c.recomputedAtStageEnd = neededInside.contains(where);
     c.ofInput = movingInput;
     c.ofParameter = movingParameter;
+    // (A move of a value recomputation keeps reuses the moved copy.)
+    c.ofSelective = pass == TPCollective::Pass::Forward && selective &&
+                    selective->contains(where) &&
+                    (!moving || selective->contains(moving.getDefiningOp()));
     out.collectives.push_back(std::move(c));
   }
   /// The activation the segment receives, and whether a move of it is
   /// being recorded.
   Value input;
   bool movingInput = false, movingParameter = false;
+  /// The value a move being recorded moves.
+  Value moving;
 
   /// Sequence parallelism: the walk places ops as the partitioner does
   /// with it (parameters placed as the first walk decided).
@@ -226,8 +234,11 @@ struct Analysis {
     std::string name = user->getName().getStringRef().str();
     movingInput = input && v == input;
     movingParameter = paramOf.count(v);
-    auto reset = llvm::make_scope_exit(
-        [&] { movingInput = movingParameter = false; });
+    moving = v;
+    auto reset = llvm::make_scope_exit([&] {
+      movingInput = movingParameter = false;
+      moving = Value();
+    });
     if (allToAll(v, from, target)) {
       collective(Collective::AllToAll, valueElements(v),
                  "move the split to dimension " + std::to_string(target.dim) +
@@ -564,6 +575,7 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
   a.out.degree = degree;
   a.forwardOps = &forward;
   a.batchDims = &batchDims;
+  a.selective = &selective;
   a.input = ends.in;
   if (ops.empty())
     return;

@@ -61,8 +61,9 @@ mlir::ober::placeBackwardOps(func::FuncOp func,
   }
   // An op that reads only backward values (a sum of gradients, a view of
   // one) and whose users all run in earlier places runs in the latest of
-  // them when what it reads goes there anyway: the gradient of a value
-  // read twice then crosses once. Users first (in reverse order), so
+  // them when what it reads goes there anyway, or when it is a reshape or
+  // transpose: the gradient of a value read twice then crosses once, and
+  // as the activation that crossed forward. Users first (in reverse order), so
   // chains of such ops follow.
   Block &body = func.getBody().front();
   for (Operation &op : llvm::reverse(body.without_terminator())) {
@@ -82,7 +83,9 @@ mlir::ober::placeBackwardOps(func::FuncOp func,
     }
     if (!earlier)
       continue;
-    bool sentAnyway = llvm::all_of(op.getOperands(), [&](Value v) {
+    // (A reshape or transpose sends the same elements as what it reads.)
+    bool view = op.getNumOperands() == 1 && isa<ReshapeOp, TransposeOp>(op);
+    bool sentAnyway = view || llvm::all_of(op.getOperands(), [&](Value v) {
       int from = place.lookup_or(v.getDefiningOp(), -1);
       return from < 0 || from == t ||
              llvm::any_of(v.getUsers(), [&](Operation *u) {

@@ -2,8 +2,8 @@
 """Partitioned steps of generated models against the serial step.
 
 Models no one wrote by hand: chains and residual blocks of linear layers
-(with and without bias), RMS and layer norms, GELU, tanh, ReLU, softmax and
-two-layer MLPs, on [batch, tokens, hidden] or [rows, hidden] inputs, drawn
+(with and without bias), RMS and layer norms, GELU, tanh, ReLU, softmax,
+two-layer MLPs and two-head self-attention, on [batch, tokens, hidden] or [rows, hidden] inputs, drawn
 from a seed. Each is trained 3 AdamW steps (mean-squared error) serially and
 under every plan of PLANS (tensor parallelism with and without sequence
 parallelism, pipelines, ZeRO 1 and 3, recomputation) on the simulated
@@ -103,10 +103,40 @@ class Model:
             return self.emit(f"ober.softmax {h} {{axis = {self.axis} : i64}} : {t}")
         return self.emit(f"ober.{kind} {h} : {t}")
 
+    def attention(self, h):
+        """Two-head self-attention on [batch, tokens, hidden]."""
+        b, s, d = self.shape
+        e = d // 2
+        t = f"tensor<{b}x{s}x{d}xf32>"
+        split = f"tensor<{b}x{s}x2x{e}xf32>"
+        heads = f"tensor<{b}x2x{s}x{e}xf32>"
+
+        def head(w_in, perm, shape):
+            x = self.linear(h, d, d) if w_in else h
+            x = self.emit(f"ober.reshape {x} : {t} to {split}")
+            return self.emit(f"ober.transpose {x} {{permutation = array<i64: "
+                             f"{perm}>}} : {split} -> {shape}")
+        q = head(True, "0, 2, 1, 3", heads)
+        k = head(True, "0, 2, 3, 1", f"tensor<{b}x2x{e}x{s}xf32>")
+        v = head(True, "0, 2, 1, 3", heads)
+        scores = f"tensor<{b}x2x{s}x{s}xf32>"
+        a = self.emit(f"ober.matmul {q}, {k} : ({heads}, tensor<{b}x2x{e}x{s}xf32>)"
+                      f" -> {scores}")
+        a = self.emit(f"ober.softmax {a} {{axis = 3 : i64}} : {scores}")
+        o = self.emit(f"ober.matmul {a}, {v} : ({scores}, {heads}) -> {heads}")
+        o = self.emit(f"ober.transpose {o} {{permutation = array<i64: 0, 2, 1, 3>}}"
+                      f" : {heads} -> {split}")
+        o = self.emit(f"ober.reshape {o} : {split} to {t}")
+        return self.linear(o, d, d)
+
     def block(self, h, depth):
         kinds = ["mlp", "norm", "linear", "act"] + (["res"] * 2 if depth < 2 else [])
+        if len(self.shape) == 3:
+            kinds.append("attention")
         kind = self.r.choice(kinds)
         d = self.hidden
+        if kind == "attention":
+            return self.attention(h)
         if kind == "linear":
             return self.linear(h, d, d)
         if kind == "norm":

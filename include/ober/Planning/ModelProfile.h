@@ -80,6 +80,9 @@ struct TPCollective {
   /// that is the received value, which recomputation keeps, so the program
   /// does not repeat it.
   bool ofInput = false;
+  /// A forward one of an op selective recomputation repeats (statistics of
+  /// attention scores split by tokens): repeated with it.
+  bool ofSelective = false;
   /// A forward one that moves a parameter (or a view of one): the moved
   /// copy serves the micro-batch's recomputation too.
   bool ofParameter = false;

@@ -104,7 +104,7 @@ struct PlanProblem {
   /// The search's memo of each segment kind's tensor-parallel collective
   /// times (PlanModel.cpp), by kind, degree, sequence parallelism and
   /// micro-batch size.
-  mutable std::map<std::array<int64_t, 4>, std::array<double, 5>>
+  mutable std::map<std::array<int64_t, 4>, std::array<double, 6>>
       collectiveTimes;
 };
 
