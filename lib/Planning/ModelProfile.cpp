@@ -574,9 +574,14 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       if (selective.contains(op))
         seg.selective.push_back(op);
     // Its backward ops too: the first layer of a stack also makes the
-    // gradients of what feeds it (a position embedding's).
-    std::string sig =
-        signatureOf(ops) + " | " + signatureOf(backwardOf[i]) + split;
+    // gradients of what feeds it (a position embedding's). (Not the views
+    // of gradients, which run with their users: each layer of a stack
+    // takes one from the next.)
+    std::vector<Operation *> work;
+    for (Operation *op : backwardOf[i])
+      if (op->getNumOperands() != 1 || !isa<ReshapeOp, TransposeOp>(op))
+        work.push_back(op);
+    std::string sig = signatureOf(ops) + " | " + signatureOf(work) + split;
     auto [it, inserted] = kindOf.emplace(sig, p.kinds.size());
     if (inserted) {
       SegmentKind k;
