@@ -78,17 +78,42 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
   llvm::StringMap<int64_t> firstStage, lastStage;
   std::vector<llvm::StringSet<>> readBy(plan.stages.size()),
       recomputedReads(plan.stages.size());
+  // The ops recomputation runs again: recomputed ones whose results the
+  // backward pass of their stage reads, directly or through others (the
+  // partitioner rebuilds only those, Stages.cpp); ZeRO-3 gathers what they
+  // read again.
+  DenseMap<Operation *, std::pair<unsigned, int64_t>> forwardAt;
+  for (auto [i, seg] : llvm::enumerate(m.segments))
+    for (Operation *op : seg.ops)
+      forwardAt[op] = {static_cast<unsigned>(i), stageOfSegment(i)};
+  DenseSet<Operation *> rebuilt;
+  SmallVector<Operation *> work;
+  auto rebuilds = [&](Value v, int64_t stage) {
+    auto it = forwardAt.find(v.getDefiningOp());
+    if (it != forwardAt.end() && it->second.second == stage &&
+        recomputes(c, m, it->second.first, it->first) &&
+        rebuilt.insert(it->first).second)
+      work.push_back(it->first);
+  };
+  for (auto [i, seg] : llvm::enumerate(m.segments))
+    for (Operation *op : seg.backward)
+      for (Value v : op->getOperands())
+        rebuilds(v, stageOfSegment(i));
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value v : op->getOperands())
+      rebuilds(v, forwardAt.lookup(op).second);
+  }
+  for (Operation *op : rebuilt)
+    for (Value v : op->getOperands())
+      if (BlockArgument arg = parameterRoot(v))
+        recomputedReads[forwardAt.lookup(op).second].insert(
+            cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                .getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                              OberDialect::kParamAttrName)
+                .getValue());
   for (auto [i, seg] : llvm::enumerate(m.segments)) {
     int64_t s = stageOfSegment(i);
-    for (Operation *op : seg.ops)
-      if (recomputes(c, m, i, op))
-        for (Value v : op->getOperands())
-          if (BlockArgument arg = parameterRoot(v))
-            recomputedReads[s].insert(
-                cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                    .getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  OberDialect::kParamAttrName)
-                    .getValue());
     for (const auto &name : parametersOf(seg)) {
       readBy[s].insert(name.getKey());
       firstStage.try_emplace(name.getKey(), s);
