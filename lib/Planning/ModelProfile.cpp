@@ -151,12 +151,6 @@ DenseSet<Operation *> selectiveOps(ArrayRef<Operation *> ops,
 }
 } // namespace
 
-static StringRef parameterName(BlockArgument arg) {
-  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ober.param")
-      .getValue();
-}
-
 /// Whether the backward ops of `model` read a parameter, or make the
 /// gradient of one, that its own analysis `own` does not decide.
 static bool needsOthersParameters(const Segment &model, const TPProfile &own) {
@@ -172,22 +166,19 @@ static bool needsOthersParameters(const Segment &model, const TPProfile &own) {
     for (Value v : op->getOperands())
       if (undecided(parameterRoot(v)))
         return true;
-  // The gradients the function returns last, one per parameter in order.
-  auto func = model.backward.front()->getParentOfType<func::FuncOp>();
-  SmallVector<BlockArgument> params;
-  for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), OberDialect::kParamAttrName))
-      params.push_back(arg);
-  Operation *ret = func.getBody().front().getTerminator();
-  if (ret->getNumOperands() < params.size())
-    return false;
   DenseSet<Operation *> mine(model.backward.begin(), model.backward.end());
-  for (auto [k, arg] : llvm::enumerate(params)) {
-    Value g = ret->getOperand(ret->getNumOperands() - params.size() + k);
-    if (mine.contains(g.getDefiningOp()) && undecided(arg))
-      return true;
-  }
-  return false;
+  auto func = model.backward.front()->getParentOfType<func::FuncOp>();
+  return llvm::any_of(parameterGradients(func), [&](auto pair) {
+    return mine.contains(pair.second.getDefiningOp()) && undecided(pair.first);
+  });
+}
+
+/// The first segment of kind `ki` (the one its analyses walk).
+static unsigned firstSegmentOf(const ModelProfile &p, unsigned ki) {
+  unsigned first = 0;
+  while (p.segments[first].kind != ki)
+    ++first;
+  return first;
 }
 
 /// A split for a kind's signature.
@@ -210,9 +201,7 @@ struct Analyser {
   /// Kind `ki` at degree index `di`, analysed on its first segment.
   void operator()(ModelProfile &p, unsigned ki, unsigned di,
                   const KnownParameters &known) const {
-    unsigned first = 0;
-    while (p.segments[first].kind != ki)
-      ++first;
+    unsigned first = firstSegmentOf(p, ki);
     const Segment &model = p.segments[first];
     DenseSet<Operation *> selective(model.selective.begin(),
                                     model.selective.end());
@@ -261,13 +250,10 @@ static std::vector<KnownParameters> settleParameters(ModelProfile &p,
         analyse(p, ki, di, known);
     }
     known.decided = parameterSplits(p, d);
-    for (unsigned ki = 0; ki < p.kinds.size(); ++ki) {
-      unsigned first = 0;
-      while (p.segments[first].kind != ki)
-        ++first;
-      if (needsOthersParameters(p.segments[first], p.kinds[ki].tp[di]))
+    for (unsigned ki = 0; ki < p.kinds.size(); ++ki)
+      if (needsOthersParameters(p.segments[firstSegmentOf(p, ki)],
+                                p.kinds[ki].tp[di]))
         analyse(p, ki, di, known);
-    }
   }
   return settled;
 }
@@ -547,6 +533,8 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
 
   // Distinct kinds, each profiled once.
   std::map<std::string, unsigned> kindOf;
+  Analyser analyse{degrees, cluster, precision, samples,
+                   saved,   forward, batchDims};
   for (auto [i, ops] : llvm::enumerate(groups)) {
     Segment seg;
     seg.ops = ops;
@@ -610,13 +598,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       k.sequenceIncoming = incomingTokens;
       k.gradientIn.resize(degrees.size());
       k.sequenceGradientIn.resize(degrees.size());
-      for (auto [di, d] : llvm::enumerate(degrees))
-        k.tp.push_back(analyseTensorParallel(
-            ops, backwardOf[i], d, cluster, precision, samples, saved, selective,
-            forward,
-            {i > 0 ? boundaries[i - 1] : Value(), boundaries[i],
-             incoming[di], incomingTokens[di]},
-            batchDims));
+      k.tp.resize(degrees.size());
       for (Operation *op : ops)
         if (OpWork w = workOf(op); w.matmul)
           k.forwardFlops += w.flops / samples;
@@ -625,9 +607,10 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     seg.kind = it->second;
     p.kinds[seg.kind].count++;
     p.segments.push_back(std::move(seg));
+    if (inserted)
+      for (unsigned di = 0; di < degrees.size(); ++di)
+        analyse(p, it->second, di, {});
   }
-  Analyser analyse{degrees, cluster, precision, samples,
-                   saved,   forward, batchDims};
   std::vector<KnownParameters> known = settleParameters(p, analyse);
   settleGradients(p, analyse, known, kindOf);
 

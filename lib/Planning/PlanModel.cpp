@@ -68,28 +68,27 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // (Per kind and micro-batch size: the search asks again and again.)
   auto [memo, fresh] = problem.collectiveTimes.try_emplace(
       {static_cast<int64_t>(seg.kind), t, sp, c.microBatch});
-  std::array<double, 6> &times = memo->second; // forward, needed at a
-  // stage's end, of the input there, per micro-batch, once per step, of
-  // the ops selective recomputation repeats
+  PlanProblem::CollectiveTimes &times = memo->second;
   if (fresh)
     for (const TPCollective &col : tp.collectivesFor(sp)) {
       double time = groupCollectiveTime(
           col.kind, col.elementsFor(mb) * m.floatBytes, t, 1, problem.cluster);
       if (col.pass != TPCollective::Pass::Backward && !col.ofParameter) {
-        times[0] += time;
+        times.forward += time;
         if (col.recomputedAtStageEnd)
-          times[1] += time;
+          times.neededAtStageEnd += time;
         if (col.ofInput && col.recomputedAtStageEnd)
-          times[2] += time;
+          times.ofInputAtStageEnd += time;
       }
-      (col.oncePerStep ? times[4] : times[3]) +=
-          col.oncePerStep ? time : time * col.timesPerMicroBatch();
+      if (col.oncePerStep)
+        times.perStep += time;
+      else
+        times.perMicroBatch += time * col.timesPerMicroBatch();
       if (col.ofSelective)
-        times[5] += time;
+        times.selective += time;
     }
-  double fwdComm = times[0], fwdCommNeeded = times[1],
-         fwdCommOfInput = times[2];
-  s.tpComm = times[3] + times[4] / static_cast<double>(c.numMicroBatches);
+  s.tpComm = times.perMicroBatch +
+             times.perStep / static_cast<double>(c.numMicroBatches);
   double none = tp.saved.at(t, sp);
   bool last = index + 1 == m.segments.size();
   switch (c.recompute) {
@@ -100,7 +99,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     s.saved = none - tp.selectiveSaved.at(t, sp);
     s.recompute =
         tp.selectiveTime.at(t, sp) * mb + tp.selectiveKernels * launch;
-    s.tpComm += times[5];
+    s.tpComm += times.selective;
     s.working = tp.selectiveSaved.at(t, sp);
     break;
   case Recompute::Full:
@@ -113,9 +112,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                          : m.segments[index - 1].boundaryElements * m.floatBytes /
                                (sp ? t : 1);
     s.recompute = s.forward;
-    s.tpComm += fwdComm;
-    s.notAtStageEnd = fwdComm - fwdCommNeeded;
-    s.notAtStageStart = fwdCommOfInput;
+    s.tpComm += times.forward;
+    s.notAtStageEnd = times.forward - times.neededAtStageEnd;
+    s.notAtStageStart = times.ofInputAtStageEnd;
     s.working = none;
     break;
   }

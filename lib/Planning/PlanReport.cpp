@@ -108,10 +108,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     for (Value v : op->getOperands())
       if (BlockArgument arg = parameterRoot(v))
         recomputedReads[forwardAt.lookup(op).second].insert(
-            cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                .getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                              OberDialect::kParamAttrName)
-                .getValue());
+            parameterName(arg));
   for (auto [i, seg] : llvm::enumerate(m.segments)) {
     int64_t s = stageOfSegment(i);
     for (const auto &name : parametersOf(seg)) {

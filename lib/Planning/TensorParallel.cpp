@@ -162,7 +162,7 @@ struct Analysis {
     c.oncePerStep = oncePerStep;
     c.recomputedAtStageEnd = neededInside.contains(where);
     c.ofInput = movingInput;
-    c.ofParameter = movingParameter;
+    c.ofParameter = moving && paramOf.count(moving);
     // (A move of a value recomputation keeps reuses the moved copy.)
     c.ofSelective = pass == TPCollective::Pass::Forward && selective &&
                     selective->contains(where) &&
@@ -172,7 +172,7 @@ struct Analysis {
   /// The activation the segment receives, and whether a move of it is
   /// being recorded.
   Value input;
-  bool movingInput = false, movingParameter = false;
+  bool movingInput = false;
   /// The value a move being recorded moves.
   Value moving;
 
@@ -233,10 +233,9 @@ struct Analysis {
     bool scales = perSample(v);
     std::string name = user->getName().getStringRef().str();
     movingInput = input && v == input;
-    movingParameter = paramOf.count(v);
     moving = v;
-    auto reset = llvm::make_scope_exit([&] {
-      movingInput = movingParameter = false;
+    llvm::scope_exit reset([&] {
+      movingInput = false;
       moving = Value();
     });
     if (allToAll(v, from, target)) {
@@ -414,7 +413,7 @@ bool Analysis::splitClasses(Operation *op) {
   // (Of a received input that recomputation keeps, the program keeps them
   // too.)
   movingInput = input && x == input;
-  auto reset = llvm::make_scope_exit([&] { movingInput = false; });
+  llvm::scope_exit reset([&] { movingInput = false; });
   if (auto s = dyn_cast<SoftmaxOp>(op)) {
     if (first)
       collective(Collective::AllReduce, statisticsElements(op, 0, in.dim),
@@ -471,10 +470,6 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
                             const SegmentEnds &ends) {
   pass = TPCollective::Pass::Backward;
   placeParameters(func);
-  SmallVector<BlockArgument> params;
-  for (BlockArgument arg : func.getArguments())
-    if (paramOf.count(arg))
-      params.push_back(arg);
   for (Operation *op : ops)
     if (isParamView(op, paramOf))
       byRule(op);
@@ -524,12 +519,7 @@ void Analysis::walkBackward(func::FuncOp func, ArrayRef<Operation *> ops,
           }))
         if (Placement p = get(r); p.isSplit())
           out.gradientOut = {p.dim, p.groups};
-  // The gradients the function returns last, one per parameter in order.
-  Operation *ret = func.getBody().front().getTerminator();
-  if (ret->getNumOperands() < params.size())
-    return;
-  for (auto [k, arg] : llvm::enumerate(params)) {
-    Value g = ret->getOperand(ret->getNumOperands() - params.size() + k);
+  for (auto [arg, g] : parameterGradients(func)) {
     Operation *def = g.getDefiningOp();
     Placement now = get(g), want = get(arg);
     const std::string &name = paramOf.lookup(arg);
@@ -565,13 +555,16 @@ void Analysis::visit(Operation *op) {
 
 /// One walk of the segment (`a` without or with sequence parallelism).
 static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
-                        ArrayRef<Operation *> backward, int64_t degree,
-                        const Cluster &cluster, StringRef precision,
-                        double samples, const DenseSet<Value> &saved,
+                        ArrayRef<Operation *> backward,
+                        const DenseSet<Value> &saved,
                         const DenseSet<Operation *> &selective,
                         const DenseSet<Operation *> &forward,
                         const SegmentEnds &ends,
                         const DenseMap<Value, int64_t> &batchDims) {
+  int64_t degree = a.t;
+  const Cluster &cluster = a.cluster;
+  StringRef precision = a.precision;
+  double samples = a.samples;
   a.out.degree = degree;
   a.forwardOps = &forward;
   a.batchDims = &batchDims;
@@ -748,8 +741,7 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
     const DenseSet<Operation *> &forward, const SegmentEnds &ends,
     const DenseMap<Value, int64_t> &batchDims, const KnownParameters &known) {
   Analysis a(degree, cluster, precision, samples, known);
-  walkSegment(a, ops, backward, degree, cluster, precision, samples, saved,
-              selective, forward, ends, batchDims);
+  walkSegment(a, ops, backward, saved, selective, forward, ends, batchDims);
   if (degree == 1 || ops.empty())
     return std::move(a.out);
   // Sequence parallelism: the same parameters, tokens split outside the
@@ -761,8 +753,8 @@ TPProfile mlir::ober::planning::analyseTensorParallel(
   SegmentEnds tokens = ends;
   tokens.incoming = ends.sequenceIncoming;
   tokens.gradientIn = ends.sequenceGradientIn;
-  walkSegment(sp, ops, backward, degree, cluster, precision, samples, saved,
-              selective, forward, tokens, batchDims);
+  walkSegment(sp, ops, backward, saved, selective, forward, tokens,
+              batchDims);
   a.out.sequenceCollectives = std::move(sp.out.collectives);
   a.out.sequenceBoundary = sp.out.boundary;
   a.out.sequenceGradientOut = sp.out.gradientOut;

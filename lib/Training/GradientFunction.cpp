@@ -32,6 +32,7 @@ DenseMap<Operation *, int>
 mlir::ober::placeBackwardOps(func::FuncOp func,
                              const DenseSet<Operation *> &forward,
                              const DenseMap<Operation *, int> &forwardPlace) {
+  Block &body = func.getBody().front();
   DenseMap<Operation *, int> place;
   DenseMap<Value, int> useAt;
   auto forUse = [&](Value v) {
@@ -46,7 +47,7 @@ mlir::ober::placeBackwardOps(func::FuncOp func,
         s = forwardPlace.lookup_or(def, -1);
     return useAt[v] = s;
   };
-  for (Operation &op : func.getBody().front().without_terminator()) {
+  for (Operation &op : body.without_terminator()) {
     if (forward.contains(&op))
       continue;
     int s = -1;
@@ -65,7 +66,6 @@ mlir::ober::placeBackwardOps(func::FuncOp func,
   // transpose: the gradient of a value read twice then crosses once, and
   // as the activation that crossed forward. Users first (in reverse order), so
   // chains of such ops follow.
-  Block &body = func.getBody().front();
   for (Operation &op : llvm::reverse(body.without_terminator())) {
     auto at = place.find(&op);
     if (at == place.end() || at->second < 0 ||
@@ -176,6 +176,30 @@ BlockArgument mlir::ober::parameterRoot(Value v) {
   return func && func.getArgAttr(arg.getArgNumber(), OberDialect::kParamAttrName)
              ? arg
              : BlockArgument();
+}
+
+StringRef mlir::ober::parameterName(BlockArgument arg) {
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func
+      .getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                    OberDialect::kParamAttrName)
+      .getValue();
+}
+
+SmallVector<std::pair<BlockArgument, Value>>
+mlir::ober::parameterGradients(func::FuncOp func) {
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), OberDialect::kParamAttrName))
+      params.push_back(arg);
+  Operation *ret = func.getBody().front().getTerminator();
+  SmallVector<std::pair<BlockArgument, Value>> out;
+  if (ret->getNumOperands() < params.size())
+    return out;
+  ValueRange grads = ret->getOperands().take_back(params.size());
+  for (auto [arg, g] : llvm::zip(params, grads))
+    out.push_back({arg, g});
+  return out;
 }
 
 bool mlir::ober::isTableLookup(Operation *op) {

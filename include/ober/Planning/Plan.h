@@ -101,11 +101,18 @@ struct PlanProblem {
   /// scaling (each one more all-reduce when ZeRO shards gradients, and
   /// passed through the pipeline stages).
   bool clipNorm = false, lossScaling = false;
-  /// The search's memo of each segment kind's tensor-parallel collective
-  /// times (PlanModel.cpp), by kind, degree, sequence parallelism and
+  /// A segment kind's tensor-parallel collective seconds (PlanModel.cpp).
+  struct CollectiveTimes {
+    /// Forward ones full recomputation repeats; of them, those it repeats
+    /// at a stage's end too, and those of them on the segment's input.
+    double forward = 0, neededAtStageEnd = 0, ofInputAtStageEnd = 0;
+    /// Per micro-batch, and once per step; the forward ones selective
+    /// recomputation repeats.
+    double perMicroBatch = 0, perStep = 0, selective = 0;
+  };
+  /// The search's memo of them, by kind, degree, sequence parallelism and
   /// micro-batch size.
-  mutable std::map<std::array<int64_t, 4>, std::array<double, 6>>
-      collectiveTimes;
+  mutable std::map<std::array<int64_t, 4>, CollectiveTimes> collectiveTimes;
 };
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at

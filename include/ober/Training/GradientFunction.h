@@ -50,6 +50,15 @@ Value viewRoot(Value v);
 /// of, or null.
 BlockArgument parameterRoot(Value v);
 
+/// The name (`ober.param`) of parameter `arg`, a function argument.
+StringRef parameterName(BlockArgument arg);
+
+/// Each parameter of gradient function `func` with the gradient the
+/// function returns for it (its last results, one per parameter in
+/// argument order); empty when it returns fewer.
+SmallVector<std::pair<BlockArgument, Value>>
+parameterGradients(func::FuncOp func);
+
 /// A lookup in a parameter table: an embedding, or a gather of rows (axis
 /// 0) of a parameter or a view of one.
 bool isTableLookup(Operation *op);
