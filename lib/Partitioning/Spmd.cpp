@@ -163,6 +163,31 @@ void Spmd::forgetMovesOfArguments() {
       ++it;
 }
 
+void Spmd::forgetValuesIn(Block *block) {
+  auto in = [&](Value v) { return v && v.getParentBlock() == block; };
+  for (auto it = moved.begin(); it != moved.end();)
+    if (in(it->second) ||
+        in(Value::getFromOpaquePointer(std::get<0>(it->first))))
+      it = moved.erase(it);
+    else
+      ++it;
+  auto forget = [&](Value v) {
+    layouts.erase(v);
+    statistics.erase(v);
+  };
+  for (BlockArgument arg : block->getArguments())
+    forget(arg);
+  for (Operation &op : *block)
+    for (Value r : op.getResults())
+      forget(r);
+  SmallVector<Value> stale;
+  for (auto &[x, pair] : statistics)
+    if (in(pair.first) || in(pair.second))
+      stale.push_back(x);
+  for (Value x : stale)
+    statistics.erase(x);
+}
+
 Value Spmd::move(Value v, unsigned axis, Placement from, Placement target,
                  Location loc) {
   assert(!target.isPartial() && "values become partial only through ops");

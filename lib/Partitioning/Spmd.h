@@ -66,6 +66,9 @@ public:
   /// batch): each micro-batch moves them again, as the micro-batch loop's
   /// body does once per iteration.
   void forgetMovesOfArguments();
+  /// Forgets everything known of the values `block` defines (layouts,
+  /// moves from or to them, statistics), before the block is erased.
+  void forgetValuesIn(Block *block);
 
   /// Clones serial op `op` onto local operands (`map` holds the local value
   /// of each serial value), inserting the collectives its rule asks for.

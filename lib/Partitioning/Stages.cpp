@@ -1,8 +1,8 @@
 //===- Stages.cpp - pipeline stages, transfers and the schedule -----------===//
 //
 // Part of Ober-Train. Every op of the step, and of the gradient function
-// inlined once per micro-batch (once in the micro-batch loop's body without
-// a pipeline, MicroBatchLoop.cpp), runs in one pipeline stage: forward ops in
+// inlined once (for the micro-batch loop's body, MicroBatchLoop.cpp, or for
+// the step's one micro-batch), runs in one pipeline stage: forward ops in
 // the stage the plan gave them (`ober.stage`); a backward op in the lowest
 // stage among what it reads (a forward value counts for the stage that
 // consumes it, so the gradient of a stage's input stays there); an op that
@@ -11,7 +11,7 @@
 // `shard.send`/`shard.recv` along the pipeline axis, matched by an
 // `ober.tag`. Each stage's program is its ops before the micro-batches,
 // then each micro-batch's forward and backward pass in the order of the
-// plan's schedule, then the optimizer.
+// plan's schedule (as loops, MicroBatches.cpp), then the optimizer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,8 @@
 #include "ober/Training/GradientFunction.h"
 
 #include "llvm/ADT/ScopeExit.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -113,23 +115,33 @@ LogicalResult StepPartitioner::assignStages() {
   // The step: call results in the stage that computes them; other ops by
   // what they read (arguments are in every stage).
   Operation *ret = g.getTerminator();
-  for (Operation &op : body.without_terminator()) {
+  std::function<void(Operation &)> placeStepOp = [&](Operation &op) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       for (auto [r, v] : llvm::zip(call.getResults(), ret->getOperands())) {
         valueStage[r] = valueStage.lookup_or(v, -1);
         afterCalls.insert(r);
       }
-      continue;
+      return;
     }
-    // The micro-batch loop (only without a pipeline: stage 0;
-    // MicroBatchLoop.cpp): its results come after the calls.
-    if (isa<scf::ForOp>(op)) {
-      opStage[&op] = 0;
-      for (Value r : op.getResults()) {
-        valueStage[r] = 0;
-        afterCalls.insert(r);
+    // The micro-batch loop: its body's ops as the step's; a carried value
+    // lives in the stage that computes its next value (placed again once
+    // that is known), and its result comes after the calls.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      opStage[&op] = -1;
+      Block *inner = loop.getBody();
+      Operation *yield = inner->getTerminator();
+      for (int pass = 0; pass < 2; ++pass) {
+        for (Operation &o : inner->without_terminator())
+          placeStepOp(o);
+        for (auto [arg, next, result] :
+             llvm::zip(loop.getRegionIterArgs(), yield->getOperands(),
+                       loop.getResults())) {
+          valueStage[arg] = valueStage.lookup_or(next, -1);
+          valueStage[result] = valueStage[arg];
+          afterCalls.insert(result);
+        }
       }
-      continue;
+      return;
     }
     // An op runs in the earliest stage of the tensors it reads (a
     // parameter's update where its gradient is); scalars follow the tensor
@@ -154,7 +166,9 @@ LogicalResult StepPartitioner::assignStages() {
       if (after)
         afterCalls.insert(r);
     }
-  }
+  };
+  for (Operation &op : body.without_terminator())
+    placeStepOp(op);
   // Virtual stages to devices and chunks.
   for (auto &[op, s] : opStage)
     if (s >= 0) {
@@ -380,6 +394,11 @@ LogicalResult StepPartitioner::inlineCall(func::CallOp call, unsigned micro) {
         auto type = cast<RankedTensorType>(local.getType());
         if (compute && type.getElementType() == compute &&
             cast<RankedTensorType>(result.getType()).getElementType().isF32()) {
+          // Where the value is made, so that a batch-norm statistic the
+          // next micro-batch's forward pass reads is ready there.
+          OpBuilder::InsertionGuard guard(builder);
+          if (Operation *def = local.getDefiningOp())
+            builder.setInsertionPointAfter(def);
           Value f32 = CastOp::create(builder, call.getLoc(),
                                      type.clone(builder.getF32Type()), local);
           spmd->setLayout(f32, spmd->layoutOf(local));
@@ -411,9 +430,10 @@ LogicalResult StepPartitioner::buildStepOp(Operation &op) {
   for (unsigned t = 0; t < stages.size(); ++t) {
     if (s >= 0 && s != static_cast<int>(t))
       continue;
-    builder.setInsertionPointToEnd(loopBody ? loopBody
-                                   : after  ? stages[t].post
-                                            : stages[t].pre);
+    builder.setInsertionPointToEnd(
+        !templates.empty() ? (inLoopTail ? templates[t].tail : templates[t].head)
+        : after            ? stages[t].post
+                           : stages[t].pre);
     IRMapping &map = maps[0][t];
     for (Value v : op.getOperands())
       if (!fetch(t, v, -1, op.getLoc()))

@@ -101,12 +101,16 @@ private:
   Block *splitWeightGradients(Block *backward);
   LogicalResult finish(ArrayRef<Layout> argLayouts);
 
-  // The micro-batch loop, kept as a loop without a pipeline
-  // (MicroBatchLoop.cpp).
+  // The micro-batch loop, kept as loops in every stage's program
+  // (MicroBatchLoop.cpp, MicroBatches.cpp).
   LogicalResult buildLoop(scf::ForOp loop);
-  /// The local block argument of the loop's carried value `k`, created
-  /// (with its local initial value) in `layout` when first needed.
-  Value carriedArgument(scf::ForOp loop, unsigned k, const Layout &layout);
+  /// The local argument of the loop's carried value `k` in `stage`'s
+  /// micro-batch, created (with its local initial value) in `layout` when
+  /// first needed.
+  Value carriedArgument(scf::ForOp loop, unsigned stage, unsigned k,
+                        const Layout &layout);
+  /// Writes `stage`'s micro-batches in schedule order from its template.
+  LogicalResult emitLoop(scf::ForOp loop, unsigned stage);
 
   ModuleOp module;
   func::FuncOp step;
@@ -138,9 +142,9 @@ private:
     std::map<std::tuple<unsigned, bool, unsigned>, Block *> phases;
   };
   SmallVector<Stage> stages;
-  /// maps[0][s]: the step's serial values in stage s; maps[m + 1][s]: the
-  /// gradient function's values for micro-batch m (one, the loop body's,
-  /// when the micro-batch loop stays a loop).
+  /// maps[0][s]: the step's serial values in stage s; maps[1][s]: the
+  /// gradient function's values (inlined once: for the micro-batch loop's
+  /// body, or the step's one micro-batch).
   std::vector<std::vector<IRMapping>> maps;
   SmallVector<func::CallOp> calls;
   func::FuncOp grad;
@@ -152,12 +156,22 @@ private:
   DenseMap<Operation *, unsigned> opChunk;
   DenseMap<Value, int> valueStage;
   DenseSet<Value> afterCalls;
-  /// While the micro-batch loop is built: its local body, the carried
-  /// values its arguments hold (in order) and their local initial values.
-  Block *loopBody = nullptr;
-  SmallVector<unsigned> carriedOrder;
-  SmallVector<Value> carriedInit;
-  DenseMap<unsigned, Value> carriedArgs;
+  /// While the micro-batch loop is built: per stage, one micro-batch on
+  /// local operands (its passes are the stage's `phases` of micro-batch
+  /// 0): a block holding its arguments (the micro-batch index, carried
+  /// values), the loop body's ops before and after the gradient function,
+  /// and which carried values it holds with their local initial values.
+  struct LoopTemplate {
+    Block *args = nullptr, *head = nullptr, *tail = nullptr;
+    /// Zero-bubble: each backward pass's weight gradients.
+    SmallVector<Block *> weights;
+    Value index;
+    SmallVector<unsigned> carriedOrder;
+    SmallVector<Value> carriedInit;
+    DenseMap<unsigned, Value> carriedArgs;
+  };
+  SmallVector<LoopTemplate> templates;
+  bool inLoopTail = false;
   /// Per (stage, micro-batch): values the backward pass reads again.
   std::map<std::pair<unsigned, unsigned>, DenseMap<Value, Value>> again;
   int64_t nextTag = 0;

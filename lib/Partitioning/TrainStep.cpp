@@ -446,9 +446,5 @@ LogicalResult mlir::ober::partitionTrainStep(ModuleOp module, func::FuncOp step,
   FailureOr<func::FuncOp> planned = stepForPlanBatch(module, step, *plan);
   if (failed(planned))
     return failure();
-  // A pipeline schedule interleaves the micro-batches; without one the
-  // loop stays (MicroBatchLoop.cpp).
-  if (plan->pp > 1)
-    unrollMicroBatchLoop(*planned);
   return StepPartitioner(module, *planned, *plan, options).run();
 }

@@ -187,7 +187,7 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
     int64_t to = moveAlong(rank, send.getGridAxes(), send.getDestination());
     record("send/recv", bytesOf(input), 2);
     std::lock_guard<std::mutex> lock(mutex);
-    mailbox[{rank, to, tagOf()}] = input;
+    mailbox[{rank, to, tagOf()}].push_back(input);
     arrivedAll.notify_all();
     return input;
   }
@@ -200,13 +200,19 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
     // A program whose schedule waits for a transfer never sent would hang:
     // give up with an error instead.
     if (!arrivedAll.wait_for(lock, std::chrono::seconds(kWaitSeconds),
-                             [&] { return mailbox.count(key) > 0; }))
+                             [&] {
+                               auto it = mailbox.find(key);
+                               return it != mailbox.end() && !it->second.empty();
+                             }))
       return op->emitError("device ")
              << rank << " waited " << kWaitSeconds << " s for transfer "
              << std::get<2>(key) << " from device " << from
              << ": the stage programs deadlock";
-    Tensor out = std::move(mailbox[key]);
-    mailbox.erase(key);
+    std::deque<Tensor> &queue = mailbox[key];
+    Tensor out = std::move(queue.front());
+    queue.pop_front();
+    if (queue.empty())
+      mailbox.erase(key);
     return out;
   }
   std::vector<int64_t> members;

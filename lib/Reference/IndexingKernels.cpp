@@ -43,11 +43,12 @@ FailureOr<int64_t> indexAt(Operation *op, const Tensor &indices, int64_t i,
   return w;
 }
 
-/// gather (forward) or scatter-add (reverse) of slices along `axis`.
+/// gather (forward), scatter-add or (with `replace`) scatter (reverse) of
+/// slices along `axis`.
 LogicalResult gatherOrScatter(Operation *op, const Tensor &data,
                               const Tensor &indices, int64_t axis,
                               bool allowNegative, Tensor &out,
-                              const Tensor *updates) {
+                              const Tensor *updates, bool replace = false) {
   AxisSplit split(data.getShape(), axis);
   int64_t count = indices.getNumElements();
   for (int64_t o = 0; o < split.outer; ++o)
@@ -61,6 +62,8 @@ LogicalResult gatherOrScatter(Operation *op, const Tensor &data,
         int64_t slicePos = (o * count + j) * split.inner + in;
         if (!updates) {
           out.copyElement(slicePos, data, dataPos);
+        } else if (replace) {
+          out.copyElement(dataPos, *updates, slicePos);
         } else if (out.isFloat()) {
           out.setFloat(dataPos,
                        out.getFloat(dataPos) + updates->getFloat(slicePos));
@@ -118,10 +121,12 @@ mlir::ober::reference::detail::evaluateIndexing(Operation *op,
     results.push_back(std::move(out));
     return success();
   }
-  if (auto s = dyn_cast<ScatterAddOp>(op)) {
+  if (isa<ScatterAddOp, ScatterOp>(op)) {
     Tensor out = operands[0];
-    if (failed(gatherOrScatter(op, operands[0], operands[1], s.getAxis(),
-                               /*allowNegative=*/true, out, &operands[2])))
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (failed(gatherOrScatter(op, operands[0], operands[1], axis,
+                               /*allowNegative=*/true, out, &operands[2],
+                               /*replace=*/isa<ScatterOp>(op))))
       return failure();
     results.push_back(std::move(out));
     return success();

@@ -18,7 +18,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -356,11 +355,6 @@ Operation *mlir::ober::microBatchLoopOf(func::FuncOp step) {
       return loop;
   }
   return nullptr;
-}
-
-void mlir::ober::unrollMicroBatchLoop(func::FuncOp step) {
-  if (auto loop = cast_or_null<scf::ForOp>(microBatchLoopOf(step)))
-    (void)loopUnrollFull(loop); // constant bounds: it always unrolls
 }
 
 func::FuncOp mlir::ober::lossFunctionOf(func::FuncOp step) {

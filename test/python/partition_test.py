@@ -408,13 +408,50 @@ func.func @folded(%x: tensor<8x4xf32>, %w: tensor<32x3xf32> {ober.param = "w"}) 
 
     def test_mlp(self):
         torch.manual_seed(1)
+        # Pipelines over 4 and 8 micro-batches: loops in steady state, with
+        # activations kept in rings between a micro-batch's passes.
         self.check(MLP(), torch.randn(8, 12), torch.randint(0, 5, (8,)),
-                   lr=1e-2)
+                   lr=1e-2,
+                   plans=PLANS + [(1, 1, 2, 0, 8, "none", "1f1b"),
+                                  (1, 1, 2, 0, 8, "none", "zero-bubble"),
+                                  (1, 1, 2, 0, 4, "full", "gpipe")])
 
     def test_cnn(self):
         torch.manual_seed(2)
+        # With full recomputation the backward pass runs the batch norm
+        # again, reading the running statistics its micro-batch began with
+        # (later forwards have updated them since).
         self.check(SmallCNN(), torch.randn(8, 3, 8, 8),
-                   torch.randint(0, 6, (8,)), lr=5e-3)
+                   torch.randint(0, 6, (8,)), lr=5e-3,
+                   plans=PLANS + [(1, 1, 2, 0, 4, "full", "1f1b"),
+                                  (2, 1, 2, 0, 4, "none", "1f1b")])
+
+    def test_program_size(self):
+        # The program does not grow with the micro-batches: each schedule
+        # partitions 8 and 32 micro-batches into programs of as many ops.
+        src = run([os.path.join(BIN, "ober-translate"),
+                   "--emit-gpt=layers=4 hidden=16 heads=2 seq=4 vocab=16 "
+                   "batch=1"])[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "gpt.mlir")
+            with open(path, "w") as f:
+                f.write(src)
+            step = os.path.join(tmp, "step.mlir")
+            run([os.path.join(BIN, "ober-opt"), path,
+                 f"--ober-build-train-step={self.ADAMW}", "-o", step])
+            for schedule in ["1f1b", "gpipe", "zero-bubble",
+                             "interleaved-1f1b"]:
+                sizes = []
+                for batch in [8, 32]:
+                    out = run([os.path.join(BIN, "ober-opt"), step,
+                               "--ober-plan=cluster=cpu gpus=2 dp=1 tp=1 "
+                               f"pp=2 zero=0 global-batch={batch} "
+                               f"micro-batch=1 schedule={schedule}"
+                               + (" chunks=2" if schedule.startswith("inter")
+                                  else ""),
+                               "--ober-partition"])[0]
+                    sizes.append(len(re.findall(r"= (ober|shard)\.", out)))
+                self.assertEqual(sizes[0], sizes[1], schedule)
 
     def test_gpt(self):
         torch.manual_seed(3)

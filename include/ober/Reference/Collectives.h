@@ -15,6 +15,7 @@
 #include "mlir/IR/Operation.h"
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <tuple>
 #include <mutex>
@@ -82,8 +83,9 @@ private:
   mutable std::mutex mutex;
   std::condition_variable arrivedAll;
   std::map<std::vector<int64_t>, GroupState> groups;
-  /// Point-to-point messages by (source, destination, tag).
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Tensor> mailbox;
+  /// Point-to-point messages by (source, destination, tag), received in
+  /// the order they were sent (a loop sends one per iteration).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<Tensor>> mailbox;
   std::vector<CollectiveRecord> log;
 };
 

@@ -32,11 +32,6 @@ int64_t microBatchesOf(func::FuncOp step);
 /// bounds and a positive step in its body), or null when it has none.
 Operation *microBatchLoopOf(func::FuncOp step);
 
-/// Replaces the micro-batch loop of `step` by one copy of its body per
-/// micro-batch, in order (what a pipeline schedule interleaves); no change
-/// when it has none.
-void unrollMicroBatchLoop(func::FuncOp step);
-
 /// The batch `step` (built by --ober-build-train-step) was built for; fails
 /// with an error at `step` when it records no loss function or none of its
 /// inputs holds samples.

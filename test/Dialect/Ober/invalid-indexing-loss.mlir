@@ -44,6 +44,15 @@ func.func @scatter_shape(%x: tensor<5x6xf32>, %i: tensor<3xi64>, %u: tensor<3x5x
 
 // -----
 
+func.func @scatter_replace_shape(%x: tensor<4x2xi1>, %i: tensor<i64>, %u: tensor<4xi1>) {
+  // expected-error @+2 {{'ober.scatter' op updates must have shape 2 (what gather with these indices reads), got 4}}
+  // expected-error @+1 {{'ober.scatter' op failed to infer returned types}}
+  %0 = ober.scatter %x, %i, %u {axis = 0 : i64} : (tensor<4x2xi1>, tensor<i64>, tensor<4xi1>) -> tensor<4x2xi1>
+  return
+}
+
+// -----
+
 func.func @scatter_axis(%x: tensor<5x6xf32>, %i: tensor<3xi64>, %u: tensor<3x6xf32>) {
   // expected-error @+2 {{'ober.scatter_add' op 'axis' -1 is out of range for rank 2 (expected 0 <= axis < 2)}}
   // expected-error @+1 {{'ober.scatter_add' op failed to infer returned types}}

@@ -80,11 +80,13 @@ LogicalResult GatherElementsOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
-                                             std::optional<Location> loc,
-                                             Adaptor adaptor,
-                                             SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
+/// scatter and scatter_add: `updates` has the shape gather would read;
+/// the result is the input's type.
+template <typename Adaptor>
+static LogicalResult inferScatter(std::optional<Location> loc, StringRef name,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, name);
   RankedTensorType input = tensorOf(adaptor.getInput());
   RankedTensorType updates = tensorOf(adaptor.getUpdates());
   int64_t axis = adaptor.getAxis();
@@ -101,6 +103,20 @@ LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
                 shapeString(updates.getShape()));
   results.push_back(input);
   return success();
+}
+
+LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  return inferScatter(loc, getOperationName(), adaptor, results);
+}
+
+LogicalResult ScatterOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  return inferScatter(loc, getOperationName(), adaptor, results);
 }
 
 LogicalResult OneHotOp::verify() {

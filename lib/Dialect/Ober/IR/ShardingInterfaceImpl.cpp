@@ -307,7 +307,7 @@ void mlir::ober::registerShardingInterfaceExternalModels(
         // Normalization, losses and indexing.
         SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, BatchNormInferenceOp,
         BatchNormTrainingOp, CrossEntropyOp, MSELossOp, OneHotOp, EmbeddingOp,
-        GatherOp, ScatterAddOp, AttentionOp,
+        GatherOp, ScatterAddOp, ScatterOp, AttentionOp,
         // Convolution and pooling, and their gradients.
         ConvOp, ConvTransposeOp, ConvWeightGradOp, MaxPoolOp, AvgPoolOp,
         MaxPoolGradOp, AvgPoolGradOp>(ctx);

@@ -247,6 +247,27 @@ static ShardingRule attentionRule(AttentionOp op) {
   return rule.build();
 }
 
+/// `scatter(input, indices, updates)`: the input's dimensions other than
+/// the scattered axis are parallel with the updates'; the axis and the
+/// indices' dimensions need whole tensors (a replaced slice may lie in
+/// another device's block).
+static ShardingRule scatterRule(ScatterOp op) {
+  RankedTensorType in = typeOf(op.getInput()), ids = typeOf(op.getIndices());
+  int64_t axis = normalized(op.getAxis(), in.getRank()), ri = ids.getRank();
+  RuleBuilder rule(op);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (d == axis)
+      rule.add({d}, {d}, ShardingFactor::replicated(in.getDimSize(d)));
+    else
+      rule.add({d, kNone, d < axis ? d : d - 1 + ri}, {d},
+               ShardingFactor::parallel(in.getDimSize(d)));
+  }
+  for (int64_t k = 0; k < ri; ++k)
+    rule.add({kNone, k, axis + k}, {},
+             ShardingFactor::replicated(ids.getDimSize(k)));
+  return rule.build();
+}
+
 std::optional<ShardingRule> mlir::ober::rules::indexingRule(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ShardingRule>>(op)
       .Case([](EmbeddingOp e) { return gatherRule(e, 0); })
@@ -254,6 +275,7 @@ std::optional<ShardingRule> mlir::ober::rules::indexingRule(Operation *op) {
         return gatherRule(g, normalized(g.getAxis(), rankOf(g.getInput())));
       })
       .Case([](ScatterAddOp s) { return scatterAddRule(s); })
+      .Case([](ScatterOp s) { return scatterRule(s); })
       .Case([](OneHotOp o) { return oneHotRule(o); })
       .Case([](AttentionOp a) { return attentionRule(a); })
       .Default([](Operation *) { return std::nullopt; });

@@ -29,3 +29,13 @@ func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x10x16xf32>, %v: te
   %1 = ober.attention %q, %k, %v {is_causal} : (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>) -> tensor<2x4x8x32xf32>
   return %0, %1 : tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>
 }
+
+// scatter replaces slices: the scattered axis and the indices' dimensions
+// need whole tensors (a replaced slice may lie in another block), the
+// input's other dimensions are parallel with the updates'.
+// CHECK-LABEL: rules of @replace
+// CHECK-NEXT: ober.scatter: ([i, j, k], [l], [i, l, k]) -> ([i, j, k]) {i=5, j=7, k=2, l=3} replication={j, l}
+func.func @replace(%x: tensor<5x7x2xf32>, %i: tensor<3xi64>, %u: tensor<5x3x2xf32>) -> tensor<5x7x2xf32> {
+  %0 = ober.scatter %x, %i, %u {axis = 1 : i64} : (tensor<5x7x2xf32>, tensor<3xi64>, tensor<5x3x2xf32>) -> tensor<5x7x2xf32>
+  return %0 : tensor<5x7x2xf32>
+}

@@ -65,6 +65,26 @@ def Ober_ScatterAddOp : Ober_Op<"scatter_add", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def Ober_ScatterOp : Ober_Op<"scatter", [Pure, InferTypeOpAdaptor]> {
+  let summary = "replace slices along one axis (the inverse of gather)";
+  let description = [{
+    The result is `input` with the slices `ober.gather` with the same
+    `indices` and `axis` would read replaced by those of `updates`, which
+    has shape `input.shape[:axis] + indices.shape + input.shape[axis+1:]`.
+    With repeated indices the last update in row-major order wins. The
+    partitioner stores the activations a pipeline stage keeps between a
+    micro-batch's forward and backward passes this way (a ring indexed by
+    the micro-batch); it has no gradient rule.
+  }];
+  let arguments = (ins Ober_Tensor:$input, Ober_IndexTensor:$indices,
+                       Ober_Tensor:$updates, I64Attr:$axis);
+  let results = (outs Ober_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices `,` $updates attr-dict `:`
+      functional-type(operands, results)
+  }];
+}
+
 def Ober_OneHotOp : Ober_Op<"one_hot", [Pure]> {
   let summary = "one-hot encoding";
   let description = [{
