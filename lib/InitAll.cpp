@@ -17,10 +17,12 @@
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
+#include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/ShardingInterfaceImpl.h"
 #include "ober/Partitioning/Passes.h"
 #include "ober/Planning/Passes.h"
+#include "ober/Target/CPU.h"
 #include "ober/Training/Passes.h"
 #include "ober/Transforms/Passes.h"
 
@@ -31,6 +33,7 @@ void mlir::ober::registerAllDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, scf::SCFDialect, shard::ShardDialect,
                   tensor::TensorDialect>();
   registerShardingInterfaceExternalModels(registry);
+  registerCPUPipelineDialects(registry);
 }
 
 void mlir::ober::registerAllPasses() {
@@ -43,4 +46,6 @@ void mlir::ober::registerAllPasses() {
   registerTrainingPasses();
   registerPlanningPasses();
   registerPartitioningPasses();
+  registerConversionPasses();
+  registerCPUPipeline();
 }

@@ -14,6 +14,7 @@
 #include "ober/InitAll.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/TensorIO.h"
+#include "ober/Tools/CompiledRun.h"
 #include "ober/Tools/GradCheck.h"
 #include "ober/Tools/ModelLoader.h"
 #include "ober/Tools/Devices.h"
@@ -65,6 +66,11 @@ static cl::opt<bool> gradCheck(
 static cl::opt<double> gradTolerance("grad-tolerance",
                                      cl::desc("Largest gradient error"),
                                      cl::init(1e-6));
+static cl::opt<std::string> engine(
+    "engine",
+    cl::desc("What runs the function: 'reference' (the interpreter) or "
+             "'cpu' (compiled by the CPU pipeline, in this process)"),
+    cl::init("reference"));
 static cl::opt<uint64_t> initSeed(
     "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
@@ -206,6 +212,13 @@ static LogicalResult runModel(MLIRContext &context) {
       ok &= succeeded(checkGradients(f, initSeed, gradTolerance, llvm::outs()));
     return success(ok);
   }
+  if (engine != "reference" && engine != "cpu")
+    return emitError(UnknownLoc::get(&context))
+           << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
+  if (engine == "cpu" && (trainSteps > 0 || findGrid(*module)))
+    return emitError(UnknownLoc::get(&context))
+           << "--engine=cpu runs one function on one device (not "
+              "--train-steps or simulated devices yet)";
   func::FuncOp func = trainSteps > 0 ? findTrainStep(*module, functionName)
                                      : selectFunction(*module, functionName);
   if (!func)
@@ -282,6 +295,8 @@ static LogicalResult runModel(MLIRContext &context) {
     stats.opsExecuted = run->opsExecuted;
     if (printStats)
       printDeviceStats(run->devices, run->collectives, "");
+  } else if (engine == "cpu") {
+    results = runCompiled(*module, func, args);
   } else {
     reference::Interpreter interpreter(*module);
     results = interpreter.run(func, args);

@@ -15,9 +15,13 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
     and transfer explicit (`shard.all_reduce`, `all_gather`,
     `reduce_scatter`, `all_slice`, `send`, `recv`).
 
-    Without a pipeline the step's micro-batch loop stays a loop whose body
-    (the gradient function, inlined) is built once; a pipeline's schedule
-    interleaves the micro-batches, each with its own copy. Each op is
+    The step's micro-batch loop stays loops: each stage's share of one
+    micro-batch (the gradient function, inlined) is built once and its
+    passes are written in the schedule's order, a stretch that repeats
+    with the micro-batch shifted as one `scf.for` (what a backward pass
+    reads of its forward in another iteration waits in a ring of as many
+    slots as the schedule keeps micro-batches in flight), so the program
+    does not grow with the micro-batches. Each op is
     rebuilt on local operands by its partitioning rule. Data parallelism
     splits the batch inputs; gradients come out as partial sums and are
     reduced once per step, just before the optimizer needs them, in
@@ -38,8 +42,8 @@ def PartitionPass : Pass<"ober-partition", "ModuleOp"> {
 
     With `precision = bf16` the gradient function computes in bf16 on
     casts of the f32 parameters and batch; gradients return to f32 and the
-    optimizer updates f32 master weights. Not partitioned yet (an error
-    names the plan field): f16, which needs loss scaling.
+    optimizer updates f32 master weights; f16 likewise, from a step built
+    with dynamic loss scaling (refused otherwise, naming the option).
   }];
   let options = [
     Option<"bucketMB", "bucket-mb", "double", /*default=*/"25.0",

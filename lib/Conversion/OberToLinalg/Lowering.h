@@ -1,0 +1,45 @@
+//===- Lowering.h - ober ops on tensors as linalg -------------*- C++ -*-===//
+//
+// Part of Ober-Train. Helpers and pattern sets of convert-ober-to-linalg,
+// one file per op family.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_CONVERSION_OBERTOLINALG_LOWERING_H
+#define OBER_LIB_CONVERSION_OBERTOLINALG_LOWERING_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::ober::lowering {
+
+/// The type scalar float arithmetic runs in: f32 for bf16 and f16 (rounded
+/// once at the end, as the interpreter rounds its double results), else the
+/// element type itself.
+Type computeType(Type element);
+/// `v` extended to its compute type, and back to `element`.
+Value widen(OpBuilder &b, Location loc, Value v);
+Value narrow(OpBuilder &b, Location loc, Value v, Type element);
+/// A scalar constant of `type` (float or integer).
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// One `linalg.generic` over the shape of `result`: each input broadcast to
+/// it by NumPy rules, `body` computing an element from the inputs'.
+Value mapElements(OpBuilder &b, Location loc, RankedTensorType result,
+                  ValueRange inputs,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+/// `v` reshaped to `shape` (same element count): one collapse or expand
+/// where the dimensions group, else a collapse to one dimension and an
+/// expand.
+Value reshapeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
+/// A tensor of `type` filled with `value`.
+Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value);
+
+void populateElementwisePatterns(RewritePatternSet &patterns);
+void populateShapePatterns(RewritePatternSet &patterns);
+void populateReductionPatterns(RewritePatternSet &patterns);
+void populateContractionPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::ober::lowering
+
+#endif // OBER_LIB_CONVERSION_OBERTOLINALG_LOWERING_H

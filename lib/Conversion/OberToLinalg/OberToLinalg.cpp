@@ -1,0 +1,57 @@
+//===- OberToLinalg.cpp - --convert-ober-to-linalg ------------------------===//
+//
+// Part of Ober-Train. Applies the op families' patterns (Elementwise.cpp,
+// Shapes.cpp, Reductions.cpp, Contractions.cpp) and reports the first op
+// left without a lowering, by name, with the families that are lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "ober/Conversion/Passes.h"
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_CONVERTOBERTOLINALG
+#include "ober/Conversion/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+using namespace mlir::ober;
+
+namespace {
+struct ConvertOberToLinalg
+    : public ober::impl::ConvertOberToLinalgBase<ConvertOberToLinalg> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    lowering::populateElementwisePatterns(patterns);
+    lowering::populateShapePatterns(patterns);
+    lowering::populateReductionPatterns(patterns);
+    lowering::populateContractionPatterns(patterns);
+    // One rewrite per op, each replacing it; what is left has no lowering.
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    Operation *first = nullptr;
+    getOperation().walk([&](Operation *op) {
+      if (!first && isa<OberDialect>(op->getDialect()))
+        first = op;
+    });
+    if (!first)
+      return;
+    first->emitError("convert-ober-to-linalg: no lowering for '")
+          << first->getName()
+          << "' with these types yet (lowered: elementwise ops, compare, "
+             "select, cast, constant, reshape, transpose, broadcast_to, "
+             "reduce_sum/mean/max/min, matmul)";
+    signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""Every op the CPU pipeline lowers, compiled against the interpreter.
+
+Each case is one function run twice by `ober-run`: by the reference
+interpreter and with `--engine=cpu` (convert-ober-to-linalg and the CPU
+pipeline, compiled in process). Float results agree within a tolerance of
+their type (the interpreter computes in double and rounds once; compiled
+code computes in f32), integer and boolean results exactly. Inputs include
+NaN, infinities and values at the edges of each op's domain.
+
+  compiled_ops_test.py --bin build/bin [--keep DIR]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+BIN = None
+RNG = np.random.default_rng(7)
+TOL = {"f32": (2e-5, 1e-6), "f16": (2e-3, 1e-3), "bf16": (1.6e-2, 1e-2)}
+NP = {"f32": np.float32, "f16": np.float16, "bf16": np.float32,
+      "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+
+
+def tensor_type(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def floats(shape, low=-3.0, high=3.0, special=True):
+    x = RNG.uniform(low, high, shape).astype(np.float32)
+    if special and x.size >= 4:
+        flat = x.reshape(-1)
+        flat[:4] = [np.nan, np.inf, -np.inf, 0.0]
+    return x
+
+
+def ints(shape, low=-50, high=50, nonzero=False):
+    x = RNG.integers(low, high, shape).astype(np.int64)
+    if nonzero:
+        x[x == 0] = 7
+    return x
+
+
+class Case:
+    """A function `body` of `args` [(name, shape, dtype, array)] returning
+    `results` [(value, shape, dtype)]."""
+
+    def __init__(self, name, args, body, results):
+        self.name, self.args, self.body, self.results = name, args, body, results
+
+    def module(self):
+        params = ", ".join(f"%{n}: {tensor_type(s, d)}"
+                           for n, s, d, _ in self.args)
+        types = ", ".join(tensor_type(s, d) for _, s, d in self.results)
+        values = ", ".join(v for v, _, _ in self.results)
+        return (f"func.func @main({params}) -> ({types}) {{\n{self.body}"
+                f"  return {values} : {types}\n}}\n")
+
+
+def unary_cases():
+    ops = {"neg": {}, "abs": {}, "exp": {}, "tanh": {}, "sigmoid": {},
+           "relu": {}, "silu": {}, "erf": {}, "reciprocal": {}, "sin": {},
+           "cos": {}, "tan": dict(low=-1.2, high=1.2), "atan": {}, "sinh": {},
+           "cosh": {}, "asinh": {}, "floor": {}, "ceil": {}, "round": {},
+           "sign": {}, "log": dict(low=0.01, high=9.0),
+           "sqrt": dict(low=0.0, high=9.0), "rsqrt": dict(low=0.05, high=9.0),
+           "asin": dict(low=-0.99, high=0.99),
+           "acos": dict(low=-0.99, high=0.99),
+           "acosh": dict(low=1.0, high=9.0),
+           "atanh": dict(low=-0.95, high=0.95)}
+    for op, rng in ops.items():
+        x = floats((5, 8), **rng, special=not rng)
+        if op == "round":
+            x[0, 4:8] = [0.5, 1.5, 2.5, -2.5]
+        body, results = "", []
+        for dtype in ["f32", "bf16", "f16"]:
+            t = tensor_type((5, 8), dtype)
+            src = "%x" if dtype == "f32" else f"%x_{dtype}"
+            if dtype != "f32":
+                body += (f"  {src} = ober.cast %x : "
+                         f"{tensor_type((5, 8), 'f32')} to {t}\n")
+            body += f"  %{op}_{dtype} = ober.{op} {src} : {t}\n"
+            results.append((f"%{op}_{dtype}", (5, 8), dtype))
+        yield Case(op, [("x", (5, 8), "f32", x)], body, results)
+    for approx in ["none", "tanh"]:
+        x = floats((4, 6))
+        body = (f"  %g = ober.gelu %x {{approximate = "
+                f"#ober.gelu_approximation<{approx}>}} : tensor<4x6xf32>\n")
+        yield Case(f"gelu-{approx}", [("x", (4, 6), "f32", x)], body,
+                   [("%g", (4, 6), "f32")])
+    i = ints((3, 5))
+    i[0, :3] = [np.iinfo(np.int64).min, 0, np.iinfo(np.int64).max]
+    body = "".join(f"  %{op} = ober.{op} %i : tensor<3x5xi64>\n"
+                   for op in ["neg", "abs", "sign"])
+    yield Case("int-unary", [("i", (3, 5), "i64", i)], body,
+               [(f"%{op}", (3, 5), "i64") for op in ["neg", "abs", "sign"]])
+    b = RNG.integers(0, 2, (6,)).astype(np.bool_)
+    yield Case("not", [("b", (6,), "i1", b)],
+               "  %n = ober.not %b : tensor<6xi1>\n", [("%n", (6,), "i1")])
+
+
+def binary_cases():
+    a, row, col = floats((4, 3)), floats((3,)), floats((4, 1), special=False)
+    for op in ["add", "sub", "mul", "div", "max", "min", "rem"]:
+        body = (f"  %r = ober.{op} %a, %row : (tensor<4x3xf32>, tensor<3xf32>)"
+                f" -> tensor<4x3xf32>\n"
+                f"  %c = ober.{op} %col, %a : (tensor<4x1xf32>, tensor<4x3xf32>)"
+                f" -> tensor<4x3xf32>\n")
+        yield Case(op, [("a", (4, 3), "f32", a), ("row", (3,), "f32", row),
+                        ("col", (4, 1), "f32", col)], body,
+                   [("%r", (4, 3), "f32"), ("%c", (4, 3), "f32")])
+    base, power = floats((4, 3), 0.1, 3.0, special=False), floats((4, 3))
+    yield Case("pow", [("a", (4, 3), "f32", base), ("b", (4, 3), "f32", power)],
+               "  %p = ober.pow %a, %b : tensor<4x3xf32>\n",
+               [("%p", (4, 3), "f32")])
+    h = floats((4, 3), special=False)
+    body = ("  %hb = ober.cast %h : tensor<4x3xf32> to tensor<4x3xbf16>\n"
+            "  %s = ober.mul %hb, %hb : tensor<4x3xbf16>\n")
+    yield Case("bf16-mul", [("h", (4, 3), "f32", h)], body,
+               [("%s", (4, 3), "bf16")])
+    x, y = ints((3, 4)), ints((4,), -9, 9, nonzero=True)
+    y[0] = -1
+    x[0, 0] = np.iinfo(np.int64).min
+    ops = ["add", "sub", "mul", "div", "rem", "max", "min"]
+    body = "".join(f"  %{op} = ober.{op} %x, %y : (tensor<3x4xi64>, "
+                   f"tensor<4xi64>) -> tensor<3x4xi64>\n" for op in ops)
+    yield Case("int-binary", [("x", (3, 4), "i64", x), ("y", (4,), "i64", y)],
+               body, [(f"%{op}", (3, 4), "i64") for op in ops])
+    p, q = (RNG.integers(0, 2, s).astype(np.bool_) for s in [(3, 4), (4,)])
+    logic = ["and", "or", "xor"]
+    body = "".join(f"  %{op} = ober.{op} %p, %q : (tensor<3x4xi1>, "
+                   f"tensor<4xi1>) -> tensor<3x4xi1>\n" for op in logic)
+    yield Case("logic", [("p", (3, 4), "i1", p), ("q", (4,), "i1", q)], body,
+               [(f"%{op}", (3, 4), "i1") for op in logic])
+
+
+def compare_select_cast_cases():
+    a, b = floats((3, 4)), floats((3, 4))
+    b[0, :2] = [np.nan, 1.0]
+    a[0, 1] = 1.0
+    dirs = ["eq", "ne", "lt", "le", "gt", "ge"]
+    body = "".join(f"  %{d} = ober.cmp {d}, %a, %b : (tensor<3x4xf32>, "
+                   f"tensor<3x4xf32>) -> tensor<3x4xi1>\n" for d in dirs)
+    body += ("  %s = ober.select %lt, %a, %z : (tensor<3x4xi1>, "
+             "tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>\n")
+    yield Case("compare-select",
+               [("a", (3, 4), "f32", a), ("b", (3, 4), "f32", b),
+                ("z", (), "f32", np.array(-7.0, np.float32))], body,
+               [(f"%{d}", (3, 4), "i1") for d in dirs] + [("%s", (3, 4), "f32")])
+    f = floats((2, 5), -1e3, 1e3)
+    f[1, :2] = [3e19, -3e19]
+    i = ints((2, 5), -3_000_000_000, 3_000_000_000)
+    body = ("  %fi = ober.cast %f : tensor<2x5xf32> to tensor<2x5xi64>\n"
+            "  %fb = ober.cast %f : tensor<2x5xf32> to tensor<2x5xbf16>\n"
+            "  %bf = ober.cast %fb : tensor<2x5xbf16> to tensor<2x5xf32>\n"
+            "  %f1 = ober.cast %f : tensor<2x5xf32> to tensor<2x5xi1>\n"
+            "  %if = ober.cast %i : tensor<2x5xi64> to tensor<2x5xf32>\n"
+            "  %i32 = ober.cast %i : tensor<2x5xi64> to tensor<2x5xi32>\n"
+            "  %back = ober.cast %i32 : tensor<2x5xi32> to tensor<2x5xi64>\n"
+            "  %one = ober.cast %f1 : tensor<2x5xi1> to tensor<2x5xf32>\n")
+    yield Case("cast", [("f", (2, 5), "f32", f), ("i", (2, 5), "i64", i)], body,
+               [("%fi", (2, 5), "i64"), ("%bf", (2, 5), "f32"),
+                ("%f1", (2, 5), "i1"), ("%if", (2, 5), "f32"),
+                ("%back", (2, 5), "i64"), ("%one", (2, 5), "f32")])
+
+
+def reduction_cases():
+    x = floats((2, 3, 4), special=False)
+    x[1, 2, 3] = np.nan
+    out = {(0, 2): (1, 3, 1), (1,): (2, 4), (0, 1, 2): ()}
+    body, results = "", []
+    for op in ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min"]:
+        for axes, shape in out.items():
+            keep = "true" if len(shape) == 3 else "false"
+            name = f"%{op}_{len(axes)}"
+            body += (f"  {name} = ober.{op} %x {{axes = array<i64: "
+                     f"{', '.join(map(str, axes))}>, keepdims = {keep}}} : "
+                     f"(tensor<2x3x4xf32>) -> {tensor_type(shape, 'f32')}\n")
+            results.append((name, shape, "f32"))
+    yield Case("reductions", [("x", (2, 3, 4), "f32", x)], body, results)
+    h, i = floats((6, 5), special=False), ints((6, 5))
+    body = ("  %hb = ober.cast %h : tensor<6x5xf32> to tensor<6x5xbf16>\n"
+            "  %hs = ober.reduce_sum %hb {axes = array<i64: 0>, keepdims = "
+            "false} : (tensor<6x5xbf16>) -> tensor<5xbf16>\n"
+            "  %is = ober.reduce_sum %i {axes = array<i64: 1>, keepdims = "
+            "false} : (tensor<6x5xi64>) -> tensor<6xi64>\n"
+            "  %im = ober.reduce_max %i {axes = array<i64: 0, 1>, keepdims = "
+            "false} : (tensor<6x5xi64>) -> tensor<i64>\n")
+    yield Case("typed-reductions", [("h", (6, 5), "f32", h),
+                                    ("i", (6, 5), "i64", i)], body,
+               [("%hs", (5,), "bf16"), ("%is", (6,), "i64"), ("%im", (), "i64")])
+
+
+def view_cases():
+    x = floats((2, 3, 4))
+    body = ("  %a = ober.reshape %x : tensor<2x3x4xf32> to tensor<6x4xf32>\n"
+            "  %b = ober.reshape %x : tensor<2x3x4xf32> to tensor<4x3x2xf32>\n"
+            "  %c = ober.reshape %x : tensor<2x3x4xf32> to tensor<2x3x2x2xf32>\n"
+            "  %t = ober.transpose %x {permutation = array<i64: 2, 0, 1>} : "
+            "tensor<2x3x4xf32> -> tensor<4x2x3xf32>\n"
+            "  %s = ober.reshape %one : tensor<1xf32> to tensor<f32>\n"
+            "  %e = ober.broadcast_to %s : tensor<f32> to tensor<2x2xf32>\n"
+            "  %k = ober.constant dense<[[1, 2, 3]]> : tensor<1x3xi64>\n"
+            "  %kb = ober.broadcast_to %k : tensor<1x3xi64> to tensor<2x3xi64>\n")
+    yield Case("views", [("x", (2, 3, 4), "f32", x),
+                         ("one", (1,), "f32", np.array([2.5], np.float32))],
+               body, [("%a", (6, 4), "f32"), ("%b", (4, 3, 2), "f32"),
+                      ("%c", (2, 3, 2, 2), "f32"), ("%t", (4, 2, 3), "f32"),
+                      ("%e", (2, 2), "f32"), ("%kb", (2, 3), "i64")])
+
+
+def matmul_cases():
+    shapes = [((4, 3), (3, 5), (4, 5)), ((2, 4, 3), (3, 5), (2, 4, 5)),
+              ((2, 2, 4, 3), (2, 2, 3, 5), (2, 2, 4, 5)),
+              ((3,), (2, 3, 5), (2, 5)), ((2, 4, 3), (3,), (2, 4)),
+              ((3,), (3,), ()), ((1, 4, 3), (2, 3, 5), (2, 4, 5)),
+              ((4, 3), (2, 3, 5), (2, 4, 5))]
+    for k, (ls, rs, out) in enumerate(shapes):
+        a, b = floats(ls, special=False), floats(rs, special=False)
+        body = (f"  %m = ober.matmul %a, %b : ({tensor_type(ls, 'f32')}, "
+                f"{tensor_type(rs, 'f32')}) -> {tensor_type(out, 'f32')}\n")
+        yield Case(f"matmul-{k}", [("a", ls, "f32", a), ("b", rs, "f32", b)],
+                   body, [("%m", out, "f32")])
+    a, b = floats((3, 4, 8), special=False), floats((8, 2), special=False)
+    body = ("  %ab = ober.cast %a : tensor<3x4x8xf32> to tensor<3x4x8xbf16>\n"
+            "  %bb = ober.cast %b : tensor<8x2xf32> to tensor<8x2xbf16>\n"
+            "  %m = ober.matmul %ab, %bb : (tensor<3x4x8xbf16>, "
+            "tensor<8x2xbf16>) -> tensor<3x4x2xbf16>\n")
+    yield Case("matmul-bf16", [("a", (3, 4, 8), "f32", a),
+                               ("b", (8, 2), "f32", b)], body,
+               [("%m", (3, 4, 2), "bf16")])
+    i, j = ints((3, 4), -9, 9), ints((4, 2), -9, 9)
+    yield Case("matmul-i64", [("i", (3, 4), "i64", i), ("j", (4, 2), "i64", j)],
+               "  %m = ober.matmul %i, %j : (tensor<3x4xi64>, tensor<4x2xi64>)"
+               " -> tensor<3x2xi64>\n", [("%m", (3, 2), "i64")])
+
+
+def run_case(case, tmp):
+    d = os.path.join(tmp, case.name)
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "case.mlir")
+    with open(src, "w") as f:
+        f.write(case.module())
+    inputs = []
+    for n, _, _, value in case.args:
+        path = os.path.join(d, f"{n}.npy")
+        np.save(path, value)
+        inputs += ["--input", path]
+    outs = {}
+    for engine in ["reference", "cpu"]:
+        out = os.path.join(d, engine)
+        proc = subprocess.run([os.path.join(BIN, "ober-run"), src,
+                               f"--engine={engine}", "--output-dir", out]
+                              + inputs, capture_output=True, text=True)
+        if proc.returncode:
+            return [f"{engine} failed: {proc.stderr.strip()}"]
+        outs[engine] = [np.load(os.path.join(out, f"{k}.npy"))
+                        for k in range(len(case.results))]
+    problems = []
+    for k, ((value, _, dtype), ref, cpu) in enumerate(
+            zip(case.results, outs["reference"], outs["cpu"])):
+        if ref.shape != cpu.shape:
+            problems.append(f"{value}: shape {cpu.shape}, expected {ref.shape}")
+        elif dtype in TOL:
+            rtol, atol = TOL[dtype]
+            ok = np.isclose(cpu.astype(np.float64), ref.astype(np.float64),
+                            rtol=rtol, atol=atol, equal_nan=True)
+            if not ok.all():
+                at = np.argwhere(~ok)[0]
+                problems.append(f"{value} ({dtype}) at {tuple(at)}: "
+                                f"{cpu[tuple(at)]} vs {ref[tuple(at)]}")
+        elif not np.array_equal(cpu, ref):
+            at = np.argwhere(cpu != ref)[0]
+            problems.append(f"{value} ({dtype}) at {tuple(at)}: "
+                            f"{cpu[tuple(at)]} vs {ref[tuple(at)]}")
+    return problems
+
+
+def main():
+    global BIN
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--keep", help="keep the cases in this folder")
+    args = parser.parse_args()
+    BIN = args.bin
+    cases = [c for gen in [unary_cases, binary_cases, compare_select_cast_cases,
+                           reduction_cases, view_cases, matmul_cases]
+             for c in gen()]
+    tmp = args.keep or tempfile.mkdtemp()
+    failed = 0
+    for case in cases:
+        problems = run_case(case, tmp)
+        print(f"  {case.name}: {'ok' if not problems else 'FAILED'}")
+        for p in problems:
+            print(f"    {p}")
+        failed += bool(problems)
+    print(f"{len(cases) - failed} of {len(cases)} cases agree")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
