@@ -98,9 +98,17 @@ struct Descriptor {
 
 } // namespace
 
-FailureOr<SmallVector<Tensor>>
-mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
-                        ArrayRef<Tensor> args) {
+struct CompiledFunction::Impl {
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string name;
+  SmallVector<RankedTensorType> argTypes, resultTypes;
+  Location loc;
+};
+
+CompiledFunction::~CompiledFunction() = default;
+
+FailureOr<std::unique_ptr<CompiledFunction>>
+CompiledFunction::compile(ModuleOp module, func::FuncOp func) {
   MLIRContext *ctx = module.getContext();
   for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
                                          func.getResultTypes())) {
@@ -119,6 +127,16 @@ mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
   for (auto f : llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
     if (f != target && f.isPublic())
       f.setPrivate();
+  // ober's attributes describe the training step, not code: they go.
+  for (auto f : copy->getOps<func::FuncOp>()) {
+    for (NamedAttribute a : llvm::to_vector(f->getDiscardableAttrs()))
+      if (a.getName().getValue().starts_with("ober."))
+        f->removeAttr(a.getName());
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      f.setArgAttrs(i, DictionaryAttr::get(ctx));
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      f.setResultAttrs(i, DictionaryAttr::get(ctx));
+  }
   PassManager pm(ctx);
   pm.addPass(createSymbolDCEPass());
   buildCPUPipeline(pm);
@@ -134,13 +152,24 @@ mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
   if (!engine)
     return func.emitError("--engine=cpu: cannot compile: ")
            << llvm::toString(engine.takeError());
+  std::unique_ptr<CompiledFunction> compiled(new CompiledFunction());
+  compiled->impl.reset(new Impl{std::move(*engine),
+                                ("_mlir_ciface_" + func.getSymName()).str(),
+                                {}, {}, func.getLoc()});
+  for (Type t : func.getArgumentTypes())
+    compiled->impl->argTypes.push_back(cast<RankedTensorType>(t));
+  for (Type t : func.getResultTypes())
+    compiled->impl->resultTypes.push_back(cast<RankedTensorType>(t));
+  return compiled;
+}
 
+FailureOr<SmallVector<Tensor>>
+CompiledFunction::run(ArrayRef<Tensor> args) {
   // Arguments in buffers of their element types.
   std::vector<std::vector<char>> buffers;
   std::vector<Descriptor> descriptors;
   std::set<const void *> inputs;
-  for (auto [t, type] : llvm::zip(args, func.getArgumentTypes())) {
-    auto rt = cast<RankedTensorType>(type);
+  for (auto [t, rt] : llvm::zip(args, impl->argTypes)) {
     Type e = rt.getElementType();
     buffers.emplace_back(std::max<int64_t>(1, rt.getNumElements()) *
                          elementBytes(e));
@@ -160,27 +189,26 @@ mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
   }
   // Results: consecutive descriptors.
   int64_t resultWords = 0;
-  for (Type t : func.getResultTypes())
-    resultWords += 3 + 2 * cast<RankedTensorType>(t).getRank();
+  for (RankedTensorType t : impl->resultTypes)
+    resultWords += 3 + 2 * t.getRank();
   std::vector<int64_t> resultStorage(std::max<int64_t>(resultWords, 1), 0);
   void *resultPtr = resultStorage.data();
   std::vector<void *> descriptorPtrs;
   for (Descriptor &d : descriptors)
     descriptorPtrs.push_back(d.words.data());
   SmallVector<void *> packed;
-  if (func.getNumResults() > 0)
+  if (!impl->resultTypes.empty())
     packed.push_back(&resultPtr);
   for (void *&p : descriptorPtrs)
     packed.push_back(&p);
-  std::string name = ("_mlir_ciface_" + func.getSymName()).str();
-  if (llvm::Error error = (*engine)->invokePacked(name, packed))
-    return func.emitError("--engine=cpu: ") << llvm::toString(std::move(error));
+  if (llvm::Error error = impl->engine->invokePacked(impl->name, packed))
+    return emitError(impl->loc, "--engine=cpu: ")
+           << llvm::toString(std::move(error));
 
   SmallVector<Tensor> results;
   std::set<void *> freed;
   int64_t at = 0;
-  for (Type t : func.getResultTypes()) {
-    auto rt = cast<RankedTensorType>(t);
+  for (RankedTensorType rt : impl->resultTypes) {
     Type e = rt.getElementType();
     int64_t rank = rt.getRank();
     auto *alloc = reinterpret_cast<void *>(resultStorage[at]);
@@ -202,4 +230,14 @@ mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
     at += 3 + 2 * rank;
   }
   return results;
+}
+
+FailureOr<SmallVector<Tensor>>
+mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
+                        ArrayRef<Tensor> args) {
+  FailureOr<std::unique_ptr<CompiledFunction>> compiled =
+      CompiledFunction::compile(module, func);
+  if (failed(compiled))
+    return failure();
+  return (*compiled)->run(args);
 }

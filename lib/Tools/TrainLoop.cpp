@@ -8,6 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Reference/Interpreter.h"
+#include "ober/Tools/CompiledRun.h"
 #include "ober/Tools/Devices.h"
 
 #include "llvm/Support/Format.h"
@@ -114,6 +115,17 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
 
   reference::Interpreter interpreter(module);
   shard::GridOp grid = findGrid(module);
+  std::unique_ptr<CompiledFunction> compiled;
+  if (options.compiled) {
+    if (grid)
+      return step.emitError("a compiled step runs on one device; this module "
+                            "has simulated devices");
+    FailureOr<std::unique_ptr<CompiledFunction>> c =
+        CompiledFunction::compile(module, step);
+    if (failed(c))
+      return failure();
+    compiled = std::move(*c);
+  }
   reference::RunStats deviceStats;
   SmallVector<RankedTensorType> batchTypes;
   for (unsigned i : batchArgs)
@@ -139,6 +151,8 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
         *options.collectives = run->collectives;
       if (options.devices)
         *options.devices = run->devices;
+    } else if (compiled) {
+      results = compiled->run(args);
     } else {
       results = interpreter.run(step, args);
     }

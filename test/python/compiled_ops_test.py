@@ -8,6 +8,10 @@ their type (the interpreter computes in double and rounds once; compiled
 code computes in f32), integer and boolean results exactly. Inputs include
 NaN, infinities and values at the edges of each op's domain.
 
+Then training steps (cross-entropy with AdamW, label smoothing and
+clipping; MSE with Nesterov momentum; two micro-batches) train 5 steps on
+both engines: losses and parameters within 1e-5 relative.
+
   compiled_ops_test.py --bin build/bin [--keep DIR]
 """
 import argparse
@@ -238,6 +242,132 @@ def matmul_cases():
                " -> tensor<3x2xi64>\n", [("%m", (3, 2), "i64")])
 
 
+def loss_cases():
+    x = floats((4, 3, 6), special=False)
+    body = ("  %s = ober.softmax %x {axis = 2 : i64} : tensor<4x3x6xf32>\n"
+            "  %l = ober.log_softmax %x {axis = 1 : i64} : tensor<4x3x6xf32>\n"
+            "  %xb = ober.cast %x : tensor<4x3x6xf32> to tensor<4x3x6xbf16>\n"
+            "  %sb = ober.softmax %xb {axis = 2 : i64} : tensor<4x3x6xbf16>\n")
+    yield Case("softmax", [("x", (4, 3, 6), "f32", x)], body,
+               [("%s", (4, 3, 6), "f32"), ("%l", (4, 3, 6), "f32"),
+                ("%sb", (4, 3, 6), "bf16")])
+    logits = floats((5, 4), special=False)
+    t = np.array([0, 3, 1, 2, 3], np.int64)
+    seq_logits, seq_t = floats((2, 3, 4), special=False), ints((2, 3), 0, 4)
+    q = RNG.dirichlet(np.ones(4), 5).astype(np.float32)
+    body, results = "", []
+    for k, (red, smooth, ignore) in enumerate(
+            [("mean", 0.0, None), ("sum", 0.1, None), ("none", 0.0, None),
+             ("mean", 0.2, 3), ("none", 0.0, 1)]):
+        shape = (5,) if red == "none" else ()
+        attrs = (f"label_smoothing = {smooth} : f64, reduction = "
+                 f"#ober.reduction<{red}>"
+                 + (f", ignore_index = {ignore} : i64" if ignore is not None
+                    else ""))
+        body += (f"  %ce{k} = ober.cross_entropy %logits, %t {{{attrs}}} : "
+                 f"(tensor<5x4xf32>, tensor<5xi64>) -> "
+                 f"{tensor_type(shape, 'f32')}\n")
+        results.append((f"%ce{k}", shape, "f32"))
+    body += ("  %cq = ober.cross_entropy %logits, %q {label_smoothing = 0.1 : "
+             "f64, reduction = #ober.reduction<mean>} : (tensor<5x4xf32>, "
+             "tensor<5x4xf32>) -> tensor<f32>\n"
+             "  %cs = ober.cross_entropy %sl, %st {label_smoothing = 0.0 : "
+             "f64, reduction = #ober.reduction<mean>} : (tensor<2x3x4xf32>, "
+             "tensor<2x3xi64>) -> tensor<f32>\n"
+             "  %ms = ober.mse_loss %logits, %q {reduction = "
+             "#ober.reduction<mean>} : (tensor<5x4xf32>, tensor<5x4xf32>) -> "
+             "tensor<f32>\n"
+             "  %mn = ober.mse_loss %logits, %q {reduction = "
+             "#ober.reduction<none>} : (tensor<5x4xf32>, tensor<5x4xf32>) -> "
+             "tensor<5x4xf32>\n")
+    results += [("%cq", (), "f32"), ("%cs", (), "f32"), ("%ms", (), "f32"),
+                ("%mn", (5, 4), "f32")]
+    yield Case("losses", [("logits", (5, 4), "f32", logits),
+                          ("t", (5,), "i64", t), ("q", (5, 4), "f32", q),
+                          ("sl", (2, 3, 4), "f32", seq_logits),
+                          ("st", (2, 3), "i64", seq_t)], body, results)
+    idx = np.array([[0, 2, -1], [3, 5, -6]], np.int64)
+    body = ("  %a = ober.one_hot %i {axis = 2 : i64, depth = 4 : i64} : "
+            "(tensor<2x3xi64>) -> tensor<2x3x4xf32>\n"
+            "  %b = ober.one_hot %i {axis = 0 : i64, depth = 4 : i64} : "
+            "(tensor<2x3xi64>) -> tensor<4x2x3xi1>\n")
+    yield Case("one-hot", [("i", (2, 3), "i64", idx)], body,
+               [("%a", (2, 3, 4), "f32"), ("%b", (4, 2, 3), "i1")])
+
+
+def gather_cases():
+    x, i = floats((3, 4, 2), special=False), np.array([[2, -1], [0, 1]], np.int64)
+    body = ("  %g = ober.gather %x, %i {axis = 1 : i64} : (tensor<3x4x2xf32>, "
+            "tensor<2x2xi64>) -> tensor<3x2x2x2xf32>\n"
+            "  %s = ober.gather %x, %k {axis = 0 : i64} : (tensor<3x4x2xf32>, "
+            "tensor<i64>) -> tensor<4x2xf32>\n")
+    yield Case("gather", [("x", (3, 4, 2), "f32", x), ("i", (2, 2), "i64", i),
+                          ("k", (), "i64", np.array(-1, np.int64))], body,
+               [("%g", (3, 2, 2, 2), "f32"), ("%s", (4, 2), "f32")])
+
+
+MODEL = """func.func @main(%x: tensor<6x5xf32>, %w1: tensor<5x8xf32> {ober.param = "w1"}, %b1: tensor<8xf32> {ober.param = "b1"}, %w2: tensor<8x3xf32> {ober.param = "w2"}) -> tensor<6x3xf32> {
+  %0 = ober.matmul %x, %w1 : (tensor<6x5xf32>, tensor<5x8xf32>) -> tensor<6x8xf32>
+  %1 = ober.add %0, %b1 : (tensor<6x8xf32>, tensor<8xf32>) -> tensor<6x8xf32>
+  %2 = ober.tanh %1 : tensor<6x8xf32>
+  %3 = ober.matmul %2, %w2 : (tensor<6x8xf32>, tensor<8x3xf32>) -> tensor<6x3xf32>
+  return %3 : tensor<6x3xf32>
+}
+"""
+TRAIN = ["loss=cross-entropy optimizer=adamw label-smoothing=0.1 clip-norm=1.0",
+         "loss=mse optimizer=sgd momentum=0.9 nesterov=1",
+         "loss=cross-entropy optimizer=adamw micro-batches=2"]
+
+
+def train_parity(tmp):
+    """Training steps built by --ober-build-train-step, 5 steps on both
+    engines: every loss and final parameter within 1e-5 relative."""
+    failed = 0
+    src = os.path.join(tmp, "model.mlir")
+    with open(src, "w") as f:
+        f.write(MODEL)
+    for k, opts in enumerate(TRAIN):
+        d = os.path.join(tmp, f"train{k}")
+        os.makedirs(d, exist_ok=True)
+        step = os.path.join(d, "step.mlir")
+        subprocess.run([os.path.join(BIN, "ober-opt"), src,
+                        f"--ober-build-train-step={opts}", "-o", step],
+                       check=True)
+        micro = 2 if "micro-batches=2" in opts else 1
+        lead = (micro, 6 // micro * 2) if micro > 1 else (6,)
+        x = RNG.standard_normal(lead + (5,)).astype(np.float32)
+        y = (RNG.standard_normal(lead + (3,)).astype(np.float32)
+             if "mse" in opts else RNG.integers(0, 3, lead))
+        inputs = []
+        for n, v in [("x", x), ("y", y)]:
+            np.save(os.path.join(d, f"{n}.npy"), v)
+            inputs += ["--input", os.path.join(d, f"{n}.npy")]
+        runs = {}
+        for engine in ["reference", "cpu"]:
+            proc = subprocess.run(
+                [os.path.join(BIN, "ober-run"), step, "--train-steps", "5",
+                 "--lr", "0.05", f"--engine={engine}", "--save-params",
+                 os.path.join(d, engine)] + inputs,
+                capture_output=True, text=True)
+            if proc.returncode:
+                print(f"  train '{opts}': {engine} failed: {proc.stderr}")
+                failed += 1
+                break
+            runs[engine] = [float(line.split()[-1])
+                            for line in proc.stdout.splitlines()]
+        if len(runs) < 2:
+            continue
+        ok = np.allclose(runs["cpu"], runs["reference"], rtol=1e-5, atol=0)
+        for name in os.listdir(os.path.join(d, "reference")):
+            a = np.load(os.path.join(d, "reference", name))
+            b = np.load(os.path.join(d, "cpu", name))
+            ok &= np.allclose(b, a, rtol=1e-5, atol=1e-7)
+        print(f"  train '{opts}': {'ok' if ok else 'FAILED'} "
+              f"(losses {runs['cpu'][0]:.6g} .. {runs['cpu'][-1]:.6g})")
+        failed += not ok
+    return failed
+
+
 def run_case(case, tmp):
     d = os.path.join(tmp, case.name)
     os.makedirs(d, exist_ok=True)
@@ -287,7 +417,8 @@ def main():
     args = parser.parse_args()
     BIN = args.bin
     cases = [c for gen in [unary_cases, binary_cases, compare_select_cast_cases,
-                           reduction_cases, view_cases, matmul_cases]
+                           reduction_cases, view_cases, matmul_cases,
+                           loss_cases, gather_cases]
              for c in gen()]
     tmp = args.keep or tempfile.mkdtemp()
     failed = 0
@@ -298,6 +429,7 @@ def main():
             print(f"    {p}")
         failed += bool(problems)
     print(f"{len(cases) - failed} of {len(cases)} cases agree")
+    failed += train_parity(tmp)
     return 1 if failed else 0
 
 

@@ -148,6 +148,7 @@ static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
   options.learningRate = learningRate;
   options.batches = std::move(*batches);
   options.parameters = std::move(params);
+  options.compiled = engine == "cpu";
   reference::RunStats stats;
   std::vector<reference::CollectiveRecord> collectives;
   int64_t devices = 1;
@@ -215,10 +216,10 @@ static LogicalResult runModel(MLIRContext &context) {
   if (engine != "reference" && engine != "cpu")
     return emitError(UnknownLoc::get(&context))
            << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
-  if (engine == "cpu" && (trainSteps > 0 || findGrid(*module)))
+  if (engine == "cpu" && findGrid(*module))
     return emitError(UnknownLoc::get(&context))
-           << "--engine=cpu runs one function on one device (not "
-              "--train-steps or simulated devices yet)";
+           << "--engine=cpu runs on one device; this module has simulated "
+              "devices (a shard.grid)";
   func::FuncOp func = trainSteps > 0 ? findTrainStep(*module, functionName)
                                      : selectFunction(*module, functionName);
   if (!func)

@@ -25,7 +25,12 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
       accumulate in f32);
     - `matmul` (NumPy rules: vectors, broadcast batch dimensions) becomes
       `linalg.matmul` or `linalg.batch_matmul` on collapsed batch
-      dimensions, accumulating bf16 and f16 in f32.
+      dimensions, accumulating bf16 and f16 in f32;
+    - `softmax` and `log_softmax` (largest value, sum of exponentials),
+      `cross_entropy` (class indices or probabilities, label smoothing,
+      `ignore_index`, every reduction), `mse_loss`, `one_hot` and `gather`
+      (negative indices wrap; out-of-range class targets pick nothing and
+      gather indices are clamped, where the interpreter reports an error).
 
     An op with no lowering yet is an error naming it and the op families
     that are lowered.

@@ -15,10 +15,28 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <memory>
+
 namespace mlir::ober {
 
-/// Compiles `func` (and what it calls) of `module` for the CPU and runs it
-/// on `args`; errors name the op the pipeline could not lower.
+/// `func` (and what it calls) compiled for the CPU, once; `run` calls it
+/// on the interpreter's tensors as often as needed.
+class CompiledFunction {
+public:
+  /// Errors name the op the pipeline could not lower.
+  static FailureOr<std::unique_ptr<CompiledFunction>> compile(ModuleOp module,
+                                                              func::FuncOp func);
+  ~CompiledFunction();
+  FailureOr<SmallVector<reference::Tensor>>
+  run(ArrayRef<reference::Tensor> args);
+
+private:
+  CompiledFunction() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Compiles `func` and runs it once on `args`.
 FailureOr<SmallVector<reference::Tensor>>
 runCompiled(ModuleOp module, func::FuncOp func,
             ArrayRef<reference::Tensor> args);

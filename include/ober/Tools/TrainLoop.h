@@ -31,6 +31,9 @@ struct TrainLoopOptions {
   /// step (every step runs the same ones) and the device count.
   std::vector<reference::CollectiveRecord> *collectives = nullptr;
   int64_t *devices = nullptr;
+  /// Run the step compiled for the CPU (compiled once) instead of on the
+  /// interpreter; one device only.
+  bool compiled = false;
 };
 
 /// Runs `step` (built by ober-build-train-step) `steps` times, printing

@@ -35,10 +35,26 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 /// A tensor of `type` filled with `value`.
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value);
 
+enum class Combine { Sum, Max, Min };
+/// `input` reduced with `kind` over `axes` (which go), in its compute type;
+/// max and min propagate NaN.
+Value reduceDims(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> axes, Combine kind);
+/// `reduced` (the result of reduceDims over `axis`) with `axis` back as a
+/// size-1 dimension, so that it broadcasts against the input.
+Value keepAxis(OpBuilder &b, Location loc, Value reduced, int64_t axis);
+
+/// softmax (or, with `log`, log_softmax) of `x` along `axis`, computed in
+/// the compute type and rounded to `element`.
+Value softmaxOf(OpBuilder &b, Location loc, Value x, int64_t axis, bool log,
+                Type element);
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateContractionPatterns(RewritePatternSet &patterns);
+void populateNormalizationPatterns(RewritePatternSet &patterns);
+void populateLossPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::ober::lowering
 

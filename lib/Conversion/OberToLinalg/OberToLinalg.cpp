@@ -1,7 +1,7 @@
 //===- OberToLinalg.cpp - --convert-ober-to-linalg ------------------------===//
 //
 // Part of Ober-Train. Applies the op families' patterns (Elementwise.cpp,
-// Shapes.cpp, Reductions.cpp, Contractions.cpp) and reports the first op
+// Shapes.cpp, Reductions.cpp, Contractions.cpp, Softmax.cpp, Losses.cpp) and reports the first op
 // left without a lowering, by name, with the families that are lowered.
 //
 //===----------------------------------------------------------------------===//
@@ -36,6 +36,8 @@ struct ConvertOberToLinalg
     lowering::populateShapePatterns(patterns);
     lowering::populateReductionPatterns(patterns);
     lowering::populateContractionPatterns(patterns);
+    lowering::populateNormalizationPatterns(patterns);
+    lowering::populateLossPatterns(patterns);
     // One rewrite per op, each replacing it; what is left has no lowering.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
@@ -50,7 +52,8 @@ struct ConvertOberToLinalg
           << first->getName()
           << "' with these types yet (lowered: elementwise ops, compare, "
              "select, cast, constant, reshape, transpose, broadcast_to, "
-             "reduce_sum/mean/max/min, matmul)";
+             "reduce_sum/mean/max/min, matmul, softmax, log_softmax, "
+             "cross_entropy, mse_loss, one_hot, gather)";
     signalPassFailure();
   }
 };

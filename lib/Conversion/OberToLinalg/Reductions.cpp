@@ -24,8 +24,6 @@ using namespace mlir::ober::lowering;
 
 namespace {
 
-enum class Combine { Sum, Max, Min };
-
 Value combine(OpBuilder &b, Location loc, Combine kind, Value acc, Value x) {
   bool isFloat = isa<FloatType>(x.getType());
   switch (kind) {
@@ -70,45 +68,22 @@ struct ReductionLowering : OpRewritePattern<Op> {
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     ArrayRef<int64_t> axes = op.getAxes();
     Type element = in.getElementType(), acc = computeType(element);
-    int64_t rank = in.getRank(), count = 1;
-    SmallVector<int64_t> kept;
-    SmallVector<AffineExpr> outExprs;
-    SmallVector<utils::IteratorType> iterators;
-    for (int64_t d = 0; d < rank; ++d) {
-      bool reduced = llvm::is_contained(axes, d);
-      iterators.push_back(reduced ? utils::IteratorType::reduction
-                                  : utils::IteratorType::parallel);
-      if (reduced) {
-        count *= in.getDimSize(d);
-        continue;
-      }
-      kept.push_back(in.getDimSize(d));
-      outExprs.push_back(rewriter.getAffineDimExpr(d));
-    }
-    auto accType = RankedTensorType::get(kept, acc);
-    Value init = filled(rewriter, loc, accType, identity(rewriter, loc, kind, acc));
-    SmallVector<AffineMap> maps = {
-        rewriter.getMultiDimIdentityMap(rank),
-        AffineMap::get(rank, 0, outExprs, rewriter.getContext())};
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{accType}, ValueRange{op.getInput()},
-        ValueRange{init}, maps, iterators,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          linalg::YieldOp::create(
-              b, l, combine(b, l, kind, args[1], widen(b, l, args[0])));
-        });
-    Value out = generic.getResult(0);
+    int64_t count = 1;
+    for (int64_t d : axes)
+      count *= in.getDimSize(d);
+    Value out = reduceDims(rewriter, loc, op.getInput(), axes, kind);
     // The mean's division and the rounding back, elementwise.
     if (mean || acc != element)
-      out = mapElements(rewriter, loc, RankedTensorType::get(kept, element), out,
-                        [&](OpBuilder &b, Location l, ValueRange args) {
-                          Value v = args[0];
-                          if (mean)
-                            v = arith::DivFOp::create(
-                                b, l, v,
-                                scalarConstant(b, l, acc, double(count)));
-                          return narrow(b, l, v, element);
-                        });
+      out = mapElements(
+          rewriter, loc,
+          cast<RankedTensorType>(out.getType()).clone(element), out,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value v = args[0];
+            if (mean)
+              v = arith::DivFOp::create(b, l, v,
+                                        scalarConstant(b, l, acc, double(count)));
+            return narrow(b, l, v, element);
+          });
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, out, result.getShape()));
     return success();
   }
@@ -118,6 +93,37 @@ struct ReductionLowering : OpRewritePattern<Op> {
 };
 
 } // namespace
+
+Value lowering::reduceDims(OpBuilder &b, Location loc, Value input,
+                           ArrayRef<int64_t> axes, Combine kind) {
+  auto in = cast<RankedTensorType>(input.getType());
+  Type acc = computeType(in.getElementType());
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> kept;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (reduced)
+      continue;
+    kept.push_back(in.getDimSize(d));
+    outExprs.push_back(b.getAffineDimExpr(d));
+  }
+  auto accType = RankedTensorType::get(kept, acc);
+  Value init = filled(b, loc, accType, identity(b, loc, kind, acc));
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, outExprs, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{accType}, ValueRange{input}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, l, combine(nb, l, kind, args[1], widen(nb, l, args[0])));
+      });
+  return generic.getResult(0);
+}
 
 void lowering::populateReductionPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
