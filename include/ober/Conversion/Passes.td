@@ -26,11 +26,16 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     - `matmul` (NumPy rules: vectors, broadcast batch dimensions) becomes
       `linalg.matmul` or `linalg.batch_matmul` on collapsed batch
       dimensions, accumulating bf16 and f16 in f32;
-    - `softmax` and `log_softmax` (largest value, sum of exponentials),
-      `cross_entropy` (class indices or probabilities, label smoothing,
-      `ignore_index`, every reduction), `mse_loss`, `one_hot` and `gather`
-      (negative indices wrap; out-of-range class targets pick nothing and
-      gather indices are clamped, where the interpreter reports an error).
+    - `softmax`, `log_softmax`, `layer_norm` and `rms_norm` (in f32 for
+      bf16 and f16), `cross_entropy` (class indices or probabilities, label
+      smoothing, `ignore_index`, every reduction) and `mse_loss`;
+    - `slice` and `split` as `tensor.extract_slice` (a negative stride
+      reads element by element), `concat` as `tensor.insert_slice`, `iota`;
+    - `one_hot`, `gather` and `embedding` (a `linalg.generic` extracting at
+      the index), `scatter_add` and `scatter` (a loop over the indices).
+      Negative indices wrap; out-of-range class targets pick nothing and
+      out-of-range indices are clamped, where the interpreter reports an
+      error.
 
     An op with no lowering yet is an error naming it and the op families
     that are lowered.
@@ -38,7 +43,8 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // OBER_CONVERSION_PASSES_TD

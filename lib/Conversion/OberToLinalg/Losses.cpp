@@ -1,4 +1,4 @@
-//===- Losses.cpp - cross-entropy, MSE, one_hot, gather as linalg ---------===//
+//===- Losses.cpp - cross-entropy and MSE as linalg -----------------------===//
 //
 // Part of Ober-Train. Cross-entropy over the last dimension as the
 // interpreter computes it: log_softmax, then per sample the target's log
@@ -7,9 +7,7 @@
 // -((1 - s) * picked + s / C * sum). Samples at `ignore_index` give 0 and
 // are not counted by the mean. A class index out of range picks nothing
 // (the interpreter reports an error). MSE is the mean or sum of squared
-// differences. one_hot compares each position along its axis with the
-// index (negative indices count from the depth); gather reads the input at
-// the index along its axis.
+// differences.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,13 +24,6 @@ using namespace mlir::ober;
 using namespace mlir::ober::lowering;
 
 namespace {
-
-/// `v` (an integer) as i64.
-Value asI64(OpBuilder &b, Location loc, Value v) {
-  return v.getType().isInteger(64)
-             ? v
-             : Value(arith::ExtSIOp::create(b, loc, b.getI64Type(), v));
-}
 
 SmallVector<int64_t> allAxes(int64_t rank) {
   SmallVector<int64_t> axes;
@@ -191,119 +182,8 @@ struct MSELossLowering : OpRewritePattern<MSELossOp> {
   }
 };
 
-struct OneHotLowering : OpRewritePattern<OneHotOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(OneHotOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto result = cast<RankedTensorType>(op.getResult().getType());
-    if (!result.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
-    int64_t rank = result.getRank(), axis = op.getAxis(),
-            depth = op.getDepth();
-    Type element = result.getElementType();
-    SmallVector<AffineExpr> indexExprs;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis)
-        indexExprs.push_back(rewriter.getAffineDimExpr(d));
-    Value init = tensor::EmptyOp::create(rewriter, loc, result.getShape(),
-                                         element);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{result}, ValueRange{op.getIndices()},
-        ValueRange{init},
-        {AffineMap::get(rank, 0, indexExprs, getContext()),
-         rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange v) {
-          Value index = asI64(b, l, v[0]);
-          Value zero = arith::ConstantOp::create(b, l, b.getI64IntegerAttr(0));
-          Value wrapped = arith::SelectOp::create(
-              b, l,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index,
-                                    zero),
-              arith::AddIOp::create(
-                  b, l, index,
-                  arith::ConstantOp::create(b, l, b.getI64IntegerAttr(depth))),
-              index);
-          Value at = arith::IndexCastOp::create(
-              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
-          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, at,
-                                            wrapped);
-          Value out =
-              element.isInteger(1)
-                  ? hit
-                  : Value(arith::SelectOp::create(
-                        b, l, hit, scalarConstant(b, l, element, 1.0),
-                        scalarConstant(b, l, element, 0.0)));
-          linalg::YieldOp::create(b, l, out);
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
-    return success();
-  }
-};
-
-/// gather along one axis: each result element reads the input at its own
-/// position with the axis replaced by the index (negative ones count from
-/// the end; out-of-range ones are clamped, where the interpreter reports an
-/// error).
-struct GatherLowering : OpRewritePattern<GatherOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GatherOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    auto indices = cast<RankedTensorType>(op.getIndices().getType());
-    auto result = cast<RankedTensorType>(op.getResult().getType());
-    if (!input.hasStaticShape() || !result.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + input.getRank()
-                                    : op.getAxis();
-    int64_t rank = result.getRank(), ri = indices.getRank(),
-            size = input.getDimSize(axis);
-    SmallVector<AffineExpr> indexExprs;
-    for (int64_t k = 0; k < ri; ++k)
-      indexExprs.push_back(rewriter.getAffineDimExpr(axis + k));
-    Value init = tensor::EmptyOp::create(rewriter, loc, result.getShape(),
-                                         result.getElementType());
-    Value source = op.getInput();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{result}, ValueRange{op.getIndices()},
-        ValueRange{init},
-        {AffineMap::get(rank, 0, indexExprs, getContext()),
-         rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange v) {
-          auto i64 = [&](int64_t c) {
-            return arith::ConstantOp::create(b, l, b.getI64IntegerAttr(c));
-          };
-          Value index = asI64(b, l, v[0]);
-          index = arith::SelectOp::create(
-              b, l,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index,
-                                    i64(0)),
-              arith::AddIOp::create(b, l, index, i64(size)), index);
-          index = arith::MinSIOp::create(
-              b, l, arith::MaxSIOp::create(b, l, index, i64(0)),
-              i64(size - 1));
-          SmallVector<Value> at;
-          for (int64_t d = 0; d < axis; ++d)
-            at.push_back(linalg::IndexOp::create(b, l, d));
-          at.push_back(
-              arith::IndexCastOp::create(b, l, b.getIndexType(), index));
-          for (int64_t d = axis + 1; d < input.getRank(); ++d)
-            at.push_back(linalg::IndexOp::create(b, l, d - 1 + ri));
-          linalg::YieldOp::create(
-              b, l, tensor::ExtractOp::create(b, l, source, at).getResult());
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
-    return success();
-  }
-};
-
 } // namespace
 
 void lowering::populateLossPatterns(RewritePatternSet &patterns) {
-  patterns.add<CrossEntropyLowering, MSELossLowering, OneHotLowering,
-               GatherLowering>(
-      patterns.getContext());
+  patterns.add<CrossEntropyLowering, MSELossLowering>(patterns.getContext());
 }

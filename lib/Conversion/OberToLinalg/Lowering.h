@@ -49,12 +49,19 @@ Value keepAxis(OpBuilder &b, Location loc, Value reduced, int64_t axis);
 Value softmaxOf(OpBuilder &b, Location loc, Value x, int64_t axis, bool log,
                 Type element);
 
+/// `v` (an integer) as i64.
+Value asI64(OpBuilder &b, Location loc, Value v);
+/// `index` (an integer) as a position along a dimension of `size`:
+/// negative ones count from the end, the rest are clamped into range.
+Value indexAlong(OpBuilder &b, Location loc, Value index, int64_t size);
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateContractionPatterns(RewritePatternSet &patterns);
 void populateNormalizationPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
+void populateIndexingPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::ober::lowering
 

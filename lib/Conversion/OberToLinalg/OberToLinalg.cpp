@@ -1,7 +1,7 @@
 //===- OberToLinalg.cpp - --convert-ober-to-linalg ------------------------===//
 //
 // Part of Ober-Train. Applies the op families' patterns (Elementwise.cpp,
-// Shapes.cpp, Reductions.cpp, Contractions.cpp, Softmax.cpp, Losses.cpp) and reports the first op
+// Shapes.cpp, Reductions.cpp, Contractions.cpp, Normalization.cpp, Losses.cpp, Indexing.cpp) and reports the first op
 // left without a lowering, by name, with the families that are lowered.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -38,6 +39,7 @@ struct ConvertOberToLinalg
     lowering::populateContractionPatterns(patterns);
     lowering::populateNormalizationPatterns(patterns);
     lowering::populateLossPatterns(patterns);
+    lowering::populateIndexingPatterns(patterns);
     // One rewrite per op, each replacing it; what is left has no lowering.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
@@ -53,7 +55,8 @@ struct ConvertOberToLinalg
           << "' with these types yet (lowered: elementwise ops, compare, "
              "select, cast, constant, reshape, transpose, broadcast_to, "
              "reduce_sum/mean/max/min, matmul, softmax, log_softmax, "
-             "cross_entropy, mse_loss, one_hot, gather)";
+             "layer_norm, rms_norm, slice, split, concat, iota, cross_entropy, "
+             "mse_loss, one_hot, gather, embedding, scatter_add, scatter)";
     signalPassFailure();
   }
 };

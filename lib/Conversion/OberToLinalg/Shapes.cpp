@@ -2,8 +2,10 @@
 //
 // Part of Ober-Train. `constant` becomes `arith.constant`, `reshape` a
 // collapse or an expand (through one dimension when the dimensions do not
-// group), `transpose` a
-// `linalg.transpose`, `broadcast_to` a `linalg.generic` with NumPy rules.
+// group), `transpose` a `linalg.transpose`, `broadcast_to` a
+// `linalg.generic` with NumPy rules, `slice` and `split` extract slices
+// (a negative stride reads element by element), `concat` inserts them,
+// `iota` writes each element's index.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,9 +124,149 @@ struct BroadcastLowering : OpRewritePattern<BroadcastToOp> {
   }
 };
 
+/// A slice with positive strides is a tensor.extract_slice; with a negative
+/// stride each element reads `start + i * stride`.
+struct SliceLowering : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto result = cast<RankedTensorType>(op.getResult().getType());
+    if (!result.hasStaticShape() || !op.getInput().getType().hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    ArrayRef<int64_t> starts = op.getStarts(), strides = op.getStrides();
+    Location loc = op.getLoc();
+    if (llvm::all_of(strides, [](int64_t s) { return s > 0; })) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, result, op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
+          starts, result.getShape(), strides);
+      return success();
+    }
+    Value source = op.getInput();
+    int64_t rank = result.getRank();
+    Value init = tensor::EmptyOp::create(rewriter, loc, result.getShape(),
+                                         result.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{result}, ValueRange{}, ValueRange{init},
+        {rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(b, l, d);
+            Value scaled = arith::MulIOp::create(
+                b, l, i, arith::ConstantIndexOp::create(b, l, strides[d]));
+            at.push_back(arith::AddIOp::create(
+                b, l, scaled, arith::ConstantIndexOp::create(b, l, starts[d])));
+          }
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, source, at).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Offsets, sizes and unit strides of the block of `shape` that starts at
+/// `offset` along `axis` and is `size` long there.
+struct SliceBlock {
+  SmallVector<int64_t> offsets, sizes, strides;
+  SliceBlock(ArrayRef<int64_t> shape, int64_t axis, int64_t offset,
+             int64_t size)
+      : offsets(shape.size(), 0), sizes(shape), strides(shape.size(), 1) {
+    offsets[axis] = offset;
+    sizes[axis] = size;
+  }
+};
+
+struct SplitLowering : OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    if (!input.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + input.getRank()
+                                    : op.getAxis();
+    SmallVector<Value> pieces;
+    int64_t offset = 0;
+    for (auto [r, size] : llvm::zip(op.getResults(), op.getSizes())) {
+      SliceBlock block(input.getShape(), axis, offset, size);
+      pieces.push_back(tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), cast<RankedTensorType>(r.getType()),
+          op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
+          block.offsets, block.sizes, block.strides));
+      offset += size;
+    }
+    rewriter.replaceOp(op, pieces);
+    return success();
+  }
+};
+
+struct ConcatLowering : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    auto result = cast<RankedTensorType>(op.getResult().getType());
+    if (!result.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + result.getRank()
+                                    : op.getAxis();
+    Value out = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                        result.getShape(),
+                                        result.getElementType());
+    int64_t offset = 0;
+    for (Value in : op.getInputs()) {
+      auto type = cast<RankedTensorType>(in.getType());
+      SliceBlock block(type.getShape(), axis, offset, type.getDimSize(axis));
+      block.offsets.resize(result.getRank(), 0);
+      out = tensor::InsertSliceOp::create(rewriter, op.getLoc(), in, out,
+                                          ValueRange{}, ValueRange{},
+                                          ValueRange{}, block.offsets,
+                                          block.sizes, block.strides);
+      offset += type.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct IotaLowering : OpRewritePattern<IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(IotaOp op,
+                                PatternRewriter &rewriter) const override {
+    auto result = cast<RankedTensorType>(op.getResult().getType());
+    if (!result.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Type element = result.getElementType();
+    int64_t rank = result.getRank();
+    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                         result.getShape(), element);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{result}, ValueRange{},
+        ValueRange{init}, {rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = arith::IndexCastOp::create(
+              b, l, b.getI64Type(),
+              linalg::IndexOp::create(b, l, op.getDimension()));
+          Value v;
+          if (isa<FloatType>(element))
+            v = arith::SIToFPOp::create(b, l, element, i);
+          else if (element.isInteger(64))
+            v = i;
+          else
+            v = arith::TruncIOp::create(b, l, element, i);
+          linalg::YieldOp::create(b, l, v);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateShapePatterns(RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, ReshapeLowering, TransposeLowering,
-               BroadcastLowering>(patterns.getContext());
+               BroadcastLowering, SliceLowering, SplitLowering, ConcatLowering,
+               IotaLowering>(patterns.getContext());
 }

@@ -11,6 +11,7 @@
 #include "ober/Target/CPU.h"
 
 #include "ober/Conversion/Passes.h"
+#include "ober/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -27,13 +28,40 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
+namespace {
+/// Copies between buffers (of slices and strided views too) as linalg
+/// copies, which become loops, instead of calls to the MLIR runner
+/// library's `memrefCopy`: generated code needs no library of MLIR's.
+struct CopiesAsLoops
+    : PassWrapper<CopiesAsLoops, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopiesAsLoops)
+  StringRef getArgument() const override { return "ober-cpu-copies-as-loops"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    getOperation().walk([](memref::CopyOp copy) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    });
+  }
+};
+} // namespace
+
 void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
+  // No fused attention kernel on the CPU yet: its definition in primitive
+  // ops.
+  pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
   pm.addPass(createConvertOberToLinalg());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
@@ -49,6 +77,7 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(std::make_unique<CopiesAsLoops>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
