@@ -143,6 +143,8 @@ LogicalResult StepPartitioner::buildLoop(scf::ForOp loop) {
       continue;
     tmpl.index = tmpl.args->addArgument(
         RankedTensorType::get({}, builder.getI64Type()), loc);
+    tmpl.indexStart = index->start;
+    tmpl.indexStep = index->step;
     spmd->setLayout(tmpl.index, spmd->replicated());
     maps[0][t].map(iterArgs[index->k], tmpl.index);
   }
@@ -245,12 +247,9 @@ LogicalResult StepPartitioner::emitLoop(scf::ForOp loop, unsigned stage) {
   Stage &s = stages[stage];
   Operation *yield = loop.getBody()->getTerminator();
   MicroBatchTemplate micro;
-  std::optional<MicroIndex> index = microIndexOf(loop);
   micro.index = tmpl.index;
-  if (index) {
-    micro.indexStart = index->start;
-    micro.indexStep = index->step;
-  }
+  micro.indexStart = tmpl.indexStart;
+  micro.indexStep = tmpl.indexStep;
   // The value each carried value holds after a micro-batch, in its layout,
   // moved where it is made.
   for (auto [j, k] : llvm::enumerate(tmpl.carriedOrder)) {

@@ -313,7 +313,6 @@ void Emitter::planRings() {
     }
     // Sweep: micro-batches kept at each position.
     std::multiset<int64_t> kept;
-    SmallVector<std::pair<size_t, int64_t>> ends;
     int64_t depth = 1;
     std::vector<SmallVector<int64_t>> startsAt(order.size());
     for (int64_t m = 0; m < micros; ++m)

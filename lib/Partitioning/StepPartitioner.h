@@ -165,12 +165,15 @@ private:
     Block *args = nullptr, *head = nullptr, *tail = nullptr;
     /// Zero-bubble: each backward pass's weight gradients.
     SmallVector<Block *> weights;
+    /// The micro-batch index (`indexStart + indexStep * i` in micro-batch
+    /// i), null when the loop carries none.
     Value index;
+    int64_t indexStart = 0, indexStep = 1;
     SmallVector<unsigned> carriedOrder;
     SmallVector<Value> carriedInit;
     DenseMap<unsigned, Value> carriedArgs;
   };
-  SmallVector<LoopTemplate> templates;
+  std::vector<LoopTemplate> templates;
   bool inLoopTail = false;
   /// Per (stage, micro-batch): values the backward pass reads again.
   std::map<std::pair<unsigned, unsigned>, DenseMap<Value, Value>> again;

@@ -24,13 +24,6 @@ using namespace mlir::ober::lowering;
 
 namespace {
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 struct MatmulLowering : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -62,14 +55,14 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
     for (auto [i, d] : llvm::enumerate(llvm::reverse(rb)))
       if (d != 1)
         batch[batch.size() - 1 - i] = d;
-    int64_t nb = product(batch);
+    int64_t nb = ShapedType::getNumElements(batch);
     auto zeroFilled = [&](ArrayRef<int64_t> shape) {
       return filled(rewriter, loc, RankedTensorType::get(shape, acc),
                     scalarConstant(rewriter, loc, acc, 0.0));
     };
     Value out;
-    if (product(rb) == 1) { // one matrix on the right: nb == product(lb)
-      Value a = reshapeTo(rewriter, loc, lhs, {product(lb) * m, k});
+    if (ShapedType::getNumElements(rb) == 1) { // one matrix on the right: nb == ShapedType::getNumElements(lb)
+      Value a = reshapeTo(rewriter, loc, lhs, {ShapedType::getNumElements(lb) * m, k});
       Value w = reshapeTo(rewriter, loc, rhs, {k, n});
       out = linalg::MatmulOp::create(rewriter, loc, ValueRange{a, w},
                                      ValueRange{zeroFilled({nb * m, n})})

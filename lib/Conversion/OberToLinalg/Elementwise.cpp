@@ -345,10 +345,6 @@ Value castElement(OpBuilder &b, Location loc, Value x, Type to) {
                            : Value(arith::ExtSIOp::create(b, loc, to, x));
 }
 
-RankedTensorType resultTypeOf(Operation *op) {
-  return cast<RankedTensorType>(op->getResult(0).getType());
-}
-
 /// Unary, binary, compare and select ops: one generic each.
 struct ElementwiseLowering : RewritePattern {
   ElementwiseLowering(MLIRContext *ctx)
@@ -364,7 +360,7 @@ struct ElementwiseLowering : RewritePattern {
                       AndOp, OrOp, XorOp>(op);
     if (!unary && !binary && !isa<CompareOp, SelectOp, CastOp>(op))
       return failure();
-    RankedTensorType result = resultTypeOf(op);
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
     Type out = result.getElementType();
     auto body = [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
       if (auto cmp = dyn_cast<CompareOp>(op)) {

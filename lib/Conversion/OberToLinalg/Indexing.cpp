@@ -137,8 +137,7 @@ struct GatherLowering : OpRewritePattern<GatherOp> {
     auto result = cast<RankedTensorType>(op.getResult().getType());
     if (!input.hasStaticShape() || !result.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + input.getRank()
-                                    : op.getAxis();
+    int64_t axis = op.getAxis();
     rewriter.replaceOp(op, gatherAlong(rewriter, op.getLoc(), op.getInput(),
                                        op.getIndices(), axis, result));
     return success();
@@ -173,7 +172,7 @@ template <typename Op> struct ScatterLowering : OpRewritePattern<Op> {
     if (!input.hasStaticShape() || !indices.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     int64_t rank = input.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    int64_t axis = op.getAxis();
     int64_t count = indices.getNumElements(), size = input.getDimSize(axis);
     bool add = isa<ScatterAddOp>(op);
     // The updates with the index dimensions as one, the indices flat.

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/Sequence.h"
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -26,10 +27,7 @@ using namespace mlir::ober::lowering;
 namespace {
 
 SmallVector<int64_t> allAxes(int64_t rank) {
-  SmallVector<int64_t> axes;
-  for (int64_t d = 0; d < rank; ++d)
-    axes.push_back(d);
-  return axes;
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
 }
 
 /// Whether a class target is kept (not `ignore`).

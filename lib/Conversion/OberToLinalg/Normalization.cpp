@@ -66,8 +66,7 @@ template <typename Op> struct SoftmaxLowering : OpRewritePattern<Op> {
     auto type = cast<RankedTensorType>(op.getInput().getType());
     if (!type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + type.getRank()
-                                    : op.getAxis();
+    int64_t axis = op.getAxis();
     rewriter.replaceOp(op, softmaxOf(rewriter, op.getLoc(), op.getInput(),
                                      axis, isa<LogSoftmaxOp>(op),
                                      type.getElementType()));

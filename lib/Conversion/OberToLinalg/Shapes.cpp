@@ -185,8 +185,7 @@ struct SplitLowering : OpRewritePattern<SplitOp> {
     auto input = cast<RankedTensorType>(op.getInput().getType());
     if (!input.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + input.getRank()
-                                    : op.getAxis();
+    int64_t axis = op.getAxis();
     SmallVector<Value> pieces;
     int64_t offset = 0;
     for (auto [r, size] : llvm::zip(op.getResults(), op.getSizes())) {
@@ -209,8 +208,7 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
     auto result = cast<RankedTensorType>(op.getResult().getType());
     if (!result.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + result.getRank()
-                                    : op.getAxis();
+    int64_t axis = op.getAxis();
     Value out = tensor::EmptyOp::create(rewriter, op.getLoc(),
                                         result.getShape(),
                                         result.getElementType());
