@@ -29,6 +29,8 @@ packages=(
   libtorch-dev                 # the TorchScript importer (optional component)
   python3-pytest python3-setuptools              # the ober Python package's tests and install
   libopenblas0-pthread         # fast BLAS for numpy and torch in the tests
+  libdnnl-dev                  # the CPU kernel library (matmul, convolution)
+  libomp-22-dev                # LLVM's OpenMP: generated loops' threads (and oneDNN's)
   libclang-rt-22-dev           # libFuzzer and sanitizers for the fuzz target
 )
 

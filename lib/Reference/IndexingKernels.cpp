@@ -6,7 +6,7 @@
 
 #include "Kernels.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
-#include "ober/Reference/Random.h"
+#include "ober/Runtime/Random.h"
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -171,7 +171,7 @@ mlir::ober::reference::detail::evaluateIndexing(Operation *op,
         global = global * whole[k] + at[k] + index[k];
       for (size_t k = local.size(); k-- > 0 && ++index[k] == local[k];)
         index[k] = 0;
-      bool keep = uniformAt(seed, global) >= ratio;
+      bool keep = ::ober::rt::uniformAt(seed, global) >= ratio;
       mask.setInt(i, keep);
       out.setFloat(i, keep ? x.getFloat(i) / (1.0 - ratio) : 0.0);
     }

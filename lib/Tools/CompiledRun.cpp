@@ -10,6 +10,7 @@
 
 #include "ober/Tools/CompiledRun.h"
 
+#include "ober/Runtime/CPUKernels.h"
 #include "ober/Target/CPU.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -152,6 +153,17 @@ CompiledFunction::compile(ModuleOp module, func::FuncOp func) {
   if (!engine)
     return func.emitError("--engine=cpu: cannot compile: ")
            << llvm::toString(engine.takeError());
+  // Generated code's calls into the kernel library resolve in this process.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    const char *names[16];
+    void *addresses[16];
+    int count = ober_rt_cpu_kernel_symbols(names, addresses, 16);
+    for (int i = 0; i < count; ++i)
+      symbols[interner(names[i])] = {llvm::orc::ExecutorAddr::fromPtr(addresses[i]),
+                                     llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   std::unique_ptr<CompiledFunction> compiled(new CompiledFunction());
   compiled->impl.reset(new Impl{std::move(*engine),
                                 ("_mlir_ciface_" + func.getSymName()).str(),

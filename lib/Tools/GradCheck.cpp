@@ -7,7 +7,7 @@
 #include "ober/Tools/GradCheck.h"
 
 #include "ober/Reference/Interpreter.h"
-#include "ober/Reference/Random.h"
+#include "ober/Runtime/Random.h"
 #include "ober/Training/Autodiff.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -41,7 +41,7 @@ LogicalResult mlir::ober::checkGradients(func::FuncOp func, uint64_t seed,
     auto t = cast<RankedTensorType>(type);
     Tensor v(t.getElementType(), t.getShape());
     for (int64_t k = 0; k < v.getNumElements(); ++k) {
-      double u = reference::uniformAt(seed + 7919 * i, k);
+      double u = ::ober::rt::uniformAt(seed + 7919 * i, k);
       if (v.isFloat())
         v.setFloat(k, low + (high - low) * u);
       else

@@ -13,7 +13,7 @@
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Weights.h"
 
-#include "ober/Reference/Random.h"
+#include "ober/Runtime/Random.h"
 
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/xxhash.h"
@@ -112,8 +112,8 @@ reference::Tensor mlir::ober::initialParameter(StringRef name,
   uint64_t key = seed ^ llvm::xxh3_64bits(name);
   for (int64_t i = 0; i < t.getNumElements(); ++i) {
     // Box-Muller on two counter-based uniforms.
-    double u1 = reference::uniformAt(key, 2 * i);
-    double u2 = reference::uniformAt(key, 2 * i + 1);
+    double u1 = ::ober::rt::uniformAt(key, 2 * i);
+    double u2 = ::ober::rt::uniformAt(key, 2 * i + 1);
     double z = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2 * M_PI * u2);
     t.setFloat(i, 0.02 * z);
   }

@@ -373,6 +373,224 @@ def norm_and_shape_cases():
                 ("%sc", (7, 3), "f32"), ("%s1", (4, 3), "f32")])
 
 
+def _arr(name, values):
+    return f"{name} = array<i64: {', '.join(map(str, values))}>"
+
+
+def _conv_out(size, k, s, pb, pe, d):
+    return (size + pb + pe - d * (k - 1) - 1) // s + 1
+
+
+def conv_cases():
+    """Convolutions through the kernel library: 1-, 2- and 3-D, groups,
+    strides, dilations, asymmetric padding; the data gradient
+    (conv_transpose, with output padding and a bias) and the weight
+    gradient, including geometries whose last windows leave input unread."""
+    geoms = [  # (n, c, o, groups, in, kernel, stride, dilation, pads)
+        (2, 3, 4, 1, (9,), (3,), (2,), (1,), (1, 0)),
+        (2, 4, 6, 2, (7, 8), (3, 2), (1, 2), (1, 1), (1, 0, 2, 1)),
+        (1, 3, 5, 1, (9, 9), (3, 3), (2, 2), (2, 1), (0, 1, 1, 0)),
+        (2, 4, 4, 4, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
+        (1, 2, 3, 1, (4, 5, 4), (2, 3, 2), (2, 1, 1), (1, 1, 1),
+         (0, 1, 1, 1, 0, 0)),
+    ]
+    for k, (n, c, o, g, size, ker, st, dil, pads) in enumerate(geoms):
+        r = len(size)
+        out = tuple(_conv_out(size[i], ker[i], st[i], pads[i], pads[r + i],
+                              dil[i]) for i in range(r))
+        xs, ws, ys = (n, c) + size, (o, c // g) + ker, (n, o) + out
+        attrs = (f"{_arr('strides', st)}, {_arr('padding', pads)}, "
+                 f"{_arr('dilations', dil)}, groups = {g} : i64")
+        tx, tw, ty = (tensor_type(t, "f32") for t in (xs, ws, ys))
+        body = (f"  %y = ober.conv %x, %w, %b {{{attrs}}} : ({tx}, {tw}, "
+                f"tensor<{o}xf32>) -> {ty}\n"
+                f"  %y0 = ober.conv %x, %w {{{attrs}}} : ({tx}, {tw}) -> {ty}\n"
+                f"  %dw = ober.conv_weight_grad %x, %gy {{{_arr('kernel', ker)},"
+                f" {attrs}}} : ({tx}, {ty}) -> {tw}\n")
+        results = [("%y", ys, "f32"), ("%y0", ys, "f32"), ("%dw", ws, "f32")]
+        # The data gradient: conv_transpose of gy back to the input size
+        # (output padding makes up what the stride's floor dropped).
+        back = tuple((out[i] - 1) * st[i] - pads[i] - pads[r + i]
+                     + dil[i] * (ker[i] - 1) + 1 for i in range(r))
+        opad = tuple(size[i] - back[i] for i in range(r))
+        if all(0 <= p < max(st[i], dil[i]) for i, p in enumerate(opad)):
+            # conv's weight [O, C / groups, K...] is conv_transpose's
+            # [C_in, C_out / groups, K...] from gy back to x.
+            body += (f"  %dx = ober.conv_transpose %gy, %w, %bc "
+                     f"{{{attrs}, {_arr('output_padding', opad)}}} : ({ty}, "
+                     f"{tw}, tensor<{c}xf32>) -> {tx}\n")
+            results.append(("%dx", xs, "f32"))
+        args = [("x", xs, "f32", floats(xs, special=False)),
+                ("w", ws, "f32", floats(ws, special=False)),
+                ("b", (o,), "f32", floats((o,), special=False)),
+                ("gy", ys, "f32", floats(ys, special=False)),
+                ("bc", (c,), "f32", floats((c,), special=False))]
+        yield Case(f"conv-{k}", args, body, results)
+    x = floats((2, 3, 6, 6), special=False)
+    w = floats((4, 3, 3, 3), special=False)
+    body = ("  %xb = ober.cast %x : tensor<2x3x6x6xf32> to tensor<2x3x6x6xbf16>\n"
+            "  %wb = ober.cast %w : tensor<4x3x3x3xf32> to tensor<4x3x3x3xbf16>\n"
+            "  %y = ober.conv %xb, %wb {strides = array<i64: 1, 1>, padding = "
+            "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 "
+            ": i64} : (tensor<2x3x6x6xbf16>, tensor<4x3x3x3xbf16>) -> "
+            "tensor<2x4x6x6xbf16>\n")
+    yield Case("conv-bf16", [("x", (2, 3, 6, 6), "f32", x),
+                             ("w", (4, 3, 3, 3), "f32", w)], body,
+               [("%y", (2, 4, 6, 6), "bf16")])
+
+
+def _pool_out(size, k, s, pb, pe, d, ceil):
+    span = size + pb + pe - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (out - 1) * s >= size + pb:
+        out -= 1
+    return out
+
+
+def pool_cases():
+    """Pooling and its gradients: padding, strides, dilations, ceil mode,
+    count_include_pad, NaN in a window, overlapping windows."""
+    geoms = [  # (in, kernel, stride, dilation, pads, ceil)
+        ((9,), (3,), (2,), (1,), (1, 1), False),
+        ((7, 8), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False),
+        ((7, 7), (3, 2), (2, 2), (1, 1), (0, 1, 1, 0), True),
+        ((8, 7), (2, 3), (1, 2), (2, 1), (1, 0, 0, 1), False),
+        ((4, 5, 5), (2, 2, 3), (2, 1, 2), (1, 1, 1), (0, 1, 1, 1, 0, 1), True),
+    ]
+    for k, (size, ker, st, dil, pads, ceil) in enumerate(geoms):
+        r = len(size)
+        out = tuple(_pool_out(size[i], ker[i], st[i], pads[i], pads[r + i],
+                              dil[i], ceil) for i in range(r))
+        xs, ys = (2, 3) + size, (2, 3) + out
+        x = floats(xs, special=False)
+        x.reshape(-1)[5] = np.nan
+        x.reshape(-1)[9] = x.reshape(-1)[10]  # a tie
+        tx, ty = tensor_type(xs, "f32"), tensor_type(ys, "f32")
+        common = (f"{_arr('kernel', ker)}, {_arr('strides', st)}, "
+                  f"{_arr('padding', pads)}")
+        mx = f"{common}, {_arr('dilations', dil)}, ceil_mode = {str(ceil).lower()}"
+        body = (f"  %m = ober.max_pool %x {{{mx}}} : ({tx}) -> {ty}\n"
+                f"  %mg = ober.max_pool_grad %x, %g {{{mx}}} : ({tx}, {ty}) -> "
+                f"{tx}\n")
+        results = [("%m", ys, "f32"), ("%mg", xs, "f32")]
+        if all(d == 1 for d in dil):
+            for inc in ["true", "false"]:
+                av = (f"{common}, ceil_mode = {str(ceil).lower()}, "
+                      f"count_include_pad = {inc}")
+                body += (f"  %a{inc} = ober.avg_pool %x {{{av}}} : ({tx}) -> "
+                         f"{ty}\n"
+                         f"  %ag{inc} = ober.avg_pool_grad %x, %g {{{av}}} : "
+                         f"({tx}, {ty}) -> {tx}\n")
+                results += [(f"%a{inc}", ys, "f32"), (f"%ag{inc}", xs, "f32")]
+        yield Case(f"pool-{k}", [("x", xs, "f32", x),
+                                 ("g", ys, "f32", floats(ys, special=False))],
+                   body, results)
+    i = ints((1, 2, 5, 5))
+    body = ("  %m = ober.max_pool %i {kernel = array<i64: 2, 2>, strides = "
+            "array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = "
+            "array<i64: 1, 1>, ceil_mode = false} : (tensor<1x2x5x5xi64>) -> "
+            "tensor<1x2x3x3xi64>\n")
+    yield Case("pool-i64", [("i", (1, 2, 5, 5), "i64", i)], body,
+               [("%m", (1, 2, 3, 3), "i64")])
+
+
+def batch_norm_cases():
+    x = floats((4, 3, 5), special=False)
+    c = [floats((3,), special=False) for _ in range(4)]
+    c[3] = np.abs(c[3]) + 0.1  # a variance
+    names = ["s", "b", "m", "v"]
+    args = [("x", (4, 3, 5), "f32", x)] + [(n, (3,), "f32", v)
+                                           for n, v in zip(names, c)]
+    body = ("  %t:3 = ober.batch_norm_training %x, %s, %b, %m, %v {epsilon = "
+            "1.0e-5 : f64, momentum = 0.1 : f64} : (tensor<4x3x5xf32>, "
+            "tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> "
+            "(tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>)\n"
+            "  %i = ober.batch_norm_inference %x, %s, %b, %m, %v {epsilon = "
+            "1.0e-3 : f64} : (tensor<4x3x5xf32>, tensor<3xf32>, tensor<3xf32>, "
+            "tensor<3xf32>, tensor<3xf32>) -> tensor<4x3x5xf32>\n"
+            "  %x2 = ober.reshape %x : tensor<4x3x5xf32> to tensor<4x3xf32x5>\n")
+    body = body.replace("  %x2 = ober.reshape %x : tensor<4x3x5xf32> to "
+                        "tensor<4x3xf32x5>\n", "")
+    yield Case("batch-norm", args, body,
+               [("%t#0", (4, 3, 5), "f32"), ("%t#1", (3,), "f32"),
+                ("%t#2", (3,), "f32"), ("%i", (4, 3, 5), "f32")])
+
+
+def index_cases():
+    x = floats((3, 4), special=False)
+    body = "".join(
+        f"  %p{mode} = ober.pad %x {{low = array<i64: 1, 2>, high = array<i64: "
+        f"2, 3>, mode = #ober.pad_mode<{mode}>, value = 1.5 : f64}} : "
+        f"tensor<3x4xf32> -> tensor<6x9xf32>\n"
+        for mode in ["constant", "reflect", "edge"])
+    yield Case("pad", [("x", (3, 4), "f32", x)], body,
+               [(f"%p{m}", (6, 9), "f32") for m in ["constant", "reflect",
+                                                    "edge"]])
+    y, i = floats((3, 5), special=False), ints((3, 5), -9, 9)
+    y[1, 2] = np.nan
+    body, results = "", []
+    for k, (axis, ex, rev) in enumerate([(1, "false", "false"),
+                                         (0, "true", "false"),
+                                         (1, "true", "true")]):
+        body += (f"  %c{k} = ober.cumsum %y {{axis = {axis} : i64, exclusive = "
+                 f"{ex}, reverse = {rev}}} : tensor<3x5xf32>\n"
+                 f"  %d{k} = ober.cumsum %i {{axis = {axis} : i64, exclusive = "
+                 f"{ex}, reverse = {rev}}} : tensor<3x5xi64>\n")
+        results += [(f"%c{k}", (3, 5), "f32"), (f"%d{k}", (3, 5), "i64")]
+    z = floats((4, 6), special=False)
+    z[0, 3] = np.nan
+    z[1, 2] = z[1, 4] = 9.0
+    z[2, 1] = z[2, 5] = -9.0
+    z[3, 0] = z[3, 4] = np.nan
+    for op in ["argmax", "argmin"]:
+        for last in ["false", "true"]:
+            body += (f"  %{op}{last} = ober.{op} %z {{axis = 1 : i64, keepdims "
+                     f"= false, select_last_index = {last}}} : "
+                     f"(tensor<4x6xf32>) -> tensor<4xi64>\n")
+            results.append((f"%{op}{last}", (4,), "i64"))
+    body += ("  %ai = ober.argmax %i {axis = 0 : i64, keepdims = true, "
+             "select_last_index = false} : (tensor<3x5xi64>) -> "
+             "tensor<1x5xi64>\n"
+             "  %pr = ober.reduce_prod %y {axes = array<i64: 0>, keepdims = "
+             "false} : (tensor<3x5xf32>) -> tensor<5xf32>\n"
+             "  %pi = ober.reduce_prod %i {axes = array<i64: 1>, keepdims = "
+             "false} : (tensor<3x5xi64>) -> tensor<3xi64>\n")
+    results += [("%ai", (1, 5), "i64"), ("%pr", (5,), "f32"),
+                ("%pi", (3,), "i64")]
+    yield Case("scans", [("y", (3, 5), "f32", y), ("i", (3, 5), "i64", i),
+                         ("z", (4, 6), "f32", z)], body, results)
+    t = floats((3, 4), special=False)
+    idx = np.array([[0, 3, -1], [2, 2, 0]], np.int64)
+    u = floats((2, 3), special=False)
+    body = ("  %g = ober.gather_elements %t, %idx {axis = 1 : i64} : "
+            "(tensor<3x4xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>\n"
+            "  %s = ober.scatter_elements_add %t, %idx, %u {axis = 1 : i64} : "
+            "(tensor<3x4xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> "
+            "tensor<3x4xf32>\n"
+            "  %i0 = ober.constant dense<[[2, 0, 1], [1, 1, 0]]> : "
+            "tensor<2x3xi64>\n"
+            "  %s0 = ober.scatter_elements_add %t, %i0, %u {axis = 0 : i64} : "
+            "(tensor<3x4xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> "
+            "tensor<3x4xf32>\n")
+    yield Case("elements", [("t", (3, 4), "f32", t), ("idx", (2, 3), "i64", idx),
+                            ("u", (2, 3), "f32", u)], body,
+               [("%g", (2, 3), "f32"), ("%s", (3, 4), "f32"),
+                ("%s0", (3, 4), "f32")])
+    d = floats((4, 6, 5), special=False)
+    body = ("  %r:2 = ober.dropout %d, %seed {ratio = 0.3 : f64} : "
+            "(tensor<4x6x5xf32>, tensor<i64>) -> (tensor<4x6x5xf32>, "
+            "tensor<4x6x5xi1>)\n"
+            "  %off = ober.constant dense<[2, 0, 1]> : tensor<3xi64>\n"
+            "  %b:2 = ober.dropout %d, %seed offsets %off {ratio = 0.5 : f64, "
+            "global_shape = array<i64: 8, 6, 7>, major_dim = 1 : i64} : "
+            "(tensor<4x6x5xf32>, tensor<i64>, tensor<3xi64>) -> "
+            "(tensor<4x6x5xf32>, tensor<4x6x5xi1>)\n")
+    yield Case("dropout", [("d", (4, 6, 5), "f32", d),
+                           ("seed", (), "i64", np.array(1234567, np.int64))],
+               body, [("%r#0", (4, 6, 5), "f32"), ("%r#1", (4, 6, 5), "i1"),
+                      ("%b#0", (4, 6, 5), "f32"), ("%b#1", (4, 6, 5), "i1")])
+
+
 MODEL = """func.func @main(%x: tensor<6x5xf32>, %w1: tensor<5x8xf32> {ober.param = "w1"}, %b1: tensor<8xf32> {ober.param = "b1"}, %w2: tensor<8x3xf32> {ober.param = "w2"}) -> tensor<6x3xf32> {
   %0 = ober.matmul %x, %w1 : (tensor<6x5xf32>, tensor<5x8xf32>) -> tensor<6x8xf32>
   %1 = ober.add %0, %b1 : (tensor<6x8xf32>, tensor<8xf32>) -> tensor<6x8xf32>
@@ -508,13 +726,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     parser.add_argument("--keep", help="keep the cases in this folder")
+    parser.add_argument("--only", help="run the cases whose name starts so "
+                        "(and no training)")
     args = parser.parse_args()
     BIN = args.bin
     cases = [c for gen in [unary_cases, binary_cases, compare_select_cast_cases,
                            reduction_cases, view_cases, matmul_cases,
                            loss_cases, gather_cases,
-                           norm_and_shape_cases]
+                           norm_and_shape_cases, conv_cases, pool_cases,
+                           batch_norm_cases, index_cases]
              for c in gen()]
+    if args.only:
+        cases = [c for c in cases if c.name.startswith(args.only)]
     tmp = args.keep or tempfile.mkdtemp()
     failed = 0
     for case in cases:
@@ -524,7 +747,8 @@ def main():
             print(f"    {p}")
         failed += bool(problems)
     print(f"{len(cases) - failed} of {len(cases)} cases agree")
-    failed += train_parity(tmp)
+    if not args.only:
+        failed += train_parity(tmp)
     return 1 if failed else 0
 
 

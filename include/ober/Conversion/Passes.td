@@ -23,28 +23,50 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     - `reduce_sum`, `reduce_mean`, `reduce_max`, `reduce_min` become
       `linalg.reduce` (NaN propagates through max and min; bf16 and f16
       accumulate in f32);
-    - `matmul` (NumPy rules: vectors, broadcast batch dimensions) becomes
-      `linalg.matmul` or `linalg.batch_matmul` on collapsed batch
-      dimensions, accumulating bf16 and f16 in f32;
-    - `softmax`, `log_softmax`, `layer_norm` and `rms_norm` (in f32 for
-      bf16 and f16), `cross_entropy` (class indices or probabilities, label
-      smoothing, `ignore_index`, every reduction) and `mse_loss`;
+    - `reduce_prod`, `argmax` and `argmin` (NaN wins; the first or last
+      index), `cumsum` (a loop along its axis);
+    - `matmul` (NumPy rules: vectors, broadcast batch dimensions) on floats
+      calls the kernel library's matrix products (oneDNN, through
+      `ober/Runtime/CPUKernels.h`): a batch that is whole or shared per
+      operand is the kernel's, an operand that transposes its last two
+      dimensions is read transposed from its source; integer `matmul`
+      becomes `linalg.matmul` or `linalg.batch_matmul`;
+    - `conv`, `conv_transpose` (the data gradient of a convolution, plus
+      its bias) and `conv_weight_grad` call the kernel library's
+      convolutions; bf16 and f16 operands are widened to f32 for every
+      kernel call and the result rounded once;
+    - `max_pool` and `avg_pool` fold each window of the padded input;
+      their gradients gather, per input position, the windows that reach
+      it (`max_pool_grad` from each window's first maximum);
+    - `softmax`, `log_softmax`, `layer_norm`, `rms_norm` and batch norm
+      (inference, and training with batch statistics and the running
+      statistics' update), in f32 for bf16 and f16; `cross_entropy` (class
+      indices or probabilities, label smoothing, `ignore_index`, every
+      reduction) and `mse_loss`;
     - `slice` and `split` as `tensor.extract_slice` (a negative stride
-      reads element by element), `concat` as `tensor.insert_slice`, `iota`;
-    - `one_hot`, `gather` and `embedding` (a `linalg.generic` extracting at
-      the index), `scatter_add` and `scatter` (a loop over the indices).
-      Negative indices wrap; out-of-range class targets pick nothing and
+      reads element by element), `concat` as `tensor.insert_slice`, `iota`,
+      `pad` (`tensor.pad`, or mirrored and clamped reads);
+    - `one_hot`, `gather`, `embedding` and `gather_elements` (a
+      `linalg.generic` extracting at the index), `scatter_add`, `scatter`
+      and `scatter_elements_add` (a loop over the indices). Negative
+      indices wrap; out-of-range class targets pick nothing and
       out-of-range indices are clamped, where the interpreter reports an
-      error.
+      error;
+    - `dropout` draws the interpreter's counter-based uniforms
+      (`ober/Runtime/Random.h`) in integer arithmetic.
 
-    An op with no lowering yet is an error naming it and the op families
-    that are lowered.
+    `attention` is rewritten by `ober-decompose-attention` first (the CPU
+    pipeline runs it); `string_normalize` has no lowering. An op left
+    without a lowering is an error naming it.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 #endif // OBER_CONVERSION_PASSES_TD

@@ -1,18 +1,21 @@
 //===- Contractions.cpp - ober.matmul as linalg.matmul --------------------===//
 //
 // Part of Ober-Train. `matmul` by NumPy's rules: a vector operand gains a
-// unit dimension (removed from the result), batch dimensions broadcast. A
-// matrix on the right (no batch, or a batch of one) takes the left operand's batch and rows as one
-// dimension of rows (one `linalg.matmul`); otherwise both operands are
-// broadcast to the result's batch, collapsed to one batch dimension and
-// multiplied by `linalg.batch_matmul`. bf16 and f16 accumulate in f32 and
-// round once.
+// unit dimension (removed from the result), batch dimensions broadcast.
+// Floats go to the kernel library's matrix products (KernelCalls.cpp): a
+// matrix on the right (no batch, or a batch of one) takes the left
+// operand's batch and rows as rows; a batch that is whole or one shared
+// matrix per operand is the kernel's; other broadcasts are materialized.
+// An operand that transposes its last two dimensions is read transposed
+// from its source. bf16 and f16 compute in f32 and round once. Integers
+// are generated (`linalg.matmul` or `linalg.batch_matmul`).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Runtime/CPUKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -23,6 +26,174 @@ using namespace mlir::ober;
 using namespace mlir::ober::lowering;
 
 namespace {
+
+/// The operand `v` stores when it is the transpose of its last two
+/// dimensions (batch dimensions in place): a kernel reads it transposed.
+Value transposedSource(Value v) {
+  auto t = v.getDefiningOp<TransposeOp>();
+  if (!t)
+    return Value();
+  ArrayRef<int64_t> perm = t.getPermutation();
+  int64_t rank = perm.size();
+  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+    return Value();
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (perm[i] != i)
+      return Value();
+  return t.getInput();
+}
+
+/// The broadcast batch of NumPy's matmul for batch shapes `lb` and `rb`.
+SmallVector<int64_t> broadcastBatch(ArrayRef<int64_t> lb, ArrayRef<int64_t> rb) {
+  SmallVector<int64_t> batch(std::max(lb.size(), rb.size()), 1);
+  for (auto [i, d] : llvm::enumerate(llvm::reverse(lb)))
+    batch[batch.size() - 1 - i] = d;
+  for (auto [i, d] : llvm::enumerate(llvm::reverse(rb)))
+    if (d != 1)
+      batch[batch.size() - 1 - i] = d;
+  return batch;
+}
+
+/// Whether an operand's batch `b` is the whole `batch` or one shared
+/// matrix (a kernel broadcasts those; anything else is materialized).
+bool wholeOrShared(ArrayRef<int64_t> b, ArrayRef<int64_t> batch) {
+  if (ShapedType::getNumElements(b) == 1)
+    return true;
+  SmallVector<int64_t> padded(batch.size() - b.size(), 1);
+  padded.append(b.begin(), b.end());
+  return ArrayRef<int64_t>(padded) == batch;
+}
+
+/// `v` (shape [batch..., rows, cols]) broadcast to `batch` and collapsed
+/// to [prod(batch), rows, cols].
+Value broadcastOperand(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> batch, int64_t rows, int64_t cols) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(batch);
+  shape.append({rows, cols});
+  if (type.getShape() != ArrayRef<int64_t>(shape))
+    v = mapElements(b, loc, type.clone(shape), v,
+                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  return reshapeTo(b, loc, v, {ShapedType::getNumElements(batch), rows, cols});
+}
+
+/// A matmul operand as a matrix (vectors gain their unit dimension).
+struct Operand {
+  Value value;            // the logical operand, reshaped to rank >= 2
+  Value stored;           // what the kernel reads: value or its source
+  bool transposed = false;
+  SmallVector<int64_t> shape; // logical
+};
+
+Operand operandOf(OpBuilder &b, Location loc, Value v, bool left) {
+  Operand o;
+  o.shape.assign(cast<RankedTensorType>(v.getType()).getShape().begin(),
+                 cast<RankedTensorType>(v.getType()).getShape().end());
+  if (o.shape.size() == 1)
+    o.shape.insert(left ? o.shape.begin() : o.shape.end(), 1);
+  o.value = reshapeTo(b, loc, v, o.shape);
+  o.stored = o.value;
+  if (Value source = transposedSource(v)) {
+    o.stored = source;
+    o.transposed = true;
+  }
+  return o;
+}
+
+/// matmul of floats: the kernel library's matrix products.
+Value kernelMatmul(OpBuilder &b, Location loc, Operand lhs, Operand rhs,
+                   RankedTensorType result) {
+  int64_t m = lhs.shape[lhs.shape.size() - 2], k = lhs.shape.back(),
+          n = rhs.shape.back();
+  ArrayRef<int64_t> lb = ArrayRef<int64_t>(lhs.shape).drop_back(2),
+                    rb = ArrayRef<int64_t>(rhs.shape).drop_back(2);
+  SmallVector<int64_t> batch = broadcastBatch(lb, rb);
+  int64_t nb = ShapedType::getNumElements(batch),
+          lbn = ShapedType::getNumElements(lb),
+          rbn = ShapedType::getNumElements(rb);
+  if (nb == 0 || m == 0 || n == 0 || k == 0)
+    return filled(b, loc, result, scalarConstant(b, loc, result.getElementType(), 0.0));
+  // A stored operand [batch, rows, cols], transposed: [batch, cols, rows].
+  auto stored = [&](const Operand &o, int64_t count, int64_t rows,
+                    int64_t cols) {
+    return o.transposed ? reshapeTo(b, loc, o.stored, {count, cols, rows})
+                        : reshapeTo(b, loc, o.stored, {count, rows, cols});
+  };
+  SmallVector<int64_t> fields(OBER_MATMUL_FIELDS, 0);
+  fields[OBER_MATMUL_N] = n;
+  fields[OBER_MATMUL_K] = k;
+  fields[OBER_MATMUL_TRANSPOSE_A] = lhs.transposed;
+  fields[OBER_MATMUL_TRANSPOSE_B] = rhs.transposed;
+  Value a, w;
+  SmallVector<int64_t> outShape;
+  if (rbn == 1 && !lhs.transposed) {
+    // One matrix on the right: the left's batch and rows as rows.
+    a = reshapeTo(b, loc, lhs.stored, {lbn * m, k});
+    w = stored(rhs, 1, k, n);
+    fields[OBER_MATMUL_BATCH] = fields[OBER_MATMUL_A_BATCH] =
+        fields[OBER_MATMUL_B_BATCH] = 1;
+    fields[OBER_MATMUL_M] = lbn * m;
+    outShape = {lbn * m, n};
+  } else if (wholeOrShared(lb, batch) && wholeOrShared(rb, batch)) {
+    a = stored(lhs, lbn, m, k);
+    w = stored(rhs, rbn, k, n);
+    fields[OBER_MATMUL_BATCH] = nb;
+    fields[OBER_MATMUL_A_BATCH] = lbn;
+    fields[OBER_MATMUL_B_BATCH] = rbn;
+    fields[OBER_MATMUL_M] = m;
+    outShape = {nb, m, n};
+  } else {
+    a = broadcastOperand(b, loc, lhs.value, batch, m, k);
+    w = broadcastOperand(b, loc, rhs.value, batch, k, n);
+    fields[OBER_MATMUL_BATCH] = fields[OBER_MATMUL_A_BATCH] =
+        fields[OBER_MATMUL_B_BATCH] = nb;
+    fields[OBER_MATMUL_TRANSPOSE_A] = fields[OBER_MATMUL_TRANSPOSE_B] = 0;
+    fields[OBER_MATMUL_M] = m;
+    outShape = {nb, m, n};
+  }
+  Value out = callKernel(b, loc, OBER_RT_CPU_MATMUL, fields, {a, w},
+                         result.clone(outShape));
+  return reshapeTo(b, loc, out, result.getShape());
+}
+
+/// matmul of integers: generated, `linalg.matmul` or `linalg.batch_matmul`.
+Value generatedMatmul(OpBuilder &b, Location loc, Operand lhs, Operand rhs,
+                      RankedTensorType result) {
+  Type element = result.getElementType(), acc = computeType(element);
+  int64_t m = lhs.shape[lhs.shape.size() - 2], k = lhs.shape.back(),
+          n = rhs.shape.back();
+  ArrayRef<int64_t> lb = ArrayRef<int64_t>(lhs.shape).drop_back(2),
+                    rb = ArrayRef<int64_t>(rhs.shape).drop_back(2);
+  SmallVector<int64_t> batch = broadcastBatch(lb, rb);
+  int64_t nb = ShapedType::getNumElements(batch);
+  auto zeroFilled = [&](ArrayRef<int64_t> shape) {
+    return filled(b, loc, RankedTensorType::get(shape, acc),
+                  scalarConstant(b, loc, acc, 0.0));
+  };
+  Value out;
+  if (ShapedType::getNumElements(rb) == 1) {
+    Value a = reshapeTo(b, loc, lhs.value,
+                        {ShapedType::getNumElements(lb) * m, k});
+    Value w = reshapeTo(b, loc, rhs.value, {k, n});
+    out = linalg::MatmulOp::create(b, loc, ValueRange{a, w},
+                                   ValueRange{zeroFilled({nb * m, n})})
+              .getResult(0);
+  } else {
+    Value a = broadcastOperand(b, loc, lhs.value, batch, m, k);
+    Value w = broadcastOperand(b, loc, rhs.value, batch, k, n);
+    out = linalg::BatchMatmulOp::create(b, loc, ValueRange{a, w},
+                                        ValueRange{zeroFilled({nb, m, n})})
+              .getResult(0);
+  }
+  if (acc != element) {
+    auto type = cast<RankedTensorType>(out.getType()).clone(element);
+    out = mapElements(b, loc, type, out,
+                      [&](OpBuilder &nb, Location l, ValueRange v) {
+                        return narrow(nb, l, v[0], element);
+                      });
+  }
+  return reshapeTo(b, loc, out, result.getShape());
+}
 
 struct MatmulLowering : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -35,62 +206,13 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
     auto result = cast<RankedTensorType>(op.getResult().getType());
     if (!lt.hasStaticShape() || !rt.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    Type element = result.getElementType(), acc = computeType(element);
-    Value lhs = op.getLhs(), rhs = op.getRhs();
-    // Vectors as matrices.
-    SmallVector<int64_t> ls(lt.getShape()), rs(rt.getShape());
-    if (ls.size() == 1)
-      ls.insert(ls.begin(), 1);
-    if (rs.size() == 1)
-      rs.push_back(1);
-    lhs = reshapeTo(rewriter, loc, lhs, ls);
-    rhs = reshapeTo(rewriter, loc, rhs, rs);
-    int64_t m = ls[ls.size() - 2], k = ls.back(), n = rs.back();
-    ArrayRef<int64_t> lb = ArrayRef<int64_t>(ls).drop_back(2),
-                      rb = ArrayRef<int64_t>(rs).drop_back(2);
-    // The broadcast batch.
-    SmallVector<int64_t> batch(std::max(lb.size(), rb.size()), 1);
-    for (auto [i, d] : llvm::enumerate(llvm::reverse(lb)))
-      batch[batch.size() - 1 - i] = d;
-    for (auto [i, d] : llvm::enumerate(llvm::reverse(rb)))
-      if (d != 1)
-        batch[batch.size() - 1 - i] = d;
-    int64_t nb = ShapedType::getNumElements(batch);
-    auto zeroFilled = [&](ArrayRef<int64_t> shape) {
-      return filled(rewriter, loc, RankedTensorType::get(shape, acc),
-                    scalarConstant(rewriter, loc, acc, 0.0));
-    };
-    Value out;
-    if (ShapedType::getNumElements(rb) == 1) { // one matrix on the right: nb == ShapedType::getNumElements(lb)
-      Value a = reshapeTo(rewriter, loc, lhs, {ShapedType::getNumElements(lb) * m, k});
-      Value w = reshapeTo(rewriter, loc, rhs, {k, n});
-      out = linalg::MatmulOp::create(rewriter, loc, ValueRange{a, w},
-                                     ValueRange{zeroFilled({nb * m, n})})
-                .getResult(0);
-    } else {
-      auto broadcast = [&](Value v, RankedTensorType type, int64_t rows,
-                           int64_t cols) {
-        SmallVector<int64_t> shape(batch);
-        shape.append({rows, cols});
-        if (cast<RankedTensorType>(v.getType()).getShape() != ArrayRef(shape))
-          v = mapElements(rewriter, loc,
-                          RankedTensorType::get(shape, type.getElementType()), v,
-                          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-        return reshapeTo(rewriter, loc, v, {nb, rows, cols});
-      };
-      Value a = broadcast(lhs, lt, m, k), w = broadcast(rhs, rt, k, n);
-      out = linalg::BatchMatmulOp::create(rewriter, loc, ValueRange{a, w},
-                                          ValueRange{zeroFilled({nb, m, n})})
-                .getResult(0);
-    }
-    if (acc != element) {
-      auto type = cast<RankedTensorType>(out.getType()).clone(element);
-      out = mapElements(rewriter, loc, type, out,
-                        [&](OpBuilder &b, Location l, ValueRange v) {
-                          return narrow(b, l, v[0], element);
-                        });
-    }
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc, out, result.getShape()));
+    Operand lhs = operandOf(rewriter, loc, op.getLhs(), /*left=*/true);
+    Operand rhs = operandOf(rewriter, loc, op.getRhs(), /*left=*/false);
+    bool isFloat = isa<FloatType>(result.getElementType());
+    rewriter.replaceOp(op, isFloat
+                               ? kernelMatmul(rewriter, loc, lhs, rhs, result)
+                               : generatedMatmul(rewriter, loc, lhs, rhs,
+                                                 result));
     return success();
   }
 };

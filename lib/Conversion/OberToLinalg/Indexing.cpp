@@ -1,10 +1,11 @@
 //===- Indexing.cpp - one_hot, gather, embedding, scatter as linalg -------===//
 //
 // Part of Ober-Train. one_hot compares each position along its axis with
-// the index (negative indices count from the depth); gather and embedding
-// read the input at the index along the axis; scatter_add and scatter
-// loop over the indices, adding (or writing) each slice of the updates
-// into the slice the index names. Negative indices count from the end;
+// the index (negative indices count from the depth); gather, embedding and
+// gather_elements read the input at the index along the axis; scatter_add
+// and scatter loop over the indices, adding (or writing) each slice of the
+// updates into the slice the index names; scatter_elements_add loops over
+// single elements. Negative indices count from the end;
 // out-of-range ones are clamped where the interpreter reports an error.
 //
 //===----------------------------------------------------------------------===//
@@ -232,10 +233,99 @@ template <typename Op> struct ScatterLowering : OpRewritePattern<Op> {
   }
 };
 
+/// gather_elements: each position reads the input at itself with `axis`
+/// replaced by its index.
+struct GatherElementsLowering : OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    auto result = cast<RankedTensorType>(op.getResult().getType());
+    if (!input.hasStaticShape() || !result.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t rank = result.getRank(), axis = op.getAxis();
+    Value in = op.getInput();
+    Value init = tensor::EmptyOp::create(rewriter, loc, result.getShape(),
+                                         result.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{result}, ValueRange{op.getIndices()},
+        ValueRange{init},
+        {rewriter.getMultiDimIdentityMap(rank),
+         rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange v) {
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d)
+            at.push_back(d == axis
+                             ? indexAlong(b, l, v[0], input.getDimSize(axis))
+                             : Value(linalg::IndexOp::create(b, l, d)));
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, in, at).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// scatter_elements_add: a loop over the updates in row-major order, each
+/// added at its position with `axis` replaced by its index.
+struct ScatterElementsAddLowering : OpRewritePattern<ScatterElementsAddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterElementsAddOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    auto indices = cast<RankedTensorType>(op.getIndices().getType());
+    if (!input.hasStaticShape() || !indices.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t rank = input.getRank(), axis = op.getAxis(),
+            count = indices.getNumElements();
+    Type element = input.getElementType();
+    Value ids = reshapeTo(rewriter, loc, op.getIndices(), {count});
+    Value updates = reshapeTo(rewriter, loc, op.getUpdates(), {count});
+    Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(rewriter, loc, count);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, lower, upper, one, ValueRange{op.getInput()},
+        [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+          // The position of update i: its row-major coordinates in the
+          // indices' shape, `axis` replaced by the index.
+          SmallVector<Value> at(rank);
+          Value rest = i;
+          for (int64_t d = rank - 1; d >= 0; --d) {
+            Value size = arith::ConstantIndexOp::create(b, l,
+                                                        indices.getDimSize(d));
+            at[d] = arith::RemUIOp::create(b, l, rest, size);
+            rest = arith::DivUIOp::create(b, l, rest, size);
+          }
+          at[axis] = indexAlong(
+              b, l, tensor::ExtractOp::create(b, l, ids, ValueRange{i}),
+              input.getDimSize(axis));
+          Value acc = carried[0];
+          Value current = tensor::ExtractOp::create(b, l, acc, at);
+          Value update = tensor::ExtractOp::create(b, l, updates, ValueRange{i});
+          Value sum =
+              isa<FloatType>(element)
+                  ? narrow(b, l,
+                           arith::AddFOp::create(b, l, widen(b, l, current),
+                                                 widen(b, l, update)),
+                           element)
+                  : Value(arith::AddIOp::create(b, l, current, update));
+          scf::YieldOp::create(
+              b, l, tensor::InsertOp::create(b, l, sum, acc, at).getResult());
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateIndexingPatterns(RewritePatternSet &patterns) {
   patterns.add<OneHotLowering, GatherLowering, EmbeddingLowering,
-               ScatterLowering<ScatterAddOp>, ScatterLowering<ScatterOp>>(
+               ScatterLowering<ScatterAddOp>, ScatterLowering<ScatterOp>,
+               GatherElementsLowering, ScatterElementsAddLowering>(
       patterns.getContext());
 }

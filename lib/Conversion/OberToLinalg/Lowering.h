@@ -32,10 +32,14 @@ Value mapElements(OpBuilder &b, Location loc, RankedTensorType result,
 /// where the dimensions group, else a collapse to one dimension and an
 /// expand.
 Value reshapeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
+/// `v` padded with `low[i]` and `high[i]` copies of `value` around
+/// dimension `i` (`tensor.pad`).
+Value padWith(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> low,
+              ArrayRef<int64_t> high, Value value);
 /// A tensor of `type` filled with `value`.
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value);
 
-enum class Combine { Sum, Max, Min };
+enum class Combine { Sum, Max, Min, Prod };
 /// `input` reduced with `kind` over `axes` (which go), in its compute type;
 /// max and min propagate NaN.
 Value reduceDims(OpBuilder &b, Location loc, Value input,
@@ -55,6 +59,16 @@ Value asI64(OpBuilder &b, Location loc, Value v);
 /// negative ones count from the end, the rest are clamped into range.
 Value indexAlong(OpBuilder &b, Location loc, Value index, int64_t size);
 
+/// `v` (a float tensor) as f32.
+Value asF32(OpBuilder &b, Location loc, Value v);
+/// A call of kernel `name` of the CPU kernel library
+/// (ober/Runtime/CPUKernels.h) with descriptor `fields` on `inputs` (read
+/// as dense row-major f32) into a new tensor of type `result` (computed in
+/// f32, then narrowed to its element type).
+Value callKernel(OpBuilder &b, Location loc, StringRef name,
+                 ArrayRef<int64_t> fields, ValueRange inputs,
+                 RankedTensorType result);
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
@@ -62,6 +76,9 @@ void populateContractionPatterns(RewritePatternSet &patterns);
 void populateNormalizationPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
+void populateConvolutionPatterns(RewritePatternSet &patterns);
+void populatePoolingPatterns(RewritePatternSet &patterns);
+void populateDropoutPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::ober::lowering
 

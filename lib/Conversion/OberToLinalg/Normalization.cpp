@@ -5,7 +5,8 @@
 // largest value along the axis and the sum of exp(x - largest); layer norm
 // over the trailing dimensions from the mean and the biased variance (the
 // mean of squared deviations), `(x - mean) / sqrt(var + eps) * scale +
-// bias`; RMS norm likewise without the mean.
+// bias`; RMS norm likewise without the mean; batch norm per channel (with
+// the batch's statistics in training, which also update the running ones).
 //
 //===----------------------------------------------------------------------===//
 
@@ -156,10 +157,136 @@ template <typename Op> struct NormLowering : OpRewritePattern<Op> {
   }
 };
 
+/// `v` (`[C]`) shaped to broadcast along dimension 1 of a rank-`rank`
+/// tensor.
+Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[1] = cast<RankedTensorType>(v.getType()).getDimSize(0);
+  return reshapeTo(b, loc, v, shape);
+}
+
+/// `(x - mean) / sqrt(var + eps) * scale + bias` per channel; `mean` and
+/// `var` broadcast along dimension 1 and are in the compute type.
+Value normalizeChannels(OpBuilder &b, Location loc, Value x, Value mean,
+                        Value var, Value scale, Value bias, double epsilon) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type acc = computeType(type.getElementType());
+  int64_t rank = type.getRank();
+  return mapElements(
+      b, loc, type,
+      {x, mean, var, perChannel(b, loc, scale, rank),
+       perChannel(b, loc, bias, rank)},
+      [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value inv = arith::DivFOp::create(
+            nb, l, scalarConstant(nb, l, acc, 1.0),
+            math::SqrtOp::create(
+                nb, l,
+                arith::AddFOp::create(nb, l, v[2],
+                                      scalarConstant(nb, l, acc, epsilon))));
+        Value y = arith::MulFOp::create(
+            nb, l, arith::SubFOp::create(nb, l, widen(nb, l, v[0]), v[1]), inv);
+        y = arith::AddFOp::create(
+            nb, l, arith::MulFOp::create(nb, l, y, widen(nb, l, v[3])),
+            widen(nb, l, v[4]));
+        return narrow(nb, l, y, type.getElementType());
+      });
+}
+
+struct BatchNormInferenceLowering : OpRewritePattern<BatchNormInferenceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormInferenceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    Type acc = computeType(type.getElementType());
+    auto stat = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      Value wide = mapElements(rewriter, loc, t.clone(acc), v,
+                               [](OpBuilder &nb, Location l, ValueRange a) {
+                                 return widen(nb, l, a[0]);
+                               });
+      return perChannel(rewriter, loc, wide, type.getRank());
+    };
+    rewriter.replaceOp(
+        op, normalizeChannels(rewriter, loc, op.getInput(),
+                              stat(op.getMean()), stat(op.getVariance()),
+                              op.getScale(), op.getBias(),
+                              op.getEpsilon().convertToDouble()));
+    return success();
+  }
+};
+
+/// Batch statistics per channel (the mean and the biased variance over
+/// every dimension but 1), the normalized result and the running
+/// statistics updated with the unbiased variance, as PyTorch does.
+struct BatchNormTrainingLowering : OpRewritePattern<BatchNormTrainingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormTrainingOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    Type acc = computeType(type.getElementType());
+    int64_t rank = type.getRank(), count = 1;
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != 1) {
+        axes.push_back(d);
+        count *= type.getDimSize(d);
+      }
+    auto divide = [&](Value sum, double by) {
+      return mapElements(rewriter, loc,
+                         cast<RankedTensorType>(sum.getType()), sum,
+                         [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+                           return arith::DivFOp::create(
+                               nb, l, v[0], scalarConstant(nb, l, acc, by));
+                         });
+    };
+    Value x = op.getInput();
+    Value mean = divide(reduceDims(rewriter, loc, x, axes, Combine::Sum),
+                        double(count));
+    Value meanB = perChannel(rewriter, loc, mean, rank);
+    Value squares = mapElements(
+        rewriter, loc, type.clone(acc), {x, meanB},
+        [](OpBuilder &nb, Location l, ValueRange v) -> Value {
+          Value d = arith::SubFOp::create(nb, l, widen(nb, l, v[0]), v[1]);
+          return arith::MulFOp::create(nb, l, d, d);
+        });
+    Value var = divide(reduceDims(rewriter, loc, squares, axes, Combine::Sum),
+                       double(count));
+    Value y = normalizeChannels(rewriter, loc, x, meanB,
+                                perChannel(rewriter, loc, var, rank),
+                                op.getScale(), op.getBias(),
+                                op.getEpsilon().convertToDouble());
+    double m = op.getMomentum().convertToDouble();
+    double unbias = count > 1 ? double(count) / double(count - 1) : 1.0;
+    auto running = [&](Value old, Value batch, double factor) {
+      auto t = cast<RankedTensorType>(old.getType());
+      return mapElements(
+          rewriter, loc, t, {old, batch},
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value kept = arith::MulFOp::create(
+                nb, l, widen(nb, l, v[0]), scalarConstant(nb, l, acc, 1 - m));
+            Value fresh = arith::MulFOp::create(
+                nb, l, v[1], scalarConstant(nb, l, acc, m * factor));
+            return narrow(nb, l, arith::AddFOp::create(nb, l, kept, fresh),
+                          t.getElementType());
+          });
+    };
+    rewriter.replaceOp(op, {y, running(op.getRunningMean(), mean, 1.0),
+                            running(op.getRunningVar(), var, unbias)});
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateNormalizationPatterns(RewritePatternSet &patterns) {
   patterns.add<SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               NormLowering<LayerNormOp>, NormLowering<RMSNormOp>>(
+               NormLowering<LayerNormOp>, NormLowering<RMSNormOp>,
+               BatchNormInferenceLowering, BatchNormTrainingLowering>(
       patterns.getContext());
 }

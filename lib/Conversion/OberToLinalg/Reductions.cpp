@@ -1,7 +1,7 @@
 //===- Reductions.cpp - ober reductions as linalg.generic -----------------===//
 //
-// Part of Ober-Train. `reduce_sum`, `reduce_mean`, `reduce_max` and
-// `reduce_min` become one linalg.generic with the reduced dimensions as
+// Part of Ober-Train. `reduce_sum`, `reduce_mean`, `reduce_max`,
+// `reduce_min` and `reduce_prod` become one linalg.generic with the reduced dimensions as
 // reduction iterators, accumulating bf16 and f16 in f32 (the interpreter
 // accumulates in double); max and min propagate NaN; a mean divides the sum
 // by the reduced element count. `keepdims` expands the result.
@@ -14,9 +14,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -36,14 +38,17 @@ Value combine(OpBuilder &b, Location loc, Combine kind, Value acc, Value x) {
   case Combine::Min:
     return isFloat ? Value(arith::MinimumFOp::create(b, loc, acc, x))
                    : Value(arith::MinSIOp::create(b, loc, acc, x));
+  case Combine::Prod:
+    return isFloat ? Value(arith::MulFOp::create(b, loc, acc, x))
+                   : Value(arith::MulIOp::create(b, loc, acc, x));
   }
   llvm_unreachable("combine kind");
 }
 
 /// The neutral start of `kind` in `type`.
 Value identity(OpBuilder &b, Location loc, Combine kind, Type type) {
-  if (kind == Combine::Sum)
-    return scalarConstant(b, loc, type, 0.0);
+  if (kind == Combine::Sum || kind == Combine::Prod)
+    return scalarConstant(b, loc, type, kind == Combine::Sum ? 0.0 : 1.0);
   bool max = kind == Combine::Max;
   if (auto f = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(
@@ -92,6 +97,163 @@ struct ReductionLowering : OpRewritePattern<Op> {
   bool mean;
 };
 
+Value isNaN(OpBuilder &b, Location loc, Value v) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+}
+
+/// argmax and argmin: one generic along the axis carrying the best index
+/// and value; NaN wins (the first one, or the last with
+/// `select_last_index`), as in the interpreter.
+template <typename Op> struct ArgReduceLowering : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    auto result = cast<RankedTensorType>(op.getResult().getType());
+    if (!in.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t axis = op.getAxis(), rank = in.getRank();
+    bool isMax = std::is_same_v<Op, ArgMaxOp>, last = op.getSelectLastIndex();
+    Type element = in.getElementType(), acc = computeType(element);
+    SmallVector<int64_t> kept;
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      iterators.push_back(d == axis ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      if (d == axis)
+        continue;
+      kept.push_back(in.getDimSize(d));
+      outExprs.push_back(rewriter.getAffineDimExpr(d));
+    }
+    auto indexType = RankedTensorType::get(kept, rewriter.getI64Type());
+    Value index0 = filled(rewriter, loc, indexType,
+                          arith::ConstantOp::create(
+                              rewriter, loc, rewriter.getI64IntegerAttr(-1)));
+    Value value0 = filled(rewriter, loc, indexType.clone(acc),
+                          scalarConstant(rewriter, loc, acc, 0.0));
+    AffineMap outMap =
+        AffineMap::get(rank, 0, outExprs, rewriter.getContext());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{indexType, value0.getType()},
+        ValueRange{op.getInput()}, ValueRange{index0, value0},
+        {rewriter.getMultiDimIdentityMap(rank), outMap, outMap}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange v) {
+          Value y = widen(b, l, v[0]), best = v[1], x = v[2];
+          Value j = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
+          auto cmpi = [&](arith::CmpIPredicate p, Value a, Value c) {
+            return arith::CmpIOp::create(b, l, p, a, c).getResult();
+          };
+          Value none = cmpi(arith::CmpIPredicate::slt, best,
+                            arith::ConstantOp::create(b, l,
+                                                      b.getI64IntegerAttr(0)));
+          Value better;
+          if (isa<FloatType>(acc)) {
+            auto cmpf = [&](arith::CmpFPredicate p) {
+              return arith::CmpFOp::create(b, l, p, y, x).getResult();
+            };
+            Value wins = cmpf(isMax ? arith::CmpFPredicate::OGT
+                                    : arith::CmpFPredicate::OLT);
+            if (last)
+              wins = arith::OrIOp::create(b, l, wins,
+                                          cmpf(arith::CmpFPredicate::OEQ));
+            // A NaN held keeps (unless a later NaN takes it with
+            // select_last_index); a NaN met wins over a number.
+            Value xNaN = isNaN(b, l, x), yNaN = isNaN(b, l, y);
+            Value overNaN = last ? yNaN
+                                 : arith::ConstantOp::create(
+                                       b, l, b.getBoolAttr(false)).getResult();
+            better = arith::SelectOp::create(
+                b, l, xNaN, overNaN, arith::OrIOp::create(b, l, yNaN, wins));
+          } else {
+            better = cmpi(isMax ? arith::CmpIPredicate::sgt
+                                : arith::CmpIPredicate::slt,
+                          y, x);
+            if (last)
+              better = arith::OrIOp::create(
+                  b, l, better, cmpi(arith::CmpIPredicate::eq, y, x));
+          }
+          Value take = arith::OrIOp::create(b, l, none, better);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::SelectOp::create(b, l, take, j, best),
+                         arith::SelectOp::create(b, l, take, y, x)});
+        });
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, generic.getResult(0),
+                                     result.getShape()));
+    return success();
+  }
+};
+
+/// cumsum: a loop along the axis carrying the running sum of the slices
+/// (in the compute type; integers wrap), writing each slice's sum before
+/// (`exclusive`) or after adding it, from the end with `reverse`.
+struct CumSumLowering : OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t axis = op.getAxis(), rank = type.getRank(),
+            size = type.getDimSize(axis);
+    Type element = type.getElementType(), acc = computeType(element);
+    bool exclusive = op.getExclusive(), reverse = op.getReverse();
+    SmallVector<int64_t> sliceShape(type.getShape());
+    sliceShape[axis] = 1;
+    auto slice = type.clone(sliceShape);
+    auto at = [&](OpBuilder &b, Value source, Value offset, Value dest) {
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+          strides(rank, b.getIndexAttr(1));
+      for (int64_t s : sliceShape)
+        sizes.push_back(b.getIndexAttr(s));
+      offsets[axis] = offset;
+      if (dest)
+        return Value(tensor::InsertSliceOp::create(b, loc, source, dest,
+                                                   offsets, sizes, strides));
+      return Value(tensor::ExtractSliceOp::create(
+          b, loc, cast<RankedTensorType>(source.getType()).clone(sliceShape),
+          source, offsets, sizes, strides));
+    };
+    auto add = [&](OpBuilder &b, Location l, ValueRange v) -> Value {
+      if (isa<FloatType>(acc))
+        return arith::AddFOp::create(b, l, v[0], widen(b, l, v[1]));
+      return arith::AddIOp::create(b, l, v[0], v[1]);
+    };
+    auto round = [&](OpBuilder &b, Location l, ValueRange v) {
+      return narrow(b, l, v[0], element);
+    };
+    Value zero = filled(rewriter, loc, slice.clone(acc),
+                        scalarConstant(rewriter, loc, acc, 0.0));
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         element);
+    Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(rewriter, loc, size);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, lower, upper, one, ValueRange{zero, init},
+        [&](OpBuilder &b, Location l, Value step, ValueRange carried) {
+          Value j = step;
+          if (reverse)
+            j = arith::SubIOp::create(
+                b, l, arith::ConstantIndexOp::create(b, l, size - 1), step);
+          Value sum = carried[0], out = carried[1];
+          if (exclusive)
+            out = at(b, mapElements(b, l, slice, sum, round), j, out);
+          sum = mapElements(b, l, slice.clone(acc),
+                            {sum, at(b, op.getInput(), j, Value())}, add);
+          if (!exclusive)
+            out = at(b, mapElements(b, l, slice, sum, round), j, out);
+          scf::YieldOp::create(b, l, ValueRange{sum, out});
+        });
+    rewriter.replaceOp(op, loop.getResult(1));
+    return success();
+  }
+};
+
 } // namespace
 
 Value lowering::reduceDims(OpBuilder &b, Location loc, Value input,
@@ -131,4 +293,7 @@ void lowering::populateReductionPatterns(RewritePatternSet &patterns) {
   patterns.add<ReductionLowering<ReduceMeanOp>>(ctx, Combine::Sum, true);
   patterns.add<ReductionLowering<ReduceMaxOp>>(ctx, Combine::Max, false);
   patterns.add<ReductionLowering<ReduceMinOp>>(ctx, Combine::Min, false);
+  patterns.add<ReductionLowering<ReduceProdOp>>(ctx, Combine::Prod, false);
+  patterns.add<ArgReduceLowering<ArgMaxOp>, ArgReduceLowering<ArgMinOp>,
+               CumSumLowering>(ctx);
 }

@@ -5,7 +5,8 @@
 // group), `transpose` a `linalg.transpose`, `broadcast_to` a
 // `linalg.generic` with NumPy rules, `slice` and `split` extract slices
 // (a negative stride reads element by element), `concat` inserts them,
-// `iota` writes each element's index.
+// `iota` writes each element's index, `pad` is `tensor.pad` in constant
+// mode and reads mirrored or clamped positions otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -263,8 +264,88 @@ struct IotaLowering : OpRewritePattern<IotaOp> {
 
 } // namespace
 
+Value lowering::padWith(OpBuilder &b, Location loc, Value v,
+                        ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                        Value value) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> lo, hi;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    shape[i] += low[i] + high[i];
+    lo.push_back(b.getIndexAttr(low[i]));
+    hi.push_back(b.getIndexAttr(high[i]));
+  }
+  return tensor::PadOp::create(b, loc, type.clone(shape), v, lo, hi, value);
+}
+
+/// pad: `tensor.pad` with the value in constant mode; otherwise each
+/// position reads the input at the mirrored (`reflect`, without repeating
+/// the edge) or clamped (`edge`) position.
+struct PadLowering : OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    auto result = cast<RankedTensorType>(op.getResult().getType());
+    if (!in.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Type element = in.getElementType();
+    ArrayRef<int64_t> low = op.getLow();
+    if (op.getMode() == PadMode::constant) {
+      double value = op.getValue().convertToDouble();
+      if (element.isInteger(1))
+        value = value != 0;
+      rewriter.replaceOp(op, padWith(rewriter, loc, op.getInput(), low,
+                                     op.getHigh(),
+                                     scalarConstant(rewriter, loc, element,
+                                                    value)));
+      return success();
+    }
+    bool reflect = op.getMode() == PadMode::reflect;
+    Value input = op.getInput();
+    Value init = tensor::EmptyOp::create(rewriter, loc, result.getShape(),
+                                         element);
+    int64_t rank = result.getRank();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{result}, ValueRange{}, ValueRange{init},
+        {rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t size = in.getDimSize(d);
+            auto c = [&](int64_t v) {
+              return arith::ConstantIndexOp::create(b, l, v);
+            };
+            Value i = arith::SubIOp::create(
+                b, l, linalg::IndexOp::create(b, l, d), c(low[d]));
+            if (reflect) {
+              // -i before the start, 2 (size - 1) - i after the end.
+              Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                                i, c(0));
+              i = arith::SelectOp::create(b, l, neg,
+                                          arith::SubIOp::create(b, l, c(0), i),
+                                          i);
+              Value past = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::sge, i, c(size));
+              i = arith::SelectOp::create(
+                  b, l, past,
+                  arith::SubIOp::create(b, l, c(2 * (size - 1)), i), i);
+            }
+            at.push_back(arith::MinSIOp::create(
+                b, l, arith::MaxSIOp::create(b, l, i, c(0)), c(size - 1)));
+          }
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, input, at).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 void lowering::populateShapePatterns(RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, ReshapeLowering, TransposeLowering,
                BroadcastLowering, SliceLowering, SplitLowering, ConcatLowering,
-               IotaLowering>(patterns.getContext());
+               IotaLowering, PadLowering>(patterns.getContext());
 }

@@ -1,10 +1,18 @@
 // RUN: ober-opt %s --convert-ober-to-linalg --split-input-file | FileCheck %s
 
-// Activations times a weight: batch and rows become the rows of one
-// linalg.matmul.
+// Activations times a weight: batch and rows become the rows of one call of
+// the kernel library's matrix product (descriptor: batch 1, m 128, n 64,
+// k 32, nothing transposed); operands go as read-only dense buffers, the
+// result into a new one.
+// CHECK-DAG: memref.global "private" constant @[[D:__ober_rt_cpu_matmul_desc[0-9]+]] : memref<8xi64> = dense<[1, 1, 1, 128, 64, 32, 0, 0]>
+// CHECK-DAG: func.func private @ober_rt_cpu_matmul(memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @dense
-// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<8x16x32xf32> into tensor<128x32xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<128x32xf32>, tensor<32x64xf32>) outs(%{{.*}} : tensor<128x64xf32>)
+// CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<8x16x32xf32> into tensor<128x32xf32>
+// CHECK: memref.get_global @[[D]]
+// CHECK: bufferization.to_buffer %[[X]] read_only : tensor<128x32xf32> to memref<128x32xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK: call @ober_rt_cpu_matmul(
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: tensor.expand_shape {{.*}} into tensor<8x16x64xf32>
 func.func @dense(%x: tensor<8x16x32xf32>, %w: tensor<32x64xf32>) -> tensor<8x16x64xf32> {
   %0 = ober.matmul %x, %w : (tensor<8x16x32xf32>, tensor<32x64xf32>) -> tensor<8x16x64xf32>
@@ -13,10 +21,27 @@ func.func @dense(%x: tensor<8x16x32xf32>, %w: tensor<32x64xf32>) -> tensor<8x16x
 
 // -----
 
-// Attention scores: batch dimensions collapse into one for
-// linalg.batch_matmul; bf16 accumulates in f32 and rounds once.
+// A weight gradient x^T @ g: the transpose is not materialized, the kernel
+// reads x transposed (flag 1 in the descriptor).
+// CHECK: memref.global "private" constant @{{.*}} : memref<8xi64> = dense<[1, 1, 1, 32, 64, 128, 1, 0]>
+// CHECK-LABEL: func.func @weight_grad
+// CHECK-NOT: linalg.transpose
+// CHECK: bufferization.to_buffer %{{.*}} read_only : tensor<1x128x32xf32> to memref<1x128x32xf32>
+// CHECK: call @ober_rt_cpu_matmul(
+func.func @weight_grad(%x: tensor<128x32xf32>, %g: tensor<128x64xf32>) -> tensor<32x64xf32> {
+  %t = ober.transpose %x {permutation = array<i64: 1, 0>} : tensor<128x32xf32> -> tensor<32x128xf32>
+  %0 = ober.matmul %t, %g : (tensor<32x128xf32>, tensor<128x64xf32>) -> tensor<32x64xf32>
+  return %0 : tensor<32x64xf32>
+}
+
+// -----
+
+// Attention scores: batch dimensions collapse into one batch of 8; bf16
+// operands are widened to f32 and the result rounded once.
+// CHECK: dense<[8, 8, 8, 4, 4, 16, 0, 0]>
 // CHECK-LABEL: func.func @scores
-// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<8x4x16xbf16>, tensor<8x16x4xbf16>) outs(%{{.*}} : tensor<8x4x4xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: call @ober_rt_cpu_matmul(
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: into tensor<2x4x4x4xbf16>
 func.func @scores(%q: tensor<2x4x4x16xbf16>, %k: tensor<2x4x16x4xbf16>) -> tensor<2x4x4x4xbf16> {
@@ -26,12 +51,38 @@ func.func @scores(%q: tensor<2x4x4x16xbf16>, %k: tensor<2x4x16x4xbf16>) -> tenso
 
 // -----
 
-// Vectors: a row vector on the left, a broadcast batch on the right.
+// A vector on the left is one shared row; the right's batch is the
+// kernel's (a batch of 1 against 3).
+// CHECK: dense<[3, 1, 3, 1, 2, 5, 0, 0]>
 // CHECK-LABEL: func.func @vector_batch
-// CHECK: linalg.generic
-// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<3x1x5xf32>, tensor<3x5x2xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: call @ober_rt_cpu_matmul(
 // CHECK: into tensor<3x2xf32>
 func.func @vector_batch(%v: tensor<5xf32>, %m: tensor<3x5x2xf32>) -> tensor<3x2xf32> {
   %0 = ober.matmul %v, %m : (tensor<5xf32>, tensor<3x5x2xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// Batches that broadcast against each other are materialized.
+// CHECK: dense<[6, 6, 6, 4, 2, 5, 0, 0]>
+// CHECK-LABEL: func.func @mixed
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x1x4x5xf32>) outs(%{{.*}} : tensor<2x3x4x5xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x3x5x2xf32>) outs(%{{.*}} : tensor<2x3x5x2xf32>)
+// CHECK: call @ober_rt_cpu_matmul(
+func.func @mixed(%a: tensor<2x1x4x5xf32>, %b: tensor<1x3x5x2xf32>) -> tensor<2x3x4x2xf32> {
+  %0 = ober.matmul %a, %b : (tensor<2x1x4x5xf32>, tensor<1x3x5x2xf32>) -> tensor<2x3x4x2xf32>
+  return %0 : tensor<2x3x4x2xf32>
+}
+
+// -----
+
+// Integers are generated.
+// CHECK-LABEL: func.func @ints
+// CHECK-NOT: call
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x5xi64>, tensor<5x2xi64>) outs(%{{.*}} : tensor<4x2xi64>)
+func.func @ints(%a: tensor<4x5xi64>, %b: tensor<5x2xi64>) -> tensor<4x2xi64> {
+  %0 = ober.matmul %a, %b : (tensor<4x5xi64>, tensor<5x2xi64>) -> tensor<4x2xi64>
+  return %0 : tensor<4x2xi64>
 }

@@ -1,0 +1,123 @@
+/*===- CPUKernels.h - the kernel library's C ABI for generated code -*- C -*-===*\
+|*                                                                            *|
+|* Part of Ober-Train's runtime (no MLIR). Generated CPU code hands matrix    *|
+|* products and convolutions to a kernel library (oneDNN) through these      *|
+|* functions. Each takes a descriptor (a constant array of int64 whose       *|
+|* fields the enums below name) and its operands as unranked memrefs        *|
+|* (MLIR's C interface: a pointer to {rank, descriptor}, the descriptor      *|
+|* holding the allocated and aligned pointers, the offset, then sizes and    *|
+|* strides). Operands are dense and row-major; the library reads the         *|
+|* aligned pointer and the offset. A kernel is created once per distinct     *|
+|* descriptor and reused.                                                    *|
+|*                                                                            *|
+|* The compiler (convert-ober-to-linalg) includes this header for the names  *|
+|* and field positions, so the two sides cannot disagree.                    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef OBER_RUNTIME_CPUKERNELS_H
+#define OBER_RUNTIME_CPUKERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The head of a memref descriptor of any rank (sizes and strides follow).
+typedef struct ober_rt_memref {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+} ober_rt_memref;
+
+/// An unranked memref: how generated code passes a buffer to the library.
+typedef struct ober_rt_buffer {
+  int64_t rank;
+  ober_rt_memref *descriptor;
+} ober_rt_buffer;
+
+/* Names of the kernels as generated code declares them (without MLIR's
+   `_mlir_ciface_` prefix, which the C interface adds). */
+#define OBER_RT_CPU_MATMUL "ober_rt_cpu_matmul"
+#define OBER_RT_CPU_CONV "ober_rt_cpu_conv"
+#define OBER_RT_CPU_CONV_BACKWARD_DATA "ober_rt_cpu_conv_backward_data"
+#define OBER_RT_CPU_CONV_BACKWARD_WEIGHTS "ober_rt_cpu_conv_backward_weights"
+
+/// Matrix products, f32: `c[b] = op(a[b]) @ op(b[b])` for each of `batch`
+/// products, where op transposes when the flag is set. `a` holds
+/// `a_batch` (1 or `batch`) matrices stored `[m, k]` (`[k, m]` when
+/// transposed), `b` holds `b_batch` matrices stored `[k, n]` (`[n, k]`),
+/// `c` holds `batch` matrices `[m, n]`; a batch of 1 is shared.
+enum ober_rt_matmul_field {
+  OBER_MATMUL_BATCH,
+  OBER_MATMUL_A_BATCH,
+  OBER_MATMUL_B_BATCH,
+  OBER_MATMUL_M,
+  OBER_MATMUL_N,
+  OBER_MATMUL_K,
+  OBER_MATMUL_TRANSPOSE_A,
+  OBER_MATMUL_TRANSPOSE_B,
+  OBER_MATMUL_FIELDS
+};
+
+/// The geometry of a forward convolution, f32, channels first: input
+/// `[n, c, in...]`, weight `[o, c / groups, kernel...]`, output `[n, o,
+/// out...]`; each array has `spatial` (1, 2 or 3) entries, in order after
+/// the fixed fields. The three convolution kernels share it:
+///   conv:                   (x, w, bias, y), bias read when has_bias;
+///   conv_backward_data:     (dy, w, dx), dx shaped like the input;
+///   conv_backward_weights:  (x, dy, dw).
+enum ober_rt_conv_field {
+  OBER_CONV_SPATIAL,
+  OBER_CONV_N,
+  OBER_CONV_C,
+  OBER_CONV_O,
+  OBER_CONV_GROUPS,
+  OBER_CONV_HAS_BIAS,
+  OBER_CONV_ARRAYS /* then in, kernel, out, stride, dilation, pad_begin,
+                      pad_end: `spatial` entries each */
+};
+enum ober_rt_conv_array {
+  OBER_CONV_IN,
+  OBER_CONV_KERNEL,
+  OBER_CONV_OUT,
+  OBER_CONV_STRIDE,
+  OBER_CONV_DILATION,
+  OBER_CONV_PAD_BEGIN,
+  OBER_CONV_PAD_END,
+  OBER_CONV_NUM_ARRAYS
+};
+
+void _mlir_ciface_ober_rt_cpu_matmul(const ober_rt_buffer *desc,
+                                     const ober_rt_buffer *a,
+                                     const ober_rt_buffer *b,
+                                     ober_rt_buffer *c);
+void _mlir_ciface_ober_rt_cpu_conv(const ober_rt_buffer *desc,
+                                   const ober_rt_buffer *x,
+                                   const ober_rt_buffer *w,
+                                   const ober_rt_buffer *bias,
+                                   ober_rt_buffer *y);
+void _mlir_ciface_ober_rt_cpu_conv_backward_data(const ober_rt_buffer *desc,
+                                                 const ober_rt_buffer *dy,
+                                                 const ober_rt_buffer *w,
+                                                 ober_rt_buffer *dx);
+void _mlir_ciface_ober_rt_cpu_conv_backward_weights(const ober_rt_buffer *desc,
+                                                    const ober_rt_buffer *x,
+                                                    const ober_rt_buffer *dy,
+                                                    ober_rt_buffer *dw);
+
+/// Sets the threads kernels and generated parallel loops use (OpenMP).
+void ober_rt_cpu_set_threads(int threads);
+
+/// The kernel symbols by name, for a JIT that resolves generated code's
+/// calls in this process: fills `names` and `addresses` (up to `capacity`)
+/// and returns how many there are.
+int ober_rt_cpu_kernel_symbols(const char **names, void **addresses,
+                               int capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OBER_RUNTIME_CPUKERNELS_H */
