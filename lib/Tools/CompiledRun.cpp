@@ -120,26 +120,8 @@ CompiledFunction::compile(ModuleOp module, func::FuncOp func) {
                             "tensors only, got ")
              << t;
   }
-  // The function alone (and what it calls), with the C interface.
-  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
-  auto target = copy->lookupSymbol<func::FuncOp>(func.getSymName());
-  target->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  target.setPublic();
-  for (auto f : llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
-    if (f != target && f.isPublic())
-      f.setPrivate();
-  // ober's attributes describe the training step, not code: they go.
-  for (auto f : copy->getOps<func::FuncOp>()) {
-    for (NamedAttribute a : llvm::to_vector(f->getDiscardableAttrs()))
-      if (a.getName().getValue().starts_with("ober."))
-        f->removeAttr(a.getName());
-    for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      f.setArgAttrs(i, DictionaryAttr::get(ctx));
-    for (unsigned i = 0; i < f.getNumResults(); ++i)
-      f.setResultAttrs(i, DictionaryAttr::get(ctx));
-  }
+  OwningOpRef<ModuleOp> copy = prepareForCodegen(module, func);
   PassManager pm(ctx);
-  pm.addPass(createSymbolDCEPass());
   buildCPUPipeline(pm);
   if (failed(pm.run(*copy)))
     return failure();

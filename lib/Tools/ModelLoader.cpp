@@ -13,7 +13,7 @@
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Weights.h"
 
-#include "ober/Runtime/Random.h"
+#include "ober/Runtime/Init.h"
 
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/xxhash.h"
@@ -24,7 +24,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -102,21 +101,10 @@ reference::Tensor mlir::ober::initialParameter(StringRef name,
                                               RankedTensorType type,
                                               uint64_t seed) {
   reference::Tensor t(type.getElementType(), type.getShape());
-  if (type.getRank() == 1) {
-    bool scale = name.ends_with("weight") || name.ends_with("scale") ||
-                 name.ends_with("gamma");
-    for (int64_t i = 0; i < t.getNumElements(); ++i)
-      t.setFloat(i, scale ? 1.0 : 0.0);
-    return t;
-  }
-  uint64_t key = seed ^ llvm::xxh3_64bits(name);
-  for (int64_t i = 0; i < t.getNumElements(); ++i) {
-    // Box-Muller on two counter-based uniforms.
-    double u1 = ::ober::rt::uniformAt(key, 2 * i);
-    double u2 = ::ober::rt::uniformAt(key, 2 * i + 1);
-    double z = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2 * M_PI * u2);
-    t.setFloat(i, 0.02 * z);
-  }
+  rt::InitKind kind = rt::initKindOf(name.str(), type.getRank());
+  uint64_t hash = llvm::xxh3_64bits(name);
+  for (int64_t i = 0; i < t.getNumElements(); ++i)
+    t.setFloat(i, rt::initialValue(kind, hash, seed, i));
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include "ober/Reference/Interpreter.h"
 #include "ober/Tools/CompiledRun.h"
 #include "ober/Tools/Devices.h"
+#include "ober/Runtime/Batches.h"
 
 #include "llvm/Support/Format.h"
 
@@ -28,44 +29,28 @@ func::FuncOp mlir::ober::findTrainStep(ModuleOp module, StringRef name) {
   return nullptr;
 }
 
-/// Whether `shape` is `type`'s with its leading two dimensions (a step's
-/// micro-batches and their samples) as one: the samples of every
-/// micro-batch in turn.
-static bool mergesMicroBatches(ArrayRef<int64_t> shape, RankedTensorType type) {
-  return type.getRank() >= 2 &&
-         static_cast<int64_t>(shape.size()) + 1 == type.getRank() &&
-         !shape.empty() &&
-         shape.front() == type.getDimSize(0) * type.getDimSize(1) &&
-         shape.drop_front() == type.getShape().drop_front(2);
-}
-
-/// Batch `t` for step `i`: itself (or its micro-batches' samples merged),
-/// or its slice `i` when it carries a leading steps dimension.
+/// Batch `t` for step `i` by the runtime's rule (ober/Runtime/Batches.h):
+/// itself, its micro-batches' samples merged, or its slice `i` when it
+/// carries a leading steps dimension.
 static FailureOr<reference::Tensor> batchForStep(func::FuncOp step,
                                                  const reference::Tensor &t,
                                                  RankedTensorType type,
                                                  int64_t i, unsigned index) {
-  if (t.getShape() == type.getShape())
+  std::vector<int64_t> file(t.getShape().begin(), t.getShape().end()),
+      arg(type.getShape().begin(), type.getShape().end());
+  ::ober::rt::BatchLayout layout = ::ober::rt::batchLayout(file, arg);
+  if (layout == ::ober::rt::BatchLayout::Whole)
     return t;
-  if (mergesMicroBatches(t.getShape(), type)) {
-    reference::Tensor whole(type.getElementType(), type.getShape());
-    for (int64_t k = 0, e = t.getNumElements(); k < e; ++k)
-      whole.copyElement(k, t, k);
-    return whole;
-  }
-  if (t.getRank() == type.getRank() + 1 &&
-      t.getShape().drop_front() == type.getShape()) {
-    int64_t steps = t.getShape().front();
-    int64_t size = t.getNumElements() / std::max<int64_t>(steps, 1);
-    reference::Tensor slice(type.getElementType(), type.getShape());
-    for (int64_t k = 0; k < size; ++k)
-      slice.copyElement(k, t, (i % steps) * size + k);
-    return slice;
-  }
-  return step.emitError("batch input #")
-         << index << " should be " << type << " (or have a leading steps "
-         << "dimension, or its micro-batches merged), got shape ["
-         << llvm::make_range(t.getShape().begin(), t.getShape().end()) << "]";
+  if (layout == ::ober::rt::BatchLayout::Mismatch)
+    return step.emitError("batch input #")
+           << index << " should be " << type << " (or have a leading steps "
+           << "dimension, or its micro-batches merged), got shape ["
+           << llvm::make_range(t.getShape().begin(), t.getShape().end()) << "]";
+  int64_t offset = ::ober::rt::batchOffset(layout, file, arg, i);
+  reference::Tensor slice(type.getElementType(), type.getShape());
+  for (int64_t k = 0, e = slice.getNumElements(); k < e; ++k)
+    slice.copyElement(k, t, offset + k);
+  return slice;
 }
 
 FailureOr<std::map<std::string, reference::Tensor>>

@@ -10,9 +10,19 @@
 #ifndef OBER_TARGET_CPU_H
 #define OBER_TARGET_CPU_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
 
 namespace mlir::ober {
+
+/// A copy of `module` ready for the pipeline: `func` (and what it calls)
+/// with MLIR's C interface, the only public function; ober's attributes
+/// (which describe the training step, not code) removed.
+OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module, func::FuncOp func);
 
 /// Appends the CPU pipeline to `pm` (a module pass manager).
 void buildCPUPipeline(OpPassManager &pm);
@@ -21,6 +31,25 @@ void buildCPUPipeline(OpPassManager &pm);
 /// (bufferization models of arith, linalg, tensor, scf and func; the LLVM
 /// IR translations).
 void registerCPUPipelineDialects(DialectRegistry &registry);
+
+/// What `emitProgram` writes.
+struct ProgramEmission {
+  enum Kind { LLVMIR, Object } kind = Object;
+  /// The compiled function and its argument count.
+  std::string function;
+  unsigned numArgs = 0;
+  /// The manifest text (ober/Runtime/Program.h).
+  std::string manifest;
+  /// The target CPU: "native" (the host's, with its features) or an LLVM
+  /// CPU name.
+  std::string cpu = "native";
+};
+
+/// Translates `module` (lowered to the LLVM dialect by the pipeline) to
+/// LLVM IR with the entry point `ober_program_run` and the manifest,
+/// optimizes it at O3 for the target CPU and writes LLVM IR or an object.
+LogicalResult emitProgram(ModuleOp module, const ProgramEmission &what,
+                          llvm::raw_pwrite_stream &os);
 
 /// Registers `--ober-cpu-pipeline` for ober-opt.
 void registerCPUPipeline();

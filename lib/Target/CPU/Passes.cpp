@@ -58,6 +58,35 @@ struct CopiesAsLoops
 };
 } // namespace
 
+OwningOpRef<ModuleOp> mlir::ober::prepareForCodegen(ModuleOp module,
+                                                    func::FuncOp func) {
+  MLIRContext *ctx = module.getContext();
+  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+  auto target = copy->lookupSymbol<func::FuncOp>(func.getSymName());
+  target->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  target.setPublic();
+  for (auto f : copy->getOps<func::FuncOp>())
+    if (f != target && f.isPublic())
+      f.setPrivate();
+  for (NamedAttribute a : llvm::to_vector(copy->getOperation()->getAttrs()))
+    if (a.getName().getValue().starts_with("ober."))
+      copy->getOperation()->removeAttr(a.getName());
+  for (auto f : copy->getOps<func::FuncOp>()) {
+    for (NamedAttribute a : llvm::to_vector(f->getDiscardableAttrs()))
+      if (a.getName().getValue().starts_with("ober."))
+        f->removeAttr(a.getName());
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      f.setArgAttrs(i, DictionaryAttr::get(ctx));
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      f.setResultAttrs(i, DictionaryAttr::get(ctx));
+  }
+  // What the function does not call goes.
+  PassManager pm(ctx);
+  pm.addPass(createSymbolDCEPass());
+  (void)pm.run(*copy);
+  return copy;
+}
+
 void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   // No fused attention kernel on the CPU yet: its definition in primitive
   // ops.

@@ -1,0 +1,90 @@
+//===- Program.h - what a compiled program takes and returns ----*- C++ -*-===//
+//
+// Part of Ober-Train's runtime (no MLIR). `ober-compile` describes the
+// function it compiled in a manifest (JSON, embedded in the executable as
+// `ober_program_manifest`): each argument's role, name, element type and
+// shape, how an untrained parameter is initialized, and what each result
+// is. The executable's main reads it; the compiler writes it with the same
+// code, so the two cannot disagree.
+//
+// The compiled function itself is `ober_program_run(void **args)`: args[0]
+// points at the results (memref descriptors, one after another), then one
+// pointer per argument to its memref descriptor (MLIR's C interface).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_RUNTIME_PROGRAM_H
+#define OBER_RUNTIME_PROGRAM_H
+
+#include "ober/Runtime/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ober::rt {
+
+/// What an argument of the compiled function is.
+enum class ArgRole {
+  Parameter,    // trained weights, read from the weights file or initialized
+  State,        // optimizer state (and step counters), zero at the start
+  Batch,        // a training input (`--input`, in order)
+  LearningRate, // a scalar, `--lr`
+  Input,        // an inference input (`--input`, in order)
+};
+
+/// How a parameter without weights starts (ober/Runtime/Init.h).
+enum class InitKind { Normal, Ones, Zeros };
+
+struct ProgramArg {
+  ArgRole role = ArgRole::Input;
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  InitKind init = InitKind::Normal;
+  /// The parameter's draw key before the seed (a hash of its name).
+  uint64_t initKey = 0;
+};
+
+/// What a result of the compiled function is.
+enum class ResultRole {
+  Parameter, // the new value of argument `arg`
+  State,     // the new value of argument `arg`
+  Loss,      // the step's loss (a scalar)
+  Output,    // an inference output
+};
+
+struct ProgramResult {
+  ResultRole role = ResultRole::Output;
+  int64_t arg = -1;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+struct Program {
+  enum Kind { Train, Inference } kind = Train;
+  /// The model the program was compiled from, for messages.
+  std::string model;
+  /// The weights file beside the executable ("" when parameters start
+  /// from `--init-seed`).
+  std::string weights;
+  std::vector<ProgramArg> args;
+  std::vector<ProgramResult> results;
+
+  /// Indices of the arguments with `role`, in order.
+  std::vector<size_t> argsWith(ArgRole role) const;
+};
+
+/// The manifest's JSON text.
+std::string writeProgram(const Program &program);
+/// Parses and checks a manifest; on failure returns false with `error`.
+bool readProgram(const std::string &text, Program &out, std::string &error);
+
+/// Elements of a shape.
+int64_t elementCount(const std::vector<int64_t> &shape);
+/// `[2, 3]`, for messages.
+std::string shapeText(const std::vector<int64_t> &shape);
+
+} // namespace ober::rt
+
+#endif // OBER_RUNTIME_PROGRAM_H

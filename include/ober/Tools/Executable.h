@@ -1,0 +1,50 @@
+//===- Executable.h - a compiled function as a training binary --*- C++ -*-===//
+//
+// Part of Ober-Train. What `ober-compile` does after the front half (import,
+// training step, plan): describe the function for the runtime (its
+// manifest), lower it with the CPU pipeline, emit the object in process,
+// write its weights as safetensors beside it, and link it with the runtime
+// (lib/Runtime: the kernel library and the executable's main).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TOOLS_EXECUTABLE_H
+#define OBER_TOOLS_EXECUTABLE_H
+
+#include "ober/Runtime/Program.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::ober {
+
+struct ExecutableOptions {
+  /// The executable to write (the weights go to `<output>.safetensors`).
+  std::string output;
+  /// What to stop at: the lowered MLIR, LLVM IR, the object, or the
+  /// executable.
+  enum Emit { MLIR, LLVMIR, Object, Executable } emit = Executable;
+  /// The target CPU ("native": the host's).
+  std::string cpu = "native";
+  /// The model's path (for messages and to find its weights).
+  std::string model;
+  /// A weights file to use instead of the module's own.
+  std::string weights;
+};
+
+/// The manifest of `func`: a training step's arguments by their `ober.*`
+/// roles, or (`inference`) a forward function's parameters and inputs.
+FailureOr<::ober::rt::Program> describeProgram(func::FuncOp func,
+                                               bool inference);
+
+/// Compiles `func` of `module` for the CPU and writes what `options` asks
+/// for. The module must hold static shapes and one device's program.
+LogicalResult buildExecutable(ModuleOp module, func::FuncOp func,
+                              bool inference,
+                              const ExecutableOptions &options);
+
+} // namespace mlir::ober
+
+#endif // OBER_TOOLS_EXECUTABLE_H

@@ -1,0 +1,160 @@
+//===- Options.cpp - a compiled executable's command line ------------------===//
+//
+// Part of Ober-Train's runtime (no MLIR). One table of options: each with
+// the kinds of program that take it, its value's name and its help.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+using namespace ober::rt;
+
+namespace {
+
+enum Kinds { Train = 1, Inference = 2, Both = 3 };
+
+struct OptionInfo {
+  const char *name;
+  const char *value; // nullptr: a flag
+  int kinds;
+  const char *help;
+};
+
+constexpr OptionInfo kOptions[] = {
+    {"--input", "FILE.npy", Both,
+     "an input, once per input in order (training: one batch for every "
+     "step, or a leading dimension with one batch per step)"},
+    {"--steps", "N", Train, "training steps to run (default 1)"},
+    {"--lr", "LR", Train, "learning rate (default 0.001)"},
+    {"--init-seed", "S", Train,
+     "seed of the parameters' initialization when there are no weights "
+     "(default 0)"},
+    {"--weights", "FILE", Both,
+     "safetensors weights (default: the file beside this executable, if "
+     "it was compiled with weights)"},
+    {"--save-params", "DIR", Train,
+     "write the trained parameters as DIR/<name>.npy"},
+    {"--output-dir", "DIR", Inference, "write the outputs as DIR/0.npy, ..."},
+    {"--print", nullptr, Inference, "print the outputs' shapes and values"},
+    {"--threads", "T", Both, "threads (default: every core)"},
+    {"--timing", nullptr, Both,
+     "print the first and the mean later step times to stderr"},
+    {"--help", nullptr, Both, "this help"},
+};
+
+int kindBit(Program::Kind kind) {
+  return kind == Program::Train ? Train : Inference;
+}
+
+bool parseInt(const char *text, int64_t &out) {
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (errno || !*text || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace
+
+bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
+                            Options &out, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    size_t eq = arg.find('=');
+    bool inlineValue = arg.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (inlineValue) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    const OptionInfo *info = nullptr;
+    for (const OptionInfo &o : kOptions)
+      if (arg == o.name && (o.kinds & kindBit(kind)))
+        info = &o;
+    if (!info) {
+      error = "unknown option '" + arg + "' (see --help)";
+      return false;
+    }
+    if (info->value && !inlineValue) {
+      if (i + 1 >= argc) {
+        error = arg + " needs a value (" + info->value + ")";
+        return false;
+      }
+      value = argv[++i];
+    } else if (!info->value && inlineValue) {
+      error = arg + " takes no value";
+      return false;
+    }
+    auto bad = [&](const char *what) {
+      error = arg + " must be " + what + ", got '" + value + "'";
+      return false;
+    };
+    int64_t n = 0;
+    if (arg == "--input") {
+      out.inputs.push_back(value);
+    } else if (arg == "--steps") {
+      if (!parseInt(value.c_str(), n) || n < 0)
+        return bad("a non-negative integer");
+      out.steps = n;
+    } else if (arg == "--lr") {
+      char *end = nullptr;
+      out.learningRate = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end)
+        return bad("a number");
+    } else if (arg == "--init-seed") {
+      if (!parseInt(value.c_str(), n) || n < 0)
+        return bad("a non-negative integer");
+      out.initSeed = static_cast<uint64_t>(n);
+    } else if (arg == "--weights") {
+      out.weights = value;
+    } else if (arg == "--save-params") {
+      out.saveParams = value;
+    } else if (arg == "--output-dir") {
+      out.outputDir = value;
+    } else if (arg == "--threads") {
+      if (!parseInt(value.c_str(), n) || n < 1 || n > 4096)
+        return bad("a positive integer");
+      out.threads = static_cast<int>(n);
+    } else if (arg == "--print") {
+      out.print = true;
+    } else if (arg == "--timing") {
+      out.timing = true;
+    } else if (arg == "--help") {
+      out.help = true;
+    }
+  }
+  return true;
+}
+
+std::string ober::rt::usage(const char *self, const Program &program) {
+  std::ostringstream os;
+  bool train = program.kind == Program::Train;
+  os << "usage: " << self
+     << (train ? " --input FILE.npy ... [--steps N] [--lr LR] [options]\n"
+               : " --input FILE.npy ... [--output-dir DIR] [options]\n")
+     << "\n"
+     << (train ? "Trains " : "Runs ") << "the model compiled by ober-compile"
+     << (program.model.empty() ? "" : " from " + program.model) << ".\n";
+  os << "\nInputs:\n";
+  for (const ProgramArg &a : program.args)
+    if (a.role == ArgRole::Batch || a.role == ArgRole::Input)
+      os << "  " << a.name << ": " << dtypeName(a.dtype) << " "
+         << shapeText(a.shape) << "\n";
+  if (train)
+    os << "Prints 'step <i> loss <value>' after each step.\n";
+  os << "\nOptions:\n";
+  for (const OptionInfo &o : kOptions) {
+    if (!(o.kinds & kindBit(program.kind)))
+      continue;
+    std::string head = std::string(o.name) + (o.value ? std::string(" ") + o.value : "");
+    os << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ')
+       << o.help << "\n";
+  }
+  return os.str();
+}

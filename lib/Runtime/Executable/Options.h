@@ -1,0 +1,42 @@
+//===- Options.h - a compiled executable's command line ----------*- C++ -*-===//
+//
+// Part of Ober-Train's runtime (no MLIR).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_RUNTIME_EXECUTABLE_OPTIONS_H
+#define OBER_LIB_RUNTIME_EXECUTABLE_OPTIONS_H
+
+#include "ober/Runtime/Program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ober::rt {
+
+struct Options {
+  std::vector<std::string> inputs;
+  int64_t steps = 1;
+  double learningRate = 1e-3;
+  uint64_t initSeed = 0;
+  std::string weights;
+  std::string saveParams;
+  std::string outputDir;
+  int threads = 0; // 0: OpenMP's default (every core)
+  bool print = false;
+  bool timing = false;
+  bool help = false;
+};
+
+/// Parses `argv` for a program of `kind`; on failure returns false with
+/// `error` naming the option.
+bool parseOptions(int argc, char **argv, Program::Kind kind, Options &out,
+                  std::string &error);
+
+/// The usage text of a program of `kind` (its own options only).
+std::string usage(const char *self, const Program &program);
+
+} // namespace ober::rt
+
+#endif // OBER_LIB_RUNTIME_EXECUTABLE_OPTIONS_H

@@ -1,0 +1,138 @@
+//===- ObjectEmission.cpp - LLVM IR and objects in the compiler process ----===//
+//
+// Part of Ober-Train. After the CPU pipeline, the LLVM dialect becomes LLVM
+// IR with the program's entry point (`ober_program_run`, the packed form of
+// the function's C interface) and its manifest (`ober_program_manifest`),
+// is optimized at O3 for the target CPU (the host's, with its vector
+// extensions, unless told otherwise) and emitted as an object with LLVM's
+// TargetMachine: no compiler is run as a subprocess.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Target/CPU.h"
+
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The target machine for `cpu` ("native": the host's CPU and features).
+FailureOr<std::unique_ptr<llvm::TargetMachine>>
+targetMachine(StringRef cpu, Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return emitError(loc) << "no LLVM target for " << triple.str() << ": "
+                          << error;
+  std::string name = cpu.str(), features;
+  if (cpu == "native") {
+    name = llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") +
+                  std::string(feature.second ? "+" : "-") +
+                  feature.first().str();
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, name, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return emitError(loc) << "cannot create a target machine for CPU '" << name
+                          << "'";
+  return machine;
+}
+
+/// `ober_program_run(void **args)`: calls the C interface of `function`
+/// with args[0] as the results' address (when it has results) and
+/// args[1...] as its arguments' descriptors.
+LogicalResult addEntryPoint(llvm::Module &module, StringRef function,
+                            unsigned numArgs, Location loc) {
+  llvm::Function *callee = module.getFunction(("_mlir_ciface_" + function).str());
+  if (!callee)
+    return emitError(loc) << "no C interface for @" << function
+                          << " in the lowered module";
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  llvm::Function *entry = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage, "ober_program_run", module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  unsigned skip = callee->arg_size() == numArgs ? 1 : 0;
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < callee->arg_size(); ++i) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i + skip);
+    args.push_back(b.CreateLoad(ptr, slot));
+  }
+  b.CreateCall(callee, args);
+  b.CreateRetVoid();
+  return success();
+}
+
+void addManifest(llvm::Module &module, StringRef manifest) {
+  llvm::Constant *text =
+      llvm::ConstantDataArray::getString(module.getContext(), manifest, true);
+  new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           "ober_program_manifest");
+}
+
+void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(&machine, tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(module, mam);
+}
+
+} // namespace
+
+LogicalResult mlir::ober::emitProgram(ModuleOp module,
+                                      const ProgramEmission &what,
+                                      llvm::raw_pwrite_stream &os) {
+  Location loc = module.getLoc();
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, ctx);
+  if (!llvmModule)
+    return emitError(loc) << "cannot translate the lowered module to LLVM IR";
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      targetMachine(what.cpu, loc);
+  if (failed(machine))
+    return failure();
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  if (failed(addEntryPoint(*llvmModule, what.function, what.numArgs, loc)))
+    return failure();
+  addManifest(*llvmModule, what.manifest);
+  optimize(*llvmModule, **machine);
+  if (what.kind == ProgramEmission::LLVMIR) {
+    llvmModule->print(os, nullptr);
+    return success();
+  }
+  llvm::legacy::PassManager pm;
+  if ((*machine)->addPassesToEmitFile(pm, os, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile))
+    return emitError(loc) << "the target cannot emit objects";
+  pm.run(*llvmModule);
+  return success();
+}

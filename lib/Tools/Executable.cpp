@@ -1,0 +1,291 @@
+//===- Executable.cpp - a compiled function as a training binary -----------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Tools/Executable.h"
+
+#include "ober/Config.h"
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Reference/TensorIO.h"
+#include "ober/Runtime/Init.h"
+#include "ober/Runtime/Weights.h"
+#include "ober/Target/CPU.h"
+#include "ober/Tools/ModelLoader.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+namespace rt = ::ober::rt;
+
+namespace {
+
+/// The argument's type, which a program's manifest can describe.
+FailureOr<std::pair<rt::DType, std::vector<int64_t>>>
+tensorSpec(func::FuncOp func, Type type, StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<rt::DType> dtype =
+      tensor ? reference::dtypeOf(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !tensor.hasStaticShape() || !dtype ||
+      *dtype == rt::DType::Unicode)
+    return func.emitError("ober-compile: ")
+           << what << " is " << type
+           << "; executables take tensors of static shape with f32, bf16, "
+              "f16, f64, i64, i32 or i1 elements";
+  return std::make_pair(*dtype, std::vector<int64_t>(tensor.getShape().begin(),
+                                                     tensor.getShape().end()));
+}
+
+std::string stringAttr(func::FuncOp func, unsigned i, StringRef name) {
+  auto attr = func.getArgAttrOfType<StringAttr>(i, name);
+  return attr ? attr.getValue().str() : "";
+}
+
+/// The role of argument `i` of a training step by its `ober.*` attribute.
+std::optional<rt::ArgRole> trainRole(func::FuncOp func, unsigned i) {
+  if (func.getArgAttr(i, OberDialect::kParamAttrName))
+    return rt::ArgRole::Parameter;
+  if (func.getArgAttr(i, OberDialect::kStateAttrName))
+    return rt::ArgRole::State;
+  if (func.getArgAttr(i, OberDialect::kBatchAttrName) ||
+      func.getArgAttr(i, OberDialect::kInputAttrName))
+    return rt::ArgRole::Batch;
+  if (func.getArgAttr(i, OberDialect::kLearningRateAttrName))
+    return rt::ArgRole::LearningRate;
+  return std::nullopt;
+}
+
+/// Runs `cmd` and reports its output as an error when it fails.
+LogicalResult runTool(ArrayRef<StringRef> cmd, Location loc) {
+  SmallString<128> log;
+  if (llvm::sys::fs::createTemporaryFile("ober-link", "log", log))
+    return emitError(loc) << "cannot create a temporary file";
+  llvm::FileRemover remove(log);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(cmd.front(), cmd, std::nullopt, redirects,
+                                     0, 0, &error);
+  if (rc == 0)
+    return success();
+  auto text = llvm::MemoryBuffer::getFile(log);
+  InFlightDiagnostic diag = emitError(loc) << "linking failed (" << cmd.front();
+  for (StringRef a : cmd.drop_front())
+    diag << " " << a;
+  diag << "): " << (error.empty() ? "" : error + ": ")
+       << (text ? (*text)->getBuffer().trim() : StringRef());
+  return failure();
+}
+
+/// The runtime's static libraries: beside the tools (`bin/../lib`) or
+/// where the build put them.
+std::string runtimeLibraryDir() {
+  static int anchor;
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  SmallString<256> dir(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(dir, "lib");
+  SmallString<256> probe(dir);
+  llvm::sys::path::append(probe, "libober_rt_main.a");
+  if (llvm::sys::fs::exists(probe))
+    return dir.str().str();
+  return OBER_RUNTIME_LIBRARY_DIR;
+}
+
+LogicalResult link(StringRef object, StringRef output, Location loc) {
+  std::string cxx = OBER_CXX_COMPILER;
+  if (const char *env = std::getenv("OBER_CXX"))
+    cxx = env;
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName(cxx);
+  if (!driver)
+    return emitError(loc) << "cannot find the linker driver '" << cxx
+                          << "' (set OBER_CXX to a C++ compiler)";
+  std::string lib = runtimeLibraryDir();
+  std::string rtMain = lib + "/libober_rt_main.a",
+              rtCpu = lib + "/libober_rt_cpu.a", rtCore = lib + "/libober_rt.a";
+  std::string rpath =
+      std::string("-Wl,--disable-new-dtags,-rpath,") + OBER_OMP_LIBRARY_DIR;
+  SmallVector<StringRef> cmd = {*driver, object, "-o", output, rtMain, rtCpu,
+                                rtCore, OBER_DNNL_LIBRARY, OBER_OMP_LIBRARY,
+                                rpath, "-lm", "-lpthread"};
+  return runTool(cmd, loc);
+}
+
+/// Writes the parameters' values as safetensors to `path`.
+LogicalResult writeParameters(func::FuncOp func,
+                              const std::map<unsigned, reference::Tensor> &params,
+                              StringRef path) {
+  std::vector<rt::WeightData> weights;
+  std::vector<std::vector<char>> storage;
+  storage.reserve(params.size());
+  for (const auto &[i, t] : params) {
+    rt::WeightData w;
+    w.name = stringAttr(func, i, OberDialect::kParamAttrName);
+    std::vector<char> bytes;
+    reference::encodeTensor(t, /*bf16AsF32=*/false, w.dtype, bytes);
+    storage.push_back(std::move(bytes));
+    w.shape.assign(t.getShape().begin(), t.getShape().end());
+    w.data = storage.back().data();
+    w.size = storage.back().size();
+    weights.push_back(std::move(w));
+  }
+  std::string error;
+  if (!rt::writeWeights(path.str(), weights, {{"format", "pt"}}, error))
+    return func.emitError(error);
+  return success();
+}
+
+} // namespace
+
+FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
+                                                   bool inference) {
+  rt::Program program;
+  program.kind = inference ? rt::Program::Inference : rt::Program::Train;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    rt::ProgramArg arg;
+    if (func.getArgAttr(i, OberDialect::kParamAttrName)) {
+      arg.role = rt::ArgRole::Parameter;
+    } else if (inference) {
+      arg.role = rt::ArgRole::Input;
+    } else if (std::optional<rt::ArgRole> role = trainRole(func, i)) {
+      arg.role = *role;
+    } else {
+      return func.emitError("ober-compile: argument #")
+             << i << " of the training step is not a parameter, optimizer "
+             << "state, batch or learning rate";
+    }
+    std::string what = "argument #" + std::to_string(i);
+    auto spec = tensorSpec(func, func.getArgumentTypes()[i], what);
+    if (failed(spec))
+      return failure();
+    std::tie(arg.dtype, arg.shape) = *spec;
+    for (StringRef attr :
+         {OberDialect::kParamAttrName, OberDialect::kStateAttrName,
+          OberDialect::kBatchAttrName, OberDialect::kInputAttrName})
+      if (arg.name.empty())
+        arg.name = stringAttr(func, i, attr);
+    if (arg.name.empty())
+      arg.name = arg.role == rt::ArgRole::LearningRate
+                     ? "lr"
+                     : "input" + std::to_string(
+                                     program.argsWith(arg.role).size());
+    if (arg.role == rt::ArgRole::Parameter) {
+      arg.init = rt::initKindOf(arg.name, arg.shape.size());
+      arg.initKey = llvm::xxh3_64bits(arg.name);
+    }
+    program.args.push_back(std::move(arg));
+  }
+  std::vector<size_t> params = program.argsWith(rt::ArgRole::Parameter),
+                      states = program.argsWith(rt::ArgRole::State);
+  if (!inference && func.getNumResults() != params.size() + states.size() + 1)
+    return func.emitError("ober-compile: a training step returns its ")
+           << params.size() << " parameter(s), " << states.size()
+           << " state tensor(s) and the loss; this one returns "
+           << func.getNumResults() << " value(s)";
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    rt::ProgramResult res;
+    auto spec = tensorSpec(func, func.getResultTypes()[r],
+                           "result #" + std::to_string(r));
+    if (failed(spec))
+      return failure();
+    std::tie(res.dtype, res.shape) = *spec;
+    if (inference) {
+      res.role = rt::ResultRole::Output;
+    } else if (r < params.size()) {
+      res.role = rt::ResultRole::Parameter;
+      res.arg = params[r];
+    } else if (r < params.size() + states.size()) {
+      res.role = rt::ResultRole::State;
+      res.arg = states[r - params.size()];
+    } else {
+      res.role = rt::ResultRole::Loss;
+    }
+    program.results.push_back(std::move(res));
+  }
+  return program;
+}
+
+LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
+                                          bool inference,
+                                          const ExecutableOptions &options) {
+  Location loc = func.getLoc();
+  FailureOr<rt::Program> program = describeProgram(func, inference);
+  if (failed(program))
+    return failure();
+  program->model = options.model;
+
+  // The parameters' values beside the executable, as safetensors (ONNX
+  // initializers and the module's weights file alike); a module without
+  // weights starts from the executable's --init-seed.
+  bool hasWeights = !options.weights.empty() ||
+                    module->hasAttr(OberDialect::kWeightsAttrName);
+  bool writesExecutable = options.emit == ExecutableOptions::Executable;
+  if (hasWeights && !program->argsWith(rt::ArgRole::Parameter).empty() &&
+      writesExecutable) {
+    SmallString<256> modelDir(options.model);
+    llvm::sys::path::remove_filename(modelDir);
+    FailureOr<std::map<unsigned, reference::Tensor>> params =
+        loadParameters(func, modelDir, options.weights);
+    if (failed(params))
+      return failure();
+    std::string path = options.output + ".safetensors";
+    if (failed(writeParameters(func, *params, path)))
+      return failure();
+    program->weights = llvm::sys::path::filename(path).str();
+  }
+
+  OwningOpRef<ModuleOp> lowered = prepareForCodegen(module, func);
+  PassManager pm(module.getContext());
+  buildCPUPipeline(pm);
+  if (failed(pm.run(*lowered)))
+    return failure();
+
+  std::string target = options.output;
+  if (options.emit == ExecutableOptions::MLIR) {
+    std::string error;
+    auto out = openOutputFile(target, &error);
+    if (!out)
+      return emitError(loc) << error;
+    lowered->print(out->os());
+    out->keep();
+    return success();
+  }
+  ProgramEmission emission;
+  emission.kind = options.emit == ExecutableOptions::LLVMIR
+                      ? ProgramEmission::LLVMIR
+                      : ProgramEmission::Object;
+  emission.function = func.getSymName().str();
+  emission.numArgs = func.getNumArguments();
+  emission.manifest = rt::writeProgram(*program);
+  emission.cpu = options.cpu;
+  SmallString<128> object;
+  if (writesExecutable) {
+    if (llvm::sys::fs::createTemporaryFile("ober-program", "o", object))
+      return emitError(loc) << "cannot create a temporary object file";
+    target = object.str().str();
+  }
+  llvm::FileRemover removeObject(object);
+  {
+    std::string error;
+    auto out = openOutputFile(target, &error);
+    if (!out)
+      return emitError(loc) << error;
+    if (failed(emitProgram(*lowered, emission, out->os())))
+      return failure();
+    out->keep();
+  }
+  if (!writesExecutable)
+    return success();
+  return link(object, options.output, loc);
+}

@@ -1,0 +1,199 @@
+//===- ober-compile.cpp - a model to a training (or inference) executable --===//
+//
+// Part of Ober-Train.
+//
+//   ober-compile MODEL.{onnx,pt,mlir} [--train-step=OPTS] [--plan=OPTS]
+//                [--plan-report=FILE] [--target=cpu] [--inference]
+//                [--emit=mlir|llvm|obj|exe] -o OUT
+//
+// Imports the model by extension, builds its training step (unless it is
+// one, or --inference), plans and partitions it when --plan is given or
+// the module carries a plan, lowers it with the CPU pipeline and links it
+// with the runtime into one executable (its weights beside it, as
+// OUT.safetensors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/InitAll.h"
+#include "ober/Tools/Devices.h"
+#include "ober/Tools/Executable.h"
+#include "ober/Tools/ModelLoader.h"
+#include "ober/Tools/TrainLoop.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::ober;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("ober-compile options");
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model (.onnx, .pt, .mlir)>"),
+                                      cl::cat(category));
+static cl::opt<std::string> outputPath("o", cl::Required,
+                                       cl::desc("Output file"),
+                                       cl::value_desc("file"),
+                                       cl::cat(category));
+static cl::opt<std::string> trainStep(
+    "train-step",
+    cl::desc("Options of the training step (ober-build-train-step's: "
+             "'loss=cross-entropy optimizer=adamw ...')"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    planOptions("plan",
+                cl::desc("Plan the step with these options (ober-plan's: "
+                         "'cluster=... gpus=...') and partition it"),
+                cl::init(""), cl::cat(category));
+static cl::opt<std::string> planReportPath(
+    "plan-report", cl::desc("Write the plan's JSON report here"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target: cpu (the only one yet)"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    targetCpu("target-cpu",
+              cl::desc("LLVM CPU to generate code for (default: native, "
+                       "this machine's)"),
+              cl::init("native"), cl::cat(category));
+static cl::opt<bool> inference(
+    "inference", cl::desc("Build an inference executable of the model's "
+                          "function instead of a training step"),
+    cl::cat(category));
+static cl::opt<std::string>
+    functionName("function",
+                 cl::desc("The function to compile (default: the training "
+                          "step, or the only public function)"),
+                 cl::init(""), cl::cat(category));
+static cl::opt<std::string> weightsPath(
+    "weights", cl::desc("Weights to ship instead of the model's own"),
+    cl::init(""), cl::cat(category));
+static cl::opt<ExecutableOptions::Emit> emit(
+    "emit", cl::desc("What to write"),
+    cl::values(clEnumValN(ExecutableOptions::MLIR, "mlir",
+                          "the lowered module (LLVM dialect)"),
+               clEnumValN(ExecutableOptions::LLVMIR, "llvm",
+                          "optimized LLVM IR"),
+               clEnumValN(ExecutableOptions::Object, "obj", "the object file"),
+               clEnumValN(ExecutableOptions::Executable, "exe",
+                          "the executable (default)")),
+    cl::init(ExecutableOptions::Executable), cl::cat(category));
+
+/// Runs `pipeline` (a pass list, e.g. "ober-plan{gpus=4}") on `module`.
+static LogicalResult runPasses(ModuleOp module, StringRef pipeline) {
+  PassManager pm(module.getContext());
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    return emitError(module.getLoc()) << "ober-compile: bad options in '"
+                                      << pipeline << "': " << error;
+  return pm.run(module);
+}
+
+static func::FuncOp findTrainStepIfAny(ModuleOp module) {
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr(OberDialect::kTrainStepAttrName))
+      return f;
+  return nullptr;
+}
+
+/// The training step: the module's, or one built with --train-step.
+static func::FuncOp trainingStep(ModuleOp module) {
+  if (func::FuncOp step = findTrainStepIfAny(module)) {
+    if (!trainStep.empty())
+      emitWarning(step.getLoc())
+          << "ober-compile: the module already holds a training step; "
+             "--train-step is ignored";
+    return step;
+  }
+  if (failed(runPasses(module, "ober-build-train-step{" + trainStep + "}")))
+    return nullptr;
+  return findTrainStep(module, functionName);
+}
+
+/// Plans and partitions when asked (or when the module carries a plan that
+/// is not realized yet); a program for several devices needs the
+/// collectives runtime, which executables do not have yet.
+static LogicalResult planAndPartition(ModuleOp module) {
+  if (!planOptions.empty()) {
+    if (module->hasAttr("ober.plan") || findGrid(module))
+      return emitError(module.getLoc())
+             << "ober-compile: the module is planned already; drop --plan";
+    if (failed(runPasses(module, "ober-plan{" + planOptions + "}")))
+      return failure();
+  }
+  if (module->hasAttr("ober.plan") && !findGrid(module) &&
+      failed(runPasses(module, "ober-partition")))
+    return failure();
+  if (shard::GridOp grid = findGrid(module)) {
+    int64_t devices = 1;
+    for (int64_t d : grid.getShape())
+      devices *= d;
+    return emitError(grid.getLoc())
+           << "ober-compile: the plan runs on " << devices
+           << " device(s); executables run one device's program without "
+              "collectives yet (plan for one device, or train the "
+              "partitioned module with ober-run)";
+  }
+  return success();
+}
+
+static LogicalResult compile(MLIRContext &context) {
+  if (target != "cpu")
+    return emitError(UnknownLoc::get(&context))
+           << "ober-compile: --target=" << target
+           << " is not supported (supported: cpu)";
+  OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
+  if (!module)
+    return failure();
+  func::FuncOp func;
+  if (inference) {
+    if (!trainStep.empty() || !planOptions.empty())
+      return emitError(module->getLoc())
+             << "ober-compile: --inference takes no --train-step or --plan";
+    func = selectFunction(*module, functionName);
+  } else {
+    func = trainingStep(*module);
+    if (func && failed(planAndPartition(*module)))
+      return failure();
+    if (func)
+      func = findTrainStep(*module, functionName);
+  }
+  if (!func)
+    return failure();
+  ExecutableOptions options;
+  options.output = outputPath;
+  options.emit = emit;
+  options.cpu = targetCpu;
+  options.model = modelPath;
+  options.weights = weightsPath;
+  return buildExecutable(*module, func, inference, options);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Ober-Train: compile a model into a training (or inference) "
+      "executable\n");
+  // The planner writes its report where its own option says.
+  if (!planReportPath.empty())
+    if (auto *report = static_cast<cl::opt<std::string> *>(
+            cl::getRegisteredOptions().lookup("ober-plan-report")))
+      report->setValue(planReportPath);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  return failed(compile(context)) ? 1 : 0;
+}
