@@ -11,7 +11,7 @@
 #include "ober/Tools/CompiledRun.h"
 
 #include "ober/Runtime/CPUKernels.h"
-#include "ober/Target/CPU.h"
+#include "ober/Target/CPU/Pipeline.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"

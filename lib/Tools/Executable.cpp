@@ -11,7 +11,7 @@
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
-#include "ober/Target/CPU.h"
+#include "ober/Target/CPU/Pipeline.h"
 #include "ober/Tools/ModelLoader.h"
 
 #include "mlir/IR/BuiltinTypes.h"

@@ -1,7 +1,7 @@
 //===- CompiledRun.h - a function through the CPU pipeline -----*- C++ -*-===//
 //
 // Part of Ober-Train. Runs one function of a module compiled by the CPU
-// pipeline (ober/Target/CPU.h) in this process, on the interpreter's
+// pipeline (ober/Target/CPU/Pipeline.h) in this process, on the interpreter's
 // tensors, so that every lowering is checked against the interpreter
 // (`ober-run --engine=cpu`).
 //

@@ -26,11 +26,15 @@ using namespace mlir::ober::lowering;
 
 namespace {
 
+/// A sum or product may be reassociated (so that a loop of it vectorizes):
+/// the order of additions is the compiler's, as in any BLAS.
 Value combine(OpBuilder &b, Location loc, Combine kind, Value acc, Value x) {
   bool isFloat = isa<FloatType>(x.getType());
+  auto reassoc = arith::FastMathFlagsAttr::get(b.getContext(),
+                                               arith::FastMathFlags::reassoc);
   switch (kind) {
   case Combine::Sum:
-    return isFloat ? Value(arith::AddFOp::create(b, loc, acc, x))
+    return isFloat ? Value(arith::AddFOp::create(b, loc, acc, x, reassoc))
                    : Value(arith::AddIOp::create(b, loc, acc, x));
   case Combine::Max:
     return isFloat ? Value(arith::MaximumFOp::create(b, loc, acc, x))
@@ -39,7 +43,7 @@ Value combine(OpBuilder &b, Location loc, Combine kind, Value acc, Value x) {
     return isFloat ? Value(arith::MinimumFOp::create(b, loc, acc, x))
                    : Value(arith::MinSIOp::create(b, loc, acc, x));
   case Combine::Prod:
-    return isFloat ? Value(arith::MulFOp::create(b, loc, acc, x))
+    return isFloat ? Value(arith::MulFOp::create(b, loc, acc, x, reassoc))
                    : Value(arith::MulIOp::create(b, loc, acc, x));
   }
   llvm_unreachable("combine kind");

@@ -20,12 +20,14 @@ extern const char ober_program_manifest[];
 void ober_program_run(void **args);
 }
 
-/// Freed blocks stay in the heap (no mmap per large buffer), so that later
-/// steps reuse the pages of earlier ones instead of faulting in new ones.
+/// Freed blocks stay in the heap (no mmap per large buffer, up to glibc's
+/// largest threshold), so that later steps reuse the pages of earlier ones
+/// instead of faulting in new ones.
 static void keepFreedMemory() {
-  constexpr int kLargeBlock = 1 << 30;
-  mallopt(M_MMAP_THRESHOLD, kLargeBlock);
-  mallopt(M_TRIM_THRESHOLD, kLargeBlock);
+  constexpr int kLargestMmapThreshold = 32 << 20; // glibc's maximum
+  constexpr int kNeverTrim = 1 << 30;
+  mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold);
+  mallopt(M_TRIM_THRESHOLD, kNeverTrim);
 }
 
 int main(int argc, char **argv) {

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ober/Target/CPU.h"
+#include "ober/Target/CPU/Pipeline.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/IRBuilder.h"

@@ -8,7 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ober/Target/CPU.h"
+#include "ober/Target/CPU/Pipeline.h"
+#include "ober/Target/CPU/Passes.h"
 
 #include "ober/Conversion/Passes.h"
 #include "ober/Transforms/Passes.h"
@@ -36,17 +37,14 @@
 
 using namespace mlir;
 
+namespace mlir::ober {
+#define GEN_PASS_DEF_COPIESASLOOPSPASS
+#include "ober/Target/CPU/Passes.h.inc"
+} // namespace mlir::ober
+
 namespace {
-/// Copies between buffers (of slices and strided views too) as linalg
-/// copies, which become loops, instead of calls to the MLIR runner
-/// library's `memrefCopy`: generated code needs no library of MLIR's.
 struct CopiesAsLoops
-    : PassWrapper<CopiesAsLoops, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CopiesAsLoops)
-  StringRef getArgument() const override { return "ober-cpu-copies-as-loops"; }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
-  }
+    : public ober::impl::CopiesAsLoopsPassBase<CopiesAsLoops> {
   void runOnOperation() override {
     getOperation().walk([](memref::CopyOp copy) {
       OpBuilder b(copy);
@@ -106,18 +104,24 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(std::make_unique<CopiesAsLoops>());
+  pm.addPass(createFreeAtLastUsePass());
+  pm.addPass(createCopiesAsLoopsPass());
+  pm.addPass(createOutlineKernelsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // Polynomials for what vectorizes; intrinsics (fma, floor, sqrt, ...)
+  // for what LLVM has; libm for the rest (erf of f64, the inverse
+  // trigonometric functions).
+  pm.addPass(createVectorizableMathPass());
+  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // bf16 rounding in integer arithmetic (no compiler-rt in the process).
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
@@ -138,6 +142,7 @@ void mlir::ober::registerCPUPipelineDialects(DialectRegistry &registry) {
 }
 
 void mlir::ober::registerCPUPipeline() {
+  registerTargetCPUPasses();
   PassPipelineRegistration<>(
       "ober-cpu-pipeline",
       "Lower per-device ober programs to the LLVM dialect for the CPU",

@@ -1,4 +1,4 @@
-//===- CPU.h - the CPU pipeline -----------------------------------*- C++ -*-===//
+//===- Pipeline.h - the CPU pipeline ------------------------------*- C++ -*-===//
 //
 // Part of Ober-Train. From per-device ober programs on tensors to the LLVM
 // dialect: convert-ober-to-linalg, fusion of elementwise producers into
@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OBER_TARGET_CPU_H
-#define OBER_TARGET_CPU_H
+#ifndef OBER_TARGET_CPU_PIPELINE_H
+#define OBER_TARGET_CPU_PIPELINE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -56,4 +56,4 @@ void registerCPUPipeline();
 
 } // namespace mlir::ober
 
-#endif // OBER_TARGET_CPU_H
+#endif // OBER_TARGET_CPU_PIPELINE_H

@@ -1,0 +1,67 @@
+//===- Passes.td - the CPU target's passes ----------------*- tablegen -*-===//
+//
+// Part of Ober-Train. The passes of the CPU pipeline that upstream MLIR
+// does not have; `--ober-cpu-pipeline` (Pipeline.h) runs them in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TARGET_CPU_PASSES_TD
+#define OBER_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FreeAtLastUsePass : Pass<"ober-cpu-free-at-last-use", "ModuleOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Ownership-based deallocation frees a function's buffers at the end of
+    the block that owns them: a training step would hold every activation
+    and gradient until it returns. This pass moves each unconditional
+    `memref.dealloc` up to just after the last op of its block that uses
+    the buffer or a view of it (uses nested in loops and calls count as
+    their enclosing op's; a result of such an op may alias the buffer and
+    counts too). A buffer that reaches a terminator of that block stays
+    where it is.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def OutlineKernelsPass : Pass<"ober-cpu-outline-kernels", "ModuleOp"> {
+  let summary = "Move each loop nest on buffers into a function of its own";
+  let description = [{
+    After bufferization, every linalg op and every `scf.forall` or
+    `scf.parallel` on buffers (a kernel) moves into a private function
+    `@<function>_kernel<N>` taking the buffers and scalars it uses
+    (constants are copied in), called where it was. The function the
+    program runs becomes a sequence of allocations, kernel calls, library
+    calls and control flow; LLVM then optimizes and vectorizes each kernel
+    as its own small function (one function of thousands of loops takes
+    LLVM minutes) and never inlines them back (`noinline`).
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def VectorizableMathPass : Pass<"ober-cpu-vectorizable-math", "ModuleOp"> {
+  let summary = "Math functions as polynomials the loop vectorizer widens";
+  let description = [{
+    `exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and `erf` on f32 become MLIR's polynomial approximations (arith ops,
+    about an ulp from libm, NaN and infinities handled), so that a loop of
+    them vectorizes instead of calling scalar libm once per element. Other
+    math functions, and every one on f64, stay libm calls.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def CopiesAsLoopsPass : Pass<"ober-cpu-copies-as-loops", "ModuleOp"> {
+  let summary = "Copies between buffers as linalg copies";
+  let description = [{
+    `memref.copy` (of slices and strided views too) becomes `linalg.copy`,
+    which lowers to loops, instead of a call to the MLIR runner library's
+    `memrefCopy`: generated code needs no library of MLIR's.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+#endif // OBER_TARGET_CPU_PASSES_TD
