@@ -8,7 +8,8 @@
 // matrix per operand is the kernel's; other broadcasts are materialized.
 // An operand that transposes its last two dimensions is read transposed
 // from its source. bf16 and f16 compute in f32 and round once. Integers
-// are generated (`linalg.matmul` or `linalg.batch_matmul`).
+// are generated (`linalg.matmul` or `linalg.batch_matmul`). A sum over the
+// batch of a batched product of a transpose is one product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,8 +218,58 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// `reduce_sum` over the batch of `x[b]^T @ y[b]` (the gradient of a
+/// weight every sample of a batch shares) is one product over the batch's
+/// rows: `reshape(x, [B * P, M])^T @ reshape(y, [B * P, N])`, instead of B
+/// thin products and a sum of their [M, N] results.
+struct BatchSummedMatmul : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto mm = op.getInput().getDefiningOp<MatmulOp>();
+    if (!mm || !mm->hasOneUse() || op.getKeepdims())
+      return failure();
+    auto result = cast<RankedTensorType>(mm.getResult().getType());
+    int64_t rank = result.getRank();
+    if (rank < 3 || !result.hasStaticShape() ||
+        !isa<FloatType>(result.getElementType()) ||
+        op.getAxes() != ArrayRef<int64_t>(llvm::to_vector(
+                             llvm::seq<int64_t>(0, rank - 2))))
+      return failure();
+    Value x = transposedSource(mm.getLhs()), y = mm.getRhs();
+    if (!x)
+      return failure();
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto yt = cast<RankedTensorType>(y.getType());
+    // x: [batch..., P, M], y: [batch..., P, N], the result's batch.
+    if (xt.getRank() != rank || yt.getRank() != rank ||
+        xt.getShape().drop_back(2) != result.getShape().drop_back(2) ||
+        yt.getShape().drop_back(2) != result.getShape().drop_back(2))
+      return failure();
+    Location loc = op.getLoc();
+    int64_t rows = ShapedType::getNumElements(result.getShape().drop_back(2)) *
+                   xt.getDimSize(rank - 2);
+    int64_t m = xt.getDimSize(rank - 1), n = yt.getDimSize(rank - 1);
+    Operand lhs, rhs;
+    lhs.value = lhs.stored = reshapeTo(rewriter, loc, x, {rows, m});
+    lhs.transposed = true;
+    lhs.shape = {m, rows};
+    rhs.value = rhs.stored = reshapeTo(rewriter, loc, y, {rows, n});
+    rhs.shape = {rows, n};
+    rewriter.replaceOp(op, kernelMatmul(rewriter, loc, lhs, rhs,
+                                        cast<RankedTensorType>(
+                                            op.getResult().getType())));
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateContractionPatterns(RewritePatternSet &patterns) {
   patterns.add<MatmulLowering>(patterns.getContext());
+}
+
+void lowering::populateContractionRewrites(RewritePatternSet &patterns) {
+  patterns.add<BatchSummedMatmul>(patterns.getContext());
 }

@@ -33,6 +33,10 @@ struct ConvertOberToLinalg
     : public ober::impl::ConvertOberToLinalgBase<ConvertOberToLinalg> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    RewritePatternSet rewrites(ctx);
+    lowering::populateContractionRewrites(rewrites);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(rewrites))))
+      return signalPassFailure();
     RewritePatternSet patterns(ctx);
     lowering::populateElementwisePatterns(patterns);
     lowering::populateShapePatterns(patterns);

@@ -86,3 +86,19 @@ func.func @ints(%a: tensor<4x5xi64>, %b: tensor<5x2xi64>) -> tensor<4x2xi64> {
   %0 = ober.matmul %a, %b : (tensor<4x5xi64>, tensor<5x2xi64>) -> tensor<4x2xi64>
   return %0 : tensor<4x2xi64>
 }
+
+// -----
+
+// The sum over a batch of x[b]^T @ y[b] (the gradient of a weight the batch
+// shares) is one product over the batch's rows, x read transposed.
+// CHECK: dense<[1, 1, 1, 4, 2, 15, 1, 0]>
+// CHECK-LABEL: func.func @batch_sum
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<3x5x4xf32> into tensor<15x4xf32>
+// CHECK: call @ober_rt_cpu_matmul(
+// CHECK-NOT: linalg.generic
+func.func @batch_sum(%x: tensor<3x5x4xf32>, %y: tensor<3x5x2xf32>) -> tensor<4x2xf32> {
+  %t = ober.transpose %x {permutation = array<i64: 0, 2, 1>} : tensor<3x5x4xf32> -> tensor<3x4x5xf32>
+  %m = ober.matmul %t, %y : (tensor<3x4x5xf32>, tensor<3x5x2xf32>) -> tensor<3x4x2xf32>
+  %s = ober.reduce_sum %m {axes = array<i64: 0>, keepdims = false} : (tensor<3x4x2xf32>) -> tensor<4x2xf32>
+  return %s : tensor<4x2xf32>
+}

@@ -10,6 +10,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DistributePass : Pass<"ober-cpu-distribute", "ModuleOp"> {
+  let summary = "Split large loop nests into chunks that threads share";
+  let description = [{
+    On tensors, before bufferization: a linalg op of at least
+    `min-iterations` iterations is tiled along its outermost parallel
+    dimensions into an `scf.forall` of about `chunks` tiles (the innermost
+    dimension stays whole when an outer one gives chunks, so that each tile
+    runs a loop the vectorizer widens). The pipeline turns each forall into
+    an OpenMP work-sharing loop: the threads (`--threads` of the executable)
+    take the tiles. Reduction dimensions are never split, so results do not
+    depend on the thread count.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "The smallest iteration count worth threads">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"64",
+           "Tiles to aim for">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FreeAtLastUsePass : Pass<"ober-cpu-free-at-last-use", "ModuleOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
