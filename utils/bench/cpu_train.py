@@ -87,6 +87,8 @@ def torch_worker(name, threads, steps):
 
 
 def compile_model(name, workdir, bindir):
+    import warnings
+    warnings.filterwarnings("ignore")
     import numpy as np
     import torch
     import ober

@@ -9,7 +9,7 @@
 // An operand that transposes its last two dimensions is read transposed
 // from its source. bf16 and f16 compute in f32 and round once. Integers
 // are generated (`linalg.matmul` or `linalg.batch_matmul`). A sum over the
-// batch of a batched product of a transpose is one product.
+// batch of a batched product is one product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -218,10 +218,12 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
   }
 };
 
-/// `reduce_sum` over the batch of `x[b]^T @ y[b]` (the gradient of a
-/// weight every sample of a batch shares) is one product over the batch's
-/// rows: `reshape(x, [B * P, M])^T @ reshape(y, [B * P, N])`, instead of B
-/// thin products and a sum of their [M, N] results.
+/// `reduce_sum` over the batch of `a[b] @ y[b]` (the gradient of a weight
+/// every sample of a batch shares, `a` a transpose of the activations) is
+/// one product over the batch's rows: `z^T @ reshape(y, [B * P, N])` where
+/// `z` is `a` as `[B * P, M]`, read in place when `a` transposes a tensor
+/// already laid out so (else transposed once), instead of B thin products
+/// and a sum of their [M, N] results.
 struct BatchSummedMatmul : OpRewritePattern<ReduceSumOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -231,31 +233,39 @@ struct BatchSummedMatmul : OpRewritePattern<ReduceSumOp> {
     if (!mm || !mm->hasOneUse() || op.getKeepdims())
       return failure();
     auto result = cast<RankedTensorType>(mm.getResult().getType());
+    auto at = cast<RankedTensorType>(mm.getLhs().getType());
+    auto yt = cast<RankedTensorType>(mm.getRhs().getType());
     int64_t rank = result.getRank();
-    if (rank < 3 || !result.hasStaticShape() ||
+    ArrayRef<int64_t> batch = result.getShape().drop_back(2);
+    if (rank < 3 || !result.hasStaticShape() || !at.hasStaticShape() ||
         !isa<FloatType>(result.getElementType()) ||
         op.getAxes() != ArrayRef<int64_t>(llvm::to_vector(
-                             llvm::seq<int64_t>(0, rank - 2))))
+                             llvm::seq<int64_t>(0, rank - 2))) ||
+        at.getRank() != rank || yt.getRank() != rank ||
+        at.getShape().drop_back(2) != batch ||
+        yt.getShape().drop_back(2) != batch)
       return failure();
-    Value x = transposedSource(mm.getLhs()), y = mm.getRhs();
-    if (!x)
-      return failure();
-    auto xt = cast<RankedTensorType>(x.getType());
-    auto yt = cast<RankedTensorType>(y.getType());
-    // x: [batch..., P, M], y: [batch..., P, N], the result's batch.
-    if (xt.getRank() != rank || yt.getRank() != rank ||
-        xt.getShape().drop_back(2) != result.getShape().drop_back(2) ||
-        yt.getShape().drop_back(2) != result.getShape().drop_back(2))
-      return failure();
+    // z = a with its last two dimensions swapped: [batch..., P, M], as a
+    // transpose of a's source when a is one.
+    Value source = mm.getLhs();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    if (auto t = source.getDefiningOp<TransposeOp>()) {
+      source = t.getInput();
+      perm.assign(t.getPermutation().begin(), t.getPermutation().end());
+    }
+    std::swap(perm[rank - 1], perm[rank - 2]);
     Location loc = op.getLoc();
-    int64_t rows = ShapedType::getNumElements(result.getShape().drop_back(2)) *
-                   xt.getDimSize(rank - 2);
-    int64_t m = xt.getDimSize(rank - 1), n = yt.getDimSize(rank - 1);
+    Value z = source;
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, rank)))
+      z = TransposeOp::create(rewriter, loc, source,
+                              rewriter.getDenseI64ArrayAttr(perm));
+    int64_t rows = ShapedType::getNumElements(batch) * at.getDimSize(rank - 1);
+    int64_t m = at.getDimSize(rank - 2), n = yt.getDimSize(rank - 1);
     Operand lhs, rhs;
-    lhs.value = lhs.stored = reshapeTo(rewriter, loc, x, {rows, m});
+    lhs.value = lhs.stored = reshapeTo(rewriter, loc, z, {rows, m});
     lhs.transposed = true;
     lhs.shape = {m, rows};
-    rhs.value = rhs.stored = reshapeTo(rewriter, loc, y, {rows, n});
+    rhs.value = rhs.stored = reshapeTo(rewriter, loc, mm.getRhs(), {rows, n});
     rhs.shape = {rows, n};
     rewriter.replaceOp(op, kernelMatmul(rewriter, loc, lhs, rhs,
                                         cast<RankedTensorType>(

@@ -93,7 +93,7 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   // ops.
   pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
   pm.addPass(createConvertOberToLinalg());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createDistributePass());
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -10,6 +10,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwisePass : Pass<"ober-cpu-fuse-elementwise", "ModuleOp"> {
+  let summary = "Fuse elementwise chains, keeping every result they return";
+  let description = [{
+    Upstream `linalg-fuse-elementwise-ops` fuses a producer only into its
+    only consumer. Here an elementwise producer also fuses into an
+    elementwise consumer when other ops use its result: the fused op
+    yields that result too, so the loop runs once and nothing is computed
+    twice. An optimizer update (new moments, new parameter) becomes one
+    pass over each parameter instead of one per moment and one for the
+    update; a chain feeding a reduction fuses into it when the reduction is
+    its only use. Reshapes fold into the fused ops as upstream does.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def DistributePass : Pass<"ober-cpu-distribute", "ModuleOp"> {
   let summary = "Split large loop nests into chunks that threads share";
   let description = [{
