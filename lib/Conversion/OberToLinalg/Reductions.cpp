@@ -1,9 +1,9 @@
 //===- Reductions.cpp - ober reductions as linalg.generic -----------------===//
 //
 // Part of Ober-Train. `reduce_sum`, `reduce_mean`, `reduce_max`,
-// `reduce_min` and `reduce_prod` become one linalg.generic with the reduced dimensions as
-// reduction iterators, accumulating bf16 and f16 in f32 (the interpreter
-// accumulates in double); max and min propagate NaN; a mean divides the sum
+// `reduce_min` and `reduce_prod` become one linalg.generic with the reduced
+// dimensions as reduction iterators; float sums and products accumulate in
+// f64, as the interpreter does; max and min propagate NaN; a mean divides the sum
 // by the reduced element count. `keepdims` expands the result.
 //
 //===----------------------------------------------------------------------===//
@@ -277,18 +277,31 @@ Value lowering::reduceDims(OpBuilder &b, Location loc, Value input,
     kept.push_back(in.getDimSize(d));
     outExprs.push_back(b.getAffineDimExpr(d));
   }
-  auto accType = RankedTensorType::get(kept, acc);
-  Value init = filled(b, loc, accType, identity(b, loc, kind, acc));
+  // Float sums and products accumulate in f64, as the interpreter (and
+  // PyTorch's CPU reductions) do: a gradient summed over a batch cancels,
+  // and f32 partial sums would leave only its rounding.
+  bool wide = isa<FloatType>(acc) &&
+              (kind == Combine::Sum || kind == Combine::Prod);
+  Type sumType = wide ? Type(b.getF64Type()) : acc;
+  auto sums = RankedTensorType::get(kept, sumType);
+  Value init = filled(b, loc, sums, identity(b, loc, kind, sumType));
   SmallVector<AffineMap> maps = {
       b.getMultiDimIdentityMap(rank),
       AffineMap::get(rank, 0, outExprs, b.getContext())};
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{accType}, ValueRange{input}, ValueRange{init}, maps,
+      b, loc, TypeRange{sums}, ValueRange{input}, ValueRange{init}, maps,
       iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-        linalg::YieldOp::create(
-            nb, l, combine(nb, l, kind, args[1], widen(nb, l, args[0])));
+        Value x = widen(nb, l, args[0]);
+        if (x.getType() != sumType)
+          x = arith::ExtFOp::create(nb, l, sumType, x);
+        linalg::YieldOp::create(nb, l, combine(nb, l, kind, args[1], x));
       });
-  return generic.getResult(0);
+  if (!wide)
+    return generic.getResult(0);
+  return mapElements(b, loc, sums.clone(acc), generic.getResult(0),
+                     [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+                       return arith::TruncFOp::create(nb, l, acc, v[0]);
+                     });
 }
 
 void lowering::populateReductionPatterns(RewritePatternSet &patterns) {

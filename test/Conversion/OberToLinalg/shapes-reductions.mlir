@@ -24,15 +24,18 @@ func.func @views(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<3x2xf32>, te
 // -----
 
 // Reductions: the reduced axes iterate as reductions into a filled
-// accumulator; max starts at -inf and propagates NaN; a mean divides by the
-// count (8 = 2 x 4); keepdims expands; bf16 accumulates in f32.
+// accumulator; sums accumulate in f64 (reassociable) and round to the
+// compute type after; max starts at -inf and propagates NaN; a mean divides
+// by the count (8 = 2 x 4); keepdims expands; bf16 computes in f32.
 // CHECK-LABEL: func.func @reductions
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[COUNT:.*]] = arith.constant 8.000000e+00 : f32
-// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: linalg.fill ins(%[[ZERO]] : f32)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK: linalg.fill ins(%[[ZERO]] : f64)
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]
-// CHECK: arith.addf
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
 // CHECK: arith.divf %{{.*}}, %[[COUNT]]
 // CHECK: tensor.expand_shape
 // CHECK: linalg.fill ins(%[[NINF]] : f32)
