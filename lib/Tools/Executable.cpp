@@ -15,6 +15,7 @@
 #include "ober/Tools/ModelLoader.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
@@ -146,6 +147,21 @@ LogicalResult writeParameters(func::FuncOp func,
   return success();
 }
 
+/// Functions with bodies renamed `ober_fn_<name>` (a model's `main` must
+/// not become the executable's); declarations of the kernel library keep
+/// their names.
+LogicalResult renameForLinking(ModuleOp module) {
+  SymbolTable table(module);
+  for (auto f : llvm::to_vector(module.getOps<func::FuncOp>())) {
+    if (f.isExternal())
+      continue;
+    std::string name = ("ober_fn_" + f.getSymName()).str();
+    if (failed(table.rename(f, name)))
+      return f.emitError("cannot rename for linking");
+  }
+  return success();
+}
+
 } // namespace
 
 FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
@@ -246,6 +262,8 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   }
 
   OwningOpRef<ModuleOp> lowered = prepareForCodegen(module, func);
+  if (failed(renameForLinking(*lowered)))
+    return failure();
   PassManager pm(module.getContext());
   buildCPUPipeline(pm);
   if (failed(pm.run(*lowered)))
@@ -265,7 +283,7 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   emission.kind = options.emit == ExecutableOptions::LLVMIR
                       ? ProgramEmission::LLVMIR
                       : ProgramEmission::Object;
-  emission.function = func.getSymName().str();
+  emission.function = ("ober_fn_" + func.getSymName()).str();
   emission.numArgs = func.getNumArguments();
   emission.manifest = rt::writeProgram(*program);
   emission.cpu = options.cpu;

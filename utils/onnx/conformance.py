@@ -7,6 +7,7 @@ tolerances, and writes a coverage table.
 
   conformance.py --ober-run build/bin/ober-run [--coverage docs/onnx-coverage.md]
                  [--expected test/onnx/expected-unsupported.txt] [--jobs N]
+                 [--ober-compile build/bin/ober-compile]
 
 A case passes when every output matches; it is `unsupported` when ober
 rejects the model with a diagnostic (an unsupported op, attribute or type),
@@ -20,6 +21,12 @@ status is non-zero when a case fails outside the list, when a case is
 rejected outside the list, when a listed case passes now (shrink the list),
 when fewer than --min-node-pass of the node cases pass, or when the coverage
 table differs from --coverage-reference.
+
+With --ober-compile, every case that passes in `ober-run` is also compiled
+by `ober-compile --inference` into an executable, run on the same inputs
+and checked the same way. A case the compiler refuses must be listed as
+`<suite>/<case> compiled-unsupported # reason`; a wrong answer of the
+executable is a failure.
 """
 
 import argparse
@@ -95,56 +102,113 @@ def input_types(model_path):
     return [i.type.tensor_type.elem_type for i in graph.input if i.name not in inits]
 
 
+def prepare_inputs(case_dir, data_set, types, tmp):
+    """The data set's inputs as .npy files ([--input, path] ...), or
+    (None, why) when ober takes no such input."""
+    inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
+                    key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+    args = []
+    for i, p in enumerate(inputs):
+        value = load_value(p)
+        if isinstance(value, list):
+            return None, "sequence inputs are not supported"
+        if (i < len(types) and types[i] == onnx.TensorProto.BFLOAT16
+                and value.dtype == np.uint16):
+            # bfloat16 travels as its raw bits; ober takes float32.
+            value = (value.astype(np.uint32) << 16).view(np.float32)
+        if value.dtype == object and all(isinstance(v, (str, bytes)) for v in value.flat):
+            # ONNX strings travel as unicode arrays.
+            value = np.array([v.decode() if isinstance(v, bytes) else v
+                              for v in value.flat]).reshape(value.shape)
+        elif value.dtype.kind not in "fiub" or value.dtype in (
+                np.uint16, np.uint32, np.uint64, np.uint8, np.int16):
+            return None, f"input dtype {value.dtype}"
+        npy = os.path.join(tmp, f"in{i}.npy")
+        np.save(npy, value)
+        args += ["--input", npy]
+    return args, ""
+
+
+def run_tool(args, timeout):
+    """("pass", "") when `args` ran; else the status and why: a diagnostic
+    is a refusal, a crash (signal) or a silent exit a failure."""
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "fail", f"timed out after {timeout}s"
+    if proc.returncode != 0:
+        text = " ".join(proc.stderr.strip().splitlines())[:400]
+        if proc.returncode < 0 or "error:" not in proc.stderr:
+            return "fail", f"exit {proc.returncode}: {text}"
+        return "unsupported", text
+    return "pass", ""
+
+
+def check_outputs(data_set, out):
+    outputs = sorted(glob.glob(os.path.join(data_set, "output_*.pb")),
+                     key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+    for i, p in enumerate(outputs):
+        expected = load_value(p)
+        got_path = os.path.join(out, f"{i}.npy")
+        if not os.path.exists(got_path):
+            return "fail", f"output {i} missing"
+        ok, why = close(expected, np.load(got_path))
+        if not ok:
+            return "fail", f"output {i}: {why}"
+    return "pass", ""
+
+
+def run_compiled(ober_compile, case_dir, timeout):
+    """The case through `ober-compile --inference` and its executable."""
+    model = os.path.join(case_dir, "model.onnx")
+    types = input_types(model)
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "infer")
+        status, why = run_tool([ober_compile, model, "--inference", "-o", exe],
+                               timeout)
+        if status != "pass":
+            return status, why
+        for data_set in sorted(glob.glob(os.path.join(case_dir,
+                                                      "test_data_set_*"))):
+            args, why = prepare_inputs(case_dir, data_set, types, tmp)
+            if args is None:
+                return "unsupported", why
+            out = os.path.join(tmp, os.path.basename(data_set))
+            status, why = run_tool([exe, "--output-dir", out] + args, timeout)
+            if status != "pass":
+                return status, why
+            status, why = check_outputs(data_set, out)
+            if status != "pass":
+                return status, why
+    return "pass", ""
+
+
 def run_case(ober_run, case_dir, timeout):
     model = os.path.join(case_dir, "model.onnx")
     types = input_types(model)
-    sets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
-    for data_set in sets:
-        inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
-                        key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
-        outputs = sorted(glob.glob(os.path.join(data_set, "output_*.pb")),
-                         key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+    for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         with tempfile.TemporaryDirectory() as tmp:
-            args = [ober_run, model, "--output-dir", os.path.join(tmp, "out")]
-            for i, p in enumerate(inputs):
-                value = load_value(p)
-                if isinstance(value, list):
-                    return "unsupported", "sequence inputs are not supported"
-                if (i < len(types) and types[i] == onnx.TensorProto.BFLOAT16
-                        and value.dtype == np.uint16):
-                    # bfloat16 travels as its raw bits; ober takes float32.
-                    value = (value.astype(np.uint32) << 16).view(np.float32)
-                if value.dtype == object and all(isinstance(v, (str, bytes)) for v in value.flat):
-                    # ONNX strings travel as unicode arrays.
-                    value = np.array([v.decode() if isinstance(v, bytes) else v
-                                      for v in value.flat]).reshape(value.shape)
-                elif value.dtype.kind not in "fiub" or value.dtype in (
-                        np.uint16, np.uint32, np.uint64, np.uint8, np.int16):
-                    return "unsupported", f"input dtype {value.dtype}"
-                npy = os.path.join(tmp, f"in{i}.npy")
-                np.save(npy, value)
-                args += ["--input", npy]
-            try:
-                proc = subprocess.run(args, capture_output=True, text=True,
-                                      timeout=timeout)
-            except subprocess.TimeoutExpired:
-                return "fail", f"timed out after {timeout}s"
-            if proc.returncode != 0:
-                message = proc.stderr.strip().splitlines()
-                text = " ".join(message)[:400]
-                # A diagnostic is a refusal; a crash (signal) is a failure.
-                if proc.returncode < 0 or "error:" not in proc.stderr:
-                    return "fail", f"exit {proc.returncode}: {text}"
-                return "unsupported", text
-            for i, p in enumerate(outputs):
-                expected = load_value(p)
-                got_path = os.path.join(tmp, "out", f"{i}.npy")
-                if not os.path.exists(got_path):
-                    return "fail", f"output {i} missing"
-                ok, why = close(expected, np.load(got_path))
-                if not ok:
-                    return "fail", f"output {i}: {why}"
+            args, why = prepare_inputs(case_dir, data_set, types, tmp)
+            if args is None:
+                return "unsupported", why
+            out = os.path.join(tmp, "out")
+            status, why = run_tool([ober_run, model, "--output-dir", out] + args,
+                                   timeout)
+            if status != "pass":
+                return status, why
+            status, why = check_outputs(data_set, out)
+            if status != "pass":
+                return status, why
     return "pass", ""
+
+
+def run_both(ober_run, ober_compile, case_dir, timeout):
+    """The case in ober-run, then (when it passes there) compiled."""
+    result = run_case(ober_run, case_dir, timeout)
+    if ober_compile is None or result[0] != "pass":
+        return result, None
+    return result, run_compiled(ober_compile, case_dir, timeout)
 
 
 def op_types(case_dir):
@@ -157,7 +221,7 @@ def op_types(case_dir):
                    + n.op_type for n in model.graph.node})
 
 
-def write_coverage(path, results, cases_ops):
+def write_coverage(path, results, cases_ops, compiled):
     per_op = collections.defaultdict(collections.Counter)
     for (suite, name), (status, _) in results.items():
         if suite != "node":
@@ -188,6 +252,18 @@ def write_coverage(path, results, cases_ops):
         total = sum(c.values())
         lines.append(f"| {suite} | {total} | {c['pass']} | {c['fail']} | "
                      f"{c['differs']} | {c['unsupported']} |")
+    if compiled:
+        c = collections.Counter(st for st, _ in compiled.values())
+        lines += ["", "Every case that passes is also compiled by `ober-compile "
+                  "--inference` into an executable and run on the same inputs "
+                  "(`utils/onnx/conformance.py --ober-compile`):", "",
+                  "| compiled | pass | fail | refused |", "|---|---|---|---|",
+                  f"| {len(compiled)} | {c['pass']} | {c['fail']} | "
+                  f"{c['unsupported']} |", "",
+                  "A refused case needs an input's value at compile time (a "
+                  "shape, axes or sizes given as an input, which `ober-run` "
+                  "reads from the input file); each is listed in "
+                  "`test/onnx/expectations.txt`."]
     lines += ["", "## Node tests by op", "",
               "An op counts in every node case whose graph contains it. "
               "`status` is `pass` when all its cases pass, `partial` when some "
@@ -214,6 +290,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ober-run", required=True)
+    p.add_argument("--ober-compile",
+                   help="also compile passing cases into executables")
     p.add_argument("--data-root", default=DEFAULT_ROOT)
     p.add_argument("--suites", default=",".join(SUITES))
     p.add_argument("--filter", default="", help="regex on case names")
@@ -237,13 +315,16 @@ def main():
         print(f"no test cases under {args.data_root}", file=sys.stderr)
         return 1
 
-    results, cases_ops = {}, {}
+    results, compiled, cases_ops = {}, {}, {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(run_case, args.ober_run, d, args.timeout): (s, n, d)
+        futures = {pool.submit(run_both, args.ober_run, args.ober_compile, d,
+                               args.timeout): (s, n, d)
                    for s, n, d in cases}
         for f in concurrent.futures.as_completed(futures):
             s, n, d = futures[f]
-            results[(s, n)] = f.result()
+            results[(s, n)], compiled_result = f.result()
+            if compiled_result is not None:
+                compiled[(s, n)] = compiled_result
             cases_ops[(s, n)] = op_types(d)
 
     expected = {}
@@ -251,7 +332,8 @@ def main():
         with open(args.expected) as f:
             for line in f:
                 fields = line.split("#")[0].split()
-                if len(fields) == 2 and fields[1] in ("unsupported", "differs"):
+                if len(fields) == 2 and fields[1] in ("unsupported", "differs",
+                                                      "compiled-unsupported"):
                     expected[fields[0]] = fields[1]
                 elif fields:
                     print(f"bad expectation line: {line.strip()}", file=sys.stderr)
@@ -261,6 +343,8 @@ def main():
     for (suite, name), (status, why) in sorted(results.items()):
         key = f"{suite}/{name}"
         listed = expected.get(key)
+        if listed == "compiled-unsupported":
+            listed = None  # about the compiled run, checked below
         if status == "fail" and listed == "differs":
             status = "differs"
             results[(suite, name)] = (status, why)
@@ -272,6 +356,24 @@ def main():
             problems.append(f"{key} is rejected but not listed as expected: {why}")
         elif status == "pass" and listed:
             problems.append(f"{key} passes now: remove it from {args.expected}")
+
+    for (suite, name), (status, why) in sorted(compiled.items()):
+        key = f"{suite}/{name}"
+        listed = expected.get(key) == "compiled-unsupported"
+        if args.verbose or status == "fail" or (status == "unsupported" and not listed):
+            print(f"COMPILED {status.upper():12} {key}: {why}")
+        if status == "fail":
+            problems.append(f"{key} compiled gives a wrong answer: {why}")
+        elif status == "unsupported" and not listed:
+            problems.append(f"{key} is refused by ober-compile but not listed "
+                            f"as compiled-unsupported: {why}")
+        elif status == "pass" and listed:
+            problems.append(f"{key} compiles now: remove it from {args.expected}")
+    if compiled:
+        c = collections.Counter(st for st, _ in compiled.values())
+        print(f"compiled (ober-compile --inference) of the {len(compiled)} "
+              f"passing cases: {c['pass']} pass, {c['fail']} fail, "
+              f"{c['unsupported']} unsupported")
 
     totals = collections.Counter(status for status, _ in results.values())
     node = [st for (s, _), (st, _) in results.items() if s == "node"]
@@ -285,7 +387,7 @@ def main():
         problems.append(f"node pass rate {node_rate:.1%} is below "
                         f"{args.min_node_pass:.0%}")
     if args.coverage:
-        write_coverage(args.coverage, results, cases_ops)
+        write_coverage(args.coverage, results, cases_ops, compiled)
         if args.coverage_reference:
             with open(args.coverage) as a, open(args.coverage_reference) as b:
                 if a.read() != b.read():
