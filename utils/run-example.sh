@@ -9,9 +9,10 @@
 # interpreter, printing the losses; then plans it for 4 devices, partitions
 # it into the program each device runs, and trains that on 4 simulated
 # devices, printing the plan, the losses next to the serial ones, and the
-# bytes of each collective; then trains the serial step compiled by the CPU
-# pipeline, next to the interpreter's losses. Later stages of the pipeline
-# extend this command.
+# bytes of each collective; then compiles the model into a training
+# executable (ober-compile: the CPU pipeline, oneDNN kernels, linked with the
+# runtime) and trains it, next to the interpreter's losses. Later stages of
+# the pipeline extend this command.
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -58,8 +59,12 @@ echo "== ober-run --train-steps 8 on the 4 devices, next to the serial losses"
 paste "$work/losses-1.txt" "$work/losses-4.txt" |
   awk '{ printf "step %s  serial %s  4 devices %s\n", $2, $4, $8 }'
 grep -E '^(devices|collective)' "$work/stats-4.txt"
-echo "== ober-run --engine=cpu: the same step compiled (CPU pipeline, in process)"
-"$build/bin/ober-run" "$work/step.mlir" --train-steps 8 --lr 0.05 \
-  --input "$work/x.npy" --input "$work/y.npy" --engine=cpu > "$work/losses-cpu.txt"
-paste "$work/losses-1.txt" "$work/losses-cpu.txt" |
-  awk '{ printf "step %s  interpreter %s  compiled %s\n", $2, $4, $8 }'
+echo "== ober-compile: the model to a training executable (train + train.safetensors)"
+"$build/bin/ober-compile" "$work/model.onnx" --onnx-dim=N=4 \
+  --train-step="loss=cross-entropy optimizer=adamw" -o "$work/train"
+"$work/train" --help | sed -n '1,8p'
+echo "== ./train --steps 8: the executable, next to the interpreter's losses"
+"$work/train" --input "$work/x.npy" --input "$work/y.npy" --steps 8 --lr 0.05 \
+  > "$work/losses-exe.txt"
+paste "$work/losses-1.txt" "$work/losses-exe.txt" |
+  awk '{ printf "step %s  interpreter %s  executable %s\n", $2, $4, $8 }'

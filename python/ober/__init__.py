@@ -1,11 +1,13 @@
-"""Ober-Train from Python: compile a PyTorch module into a planned training
-step, plan it alone, or export it.
+"""Ober-Train from Python: compile a PyTorch module into a training
+executable (planned for a cluster on request), plan it alone, or export it.
 
     import ober
     compiled = ober.compile(model, (x,), loss="cross-entropy",
-                            optimizer="adamw", cluster="h100-sxm", gpus=64)
-    print(compiled.report)                  # the plan table
-    result = compiled.train((x, y), steps=10, lr=1e-3)   # in ober-run
+                            optimizer="adamw")
+    result = compiled.train((x, y), steps=10, lr=1e-3)   # the executable
+    y = compiled(x)                         # inference, trained weights
+    compiled.train((x, y), steps=10, engine="reference")  # the interpreter
+    print(ober.compile(model, (x,), cluster="h100-sxm", gpus=64).report)
     ober.plan(model, (x,), cluster="h100-sxm", gpus=64)
     ober.export(model, (x,), "model.pt")    # or "model.onnx"
 

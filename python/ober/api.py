@@ -3,11 +3,15 @@
 A PyTorch module goes to ober as TorchScript (when ober-opt was built with
 the TorchScript importer) or ONNX; `ober-opt` builds the training step
 (loss, autodiff, optimizer) and, given a cluster, plans it (and on request
-partitions it for simulated devices); `ober-run` trains it.
+partitions it for simulated devices); `ober-compile` turns it into a
+training executable that `Compiled.train` runs (or `ober-run`, the
+reference interpreter, with engine="reference"), and the model into an
+inference executable that calling the Compiled runs.
 """
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 
 import numpy as np
@@ -137,20 +141,28 @@ class TrainResult:
 
 class Compiled:
     """A model imported into ober with its training step built (and, with a
-    cluster, planned): `mlir` is the module's text, `report` the plan
-    (None without a cluster), `save(dir)` writes the module with its
-    weights, `train(...)` runs steps in `ober-run`."""
+    cluster, planned): `mlir` is the step's text, `report` the plan (None
+    without a cluster), `save(dir)` writes the step with its weights,
+    `train(...)` trains it, calling it runs inference. The executables are
+    built on first use, in the work directory."""
 
-    def __init__(self, workdir, step_path, report, owner):
+    def __init__(self, workdir, step_path, report, owner, model_path=None):
         self.workdir = workdir
         self.path = step_path
         self.report = report
+        self.model_path = model_path
         self._owner = owner  # keeps the temporary directory alive
+        self._trained = None  # the last train()'s parameters, as safetensors
 
     @property
     def mlir(self):
         with open(self.path) as f:
             return f.read()
+
+    @property
+    def partitioned(self):
+        """Whether the step is partitioned for several (simulated) devices."""
+        return "shard.grid" in self.mlir
 
     def _weights(self):
         text = self.mlir
@@ -173,14 +185,43 @@ class Compiled:
                                                   os.path.basename(weights)))
         return out
 
-    def train(self, batch, steps=1, lr=1e-3, init_seed=None):
-        """Runs `steps` training steps in `ober-run`. `batch` is a tuple of
-        the model's inputs and the target (tensors or arrays), used for
-        every step, or a list of such tuples, one per step. Returns a
-        TrainResult with each step's loss and the final parameters."""
+    def executable(self, inference=False):
+        """The path of the training executable (or, `inference`, the
+        model's inference executable), compiled by `ober-compile` once."""
+        name = "infer" if inference else "train"
+        exe = os.path.join(self.workdir, name)
+        if os.path.exists(exe):
+            return exe
+        if inference:
+            if not self.model_path:
+                raise OberError("no model file to build an inference "
+                                "executable from")
+            run("ober-compile", [self.model_path, "--inference", "-o", exe])
+        else:
+            if self.partitioned:
+                raise OberError(
+                    "the step is partitioned for several devices; "
+                    "executables run one device's program (train it with "
+                    "engine='reference', on simulated devices)")
+            run("ober-compile", [self.path, "-o", exe])
+        return exe
+
+    def train(self, batch, steps=1, lr=1e-3, init_seed=None, engine=None,
+              threads=None):
+        """Runs `steps` training steps. `batch` is a tuple of the model's
+        inputs and the target (tensors or arrays), used for every step, or
+        a list of such tuples, one per step. `engine` is "cpu" (the
+        training executable; the default) or "reference" (the interpreter,
+        which also runs steps partitioned for simulated devices, its
+        default then). Returns a TrainResult with each step's loss and the
+        final parameters; calling the Compiled afterwards uses them."""
+        if engine is None:
+            engine = "reference" if self.partitioned else "cpu"
+        if engine not in ("cpu", "reference"):
+            raise OberError(f"engine='{engine}' is not one of cpu, reference")
         per_step = isinstance(batch, list)
         first = batch[0] if per_step else batch
-        args = ["--train-steps", steps, "--lr", repr(float(lr))]
+        inputs = []
         for k in range(len(first)):
             if per_step:
                 value = np.stack([_array(b[k]) for b in batch])
@@ -188,21 +229,88 @@ class Compiled:
                 value = _array(first[k])
             path = os.path.join(self.workdir, f"batch{k}.npy")
             np.save(path, value)
-            args += ["--input", path]
+            inputs += ["--input", path]
         saved = tempfile.mkdtemp(dir=self.workdir, prefix="params")
-        args += ["--save-params", saved]
+        args = inputs + ["--lr", repr(float(lr)), "--save-params", saved]
         if init_seed is not None:
             args += ["--init-seed", init_seed]
-        out, _ = run("ober-run", [self.path] + args)
+        if engine == "reference":
+            out, _ = run("ober-run", [self.path, "--train-steps", steps] + args)
+        else:
+            if threads is not None:
+                args += ["--threads", threads]
+            out, _ = _run_executable(self.executable(),
+                                     ["--steps", steps] + args)
         losses = [float(line.split()[3]) for line in out.splitlines()
                   if line.startswith("step ")]
         parameters = {f[:-4]: np.load(os.path.join(saved, f))
                       for f in sorted(os.listdir(saved))}
+        self._trained = os.path.join(saved, "weights.safetensors")
+        _write_safetensors(self._trained, parameters)
         return TrainResult(losses, parameters)
+
+    def __call__(self, *inputs, threads=None):
+        """Runs the model (its inference executable) on `inputs`, with the
+        parameters of the last `train` (the module's own before any).
+        Returns an array, or a tuple of them for several outputs; torch
+        tensors when the inputs are."""
+        tmp = tempfile.mkdtemp(dir=self.workdir, prefix="call")
+        args = ["--output-dir", os.path.join(tmp, "out")]
+        for k, x in enumerate(inputs):
+            path = os.path.join(tmp, f"input{k}.npy")
+            np.save(path, _array(x))
+            args += ["--input", path]
+        if self._trained:
+            args += ["--weights", self._trained]
+        if threads is not None:
+            args += ["--threads", threads]
+        _run_executable(self.executable(inference=True), args)
+        out = os.path.join(tmp, "out")
+        results = [np.load(os.path.join(out, f"{i}.npy"))
+                   for i in range(len(os.listdir(out)))]
+        if inputs and hasattr(inputs[0], "detach"):
+            import torch
+            results = [torch.from_numpy(r) for r in results]
+        return results[0] if len(results) == 1 else tuple(results)
 
     def __repr__(self):
         head = f"Compiled({self.path})"
         return head + ("\n" + repr(self.report) if self.report else "")
+
+
+def _run_executable(exe, args):
+    proc = subprocess.run([exe] + [str(a) for a in args], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise OberError(proc.stderr.strip() or
+                        f"{exe} exited with status {proc.returncode}",
+                        [exe] + args)
+    return proc.stdout, proc.stderr
+
+
+_SAFETENSORS_DTYPES = {"float32": "F32", "float64": "F64", "float16": "F16",
+                       "int64": "I64", "int32": "I32", "bool": "BOOL"}
+
+
+def _write_safetensors(path, tensors):
+    """Writes `tensors` (name -> array) in the safetensors layout: an 8-byte
+    little-endian header length, the JSON header, the raw data."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name])
+        data = a.tobytes()
+        header[name] = {"dtype": _SAFETENSORS_DTYPES[str(a.dtype)],
+                        "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little"))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
 
 
 def _array(value):
@@ -266,7 +374,9 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     `partition=True` also partitions it for simulated devices. Plan choices
     can be pinned by keyword (tp, pp, dp, micro_batch, schedule, recompute,
     sequence_parallel, zero, precision, chunks, memory_fraction). Returns a
-    Compiled. Tool errors raise OberError with the tool's message."""
+    Compiled, whose `train` builds and runs the training executable and
+    whose call runs the model's inference executable. Tool errors raise
+    OberError with the tool's message."""
     if frontend == "auto":
         frontend = "torchscript" if supports_torchscript() else "onnx"
     if frontend not in ("torchscript", "onnx"):
@@ -300,7 +410,7 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     if cluster is not None:
         with open(report_path) as f:
             report = PlanReport(json.load(f), table)
-    return Compiled(workdir, step, report, owner)
+    return Compiled(workdir, step, report, owner, model)
 
 
 def plan(module, example_inputs, cluster="h100-sxm", gpus=None, nodes=None,

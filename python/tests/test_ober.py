@@ -170,6 +170,40 @@ def test_compile_cnn_batch_norm_trains_like_pytorch(frontend):
     assert "bn1.running_var" in result.parameters
 
 
+def test_executable_trains_like_the_interpreter_and_runs_inference():
+    """train() runs the executable ober-compile builds; engine="reference"
+    the interpreter: same losses. Calling the Compiled runs the model with
+    the trained parameters, like PyTorch after the same steps."""
+    import copy
+    torch.manual_seed(4)
+    model = MLP()
+    x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
+    compiled = ober.compile(model, (x,), frontend="onnx")
+    exe = compiled.train((x, y), steps=4, lr=1e-2, threads=1)
+    ref = compiled.train((x, y), steps=4, lr=1e-2, engine="reference")
+    np.testing.assert_allclose(exe.losses, ref.losses, rtol=1e-5)
+    assert os.access(compiled.executable(), os.X_OK)
+    trained = copy.deepcopy(model)
+    trained.load_state_dict({n: torch.from_numpy(v)
+                             for n, v in exe.parameters.items()})
+    got = compiled(x)
+    assert isinstance(got, torch.Tensor)
+    np.testing.assert_allclose(got.numpy(), trained(x).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    with pytest.raises(ober.OberError, match="engine='gpu'"):
+        compiled.train((x, y), engine="gpu")
+
+
+def test_executable_reports_wrong_inputs():
+    model = MLP()
+    x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
+    compiled = ober.compile(model, (x,), frontend="onnx")
+    with pytest.raises(ober.OberError,
+                       match=r"--input #0 .* has shape \[4, 12\], expected "
+                             r"float32 \[8, 12\]"):
+        compiled.train((torch.randn(4, 12), y))
+
+
 def test_plan_prints_a_table():
     torch.manual_seed(3)
     model = DecoderBlock()
@@ -192,8 +226,11 @@ def test_compile_planned_and_partitioned_trains_like_serial():
     assert parts.report.dp == 2
     assert any(c["scope"] == "data-parallel" and c["kind"] == "all-reduce"
                for c in parts.report["collectives"])
+    # A partitioned step trains on simulated devices (the interpreter).
     result = parts.train((x, y), steps=3, lr=1e-2)
     np.testing.assert_allclose(result.losses, serial.losses, rtol=1e-5)
+    with pytest.raises(ober.OberError, match="partitioned for several"):
+        parts.train((x, y), engine="cpu")
     assert "shard.all_reduce" in parts.mlir or "shard.reduce_scatter" in parts.mlir
 
 
