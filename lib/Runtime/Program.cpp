@@ -159,7 +159,10 @@ std::string ober::rt::writeProgram(const Program &p) {
     os << (i ? ",\n  " : "\n  ") << "{\"role\": \""
        << nameOf(kResultRoles, r.role) << "\", \"arg\": " << r.arg
        << ", \"dtype\": \"" << dtypeSafeTensorsName(r.dtype)
-       << "\", \"shape\": " << shapeJson(r.shape) << "}";
+       << "\", \"shape\": " << shapeJson(r.shape);
+    if (r.inPlace >= 0)
+      os << ", \"in_place\": " << r.inPlace;
+    os << "}";
   }
   os << "]}\n";
   return os.str();
@@ -244,6 +247,16 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
       break;
     }
     res.arg = arg->integer;
+    if (auto it = v.object.find("in_place"); it != v.object.end()) {
+      if (!it->second.isInteger() || it->second.integer < 0 ||
+          it->second.integer >= static_cast<int64_t>(out.args.size()) ||
+          out.args[it->second.integer].shape != res.shape ||
+          out.args[it->second.integer].dtype != res.dtype) {
+        r.fail("in_place names no argument of the result's type");
+        break;
+      }
+      res.inPlace = it->second.integer;
+    }
     bool updates = res.role == ResultRole::Parameter ||
                    res.role == ResultRole::State;
     if (updates && (res.arg < 0 ||

@@ -162,6 +162,22 @@ LogicalResult renameForLinking(ModuleOp module) {
   return success();
 }
 
+/// The results the pipeline wrote into their arguments' buffers (the
+/// entry's `ober_cpu.results_in_place`: result, argument) are marked in
+/// the manifest: the program does not return them.
+void markResultsInPlace(ModuleOp lowered, StringRef entry,
+                        rt::Program &program) {
+  Operation *f = SymbolTable::lookupSymbolIn(lowered, entry);
+  auto pairs = f ? f->getAttrOfType<ArrayAttr>(kResultsInPlaceAttrName)
+                 : ArrayAttr();
+  if (!pairs)
+    return;
+  for (Attribute pair : pairs) {
+    auto p = cast<DenseI64ArrayAttr>(pair);
+    program.results[p[0]].inPlace = p[1];
+  }
+}
+
 } // namespace
 
 FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
@@ -261,13 +277,20 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
     program->weights = llvm::sys::path::filename(path).str();
   }
 
-  OwningOpRef<ModuleOp> lowered = prepareForCodegen(module, func);
+  // A step writes its new parameters and optimizer state over the old.
+  SmallVector<bool> writable;
+  for (const rt::ProgramArg &a : program->args)
+    writable.push_back(!inference && (a.role == rt::ArgRole::Parameter ||
+                                      a.role == rt::ArgRole::State));
+  OwningOpRef<ModuleOp> lowered = prepareForCodegen(module, func, writable);
   if (failed(renameForLinking(*lowered)))
     return failure();
   PassManager pm(module.getContext());
   buildCPUPipeline(pm);
   if (failed(pm.run(*lowered)))
     return failure();
+  markResultsInPlace(*lowered, ("ober_fn_" + func.getSymName()).str(),
+                     *program);
 
   std::string target = options.output;
   if (options.emit == ExecutableOptions::MLIR) {

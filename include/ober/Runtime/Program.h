@@ -8,7 +8,8 @@
 // code, so the two cannot disagree.
 //
 // The compiled function itself is `ober_program_run(void **args)`: args[0]
-// points at the results (memref descriptors, one after another), then one
+// points at the results it returns (memref descriptors, one after another;
+// a result written into an argument's buffer is not returned), then one
 // pointer per argument to its memref descriptor (MLIR's C interface).
 //
 //===----------------------------------------------------------------------===//
@@ -59,6 +60,9 @@ struct ProgramResult {
   int64_t arg = -1;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// The argument whose buffer the program wrote this result into (it
+  /// then does not return it), or -1.
+  int64_t inPlace = -1;
 };
 
 struct Program {

@@ -234,7 +234,8 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
     descriptors.push_back(t.descriptor());
   size_t words = 0;
   for (const ProgramResult &r : program.results)
-    words += 3 + 2 * r.shape.size();
+    if (r.inPlace < 0)
+      words += 3 + 2 * r.shape.size();
   std::vector<int64_t> results(std::max<size_t>(words, 1), 0);
   std::vector<void *> packed = {results.data()};
   for (std::vector<int64_t> &d : descriptors)
@@ -244,6 +245,10 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
   std::vector<HostTensor> out;
   size_t at = 0;
   for (const ProgramResult &r : program.results) {
+    if (r.inPlace >= 0) { // in that argument's buffer now
+      out.push_back(args[r.inPlace]);
+      continue;
+    }
     auto *block = reinterpret_cast<void *>(results[at]);
     char *data = reinterpret_cast<char *>(results[at + 1]) +
                  results[at + 2] * dtypeSize(r.dtype);

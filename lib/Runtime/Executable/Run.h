@@ -19,7 +19,8 @@ namespace ober::rt {
 using Entry = void (*)(void **);
 
 /// Calls `entry` on `args` (the program's arguments, in order) and returns
-/// its results; a result in an argument's buffer shares it.
+/// its results; a result in an argument's buffer (written in place, or
+/// returned there) shares it.
 std::vector<HostTensor> invoke(Entry entry, const Program &program,
                                const std::vector<HostTensor> &args);
 

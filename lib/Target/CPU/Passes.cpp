@@ -60,7 +60,8 @@ struct CopiesAsLoops
 } // namespace
 
 OwningOpRef<ModuleOp> mlir::ober::prepareForCodegen(ModuleOp module,
-                                                    func::FuncOp func) {
+                                                    func::FuncOp func,
+                                                    ArrayRef<bool> writable) {
   MLIRContext *ctx = module.getContext();
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
   auto target = copy->lookupSymbol<func::FuncOp>(func.getSymName());
@@ -81,6 +82,12 @@ OwningOpRef<ModuleOp> mlir::ober::prepareForCodegen(ModuleOp module,
     for (unsigned i = 0; i < f.getNumResults(); ++i)
       f.setResultAttrs(i, DictionaryAttr::get(ctx));
   }
+  // One-shot bufferization takes function arguments as writable unless
+  // told otherwise: the caller's buffers (a batch read again next step)
+  // are read only, but for those it hands over.
+  for (unsigned i = 0; i < target.getNumArguments(); ++i)
+    target.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                      BoolAttr::get(ctx, i < writable.size() && writable[i]));
   // What the function does not call goes.
   PassManager pm(ctx);
   pm.addPass(createSymbolDCEPass());
@@ -95,6 +102,7 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   pm.addPass(createConvertOberToLinalg());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createReuseDeadInputsPass());
   pm.addPass(createDistributePass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -103,6 +111,7 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createReturnInPlacePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;

@@ -27,6 +27,23 @@ def FuseElementwisePass : Pass<"ober-cpu-fuse-elementwise", "ModuleOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def ReuseDeadInputsPass : Pass<"ober-cpu-reuse-dead-inputs", "ModuleOp"> {
+  let summary = "Write elementwise results into an input's tensor";
+  let description = [{
+    A linalg op whose output starts as `tensor.empty` and whose body never
+    reads it takes, as its output, an input read with the same indexing
+    map and of the same type (one this op is the only reader of, or a
+    function argument, first). One-shot bufferization then writes the
+    result into that input's buffer when nothing reads the input after
+    (an optimizer's new parameter into the parameter's buffer, an
+    activation's gradient into the incoming gradient's), and allocates as
+    before otherwise: a new buffer, nothing copied (the body does not read
+    it).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DistributePass : Pass<"ober-cpu-distribute", "ModuleOp"> {
   let summary = "Split large loop nests into chunks that threads share";
   let description = [{
@@ -49,6 +66,18 @@ def DistributePass : Pass<"ober-cpu-distribute", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def ReturnInPlacePass : Pass<"ober-cpu-return-in-place", "ModuleOp"> {
+  let summary = "Drop results a public function wrote into its arguments";
+  let description = [{
+    After bufferization, a public function that returns one of its own
+    (writable) argument buffers, which it updated in place, stops returning
+    it: the caller's buffer already holds the value. The dropped results
+    are listed in the function attribute `ober_cpu.results_in_place` as
+    (result index, argument index) pairs for the runtime. Without this,
+    deallocation would copy each returned argument.
+  }];
 }
 
 def FreeAtLastUsePass : Pass<"ober-cpu-free-at-last-use", "ModuleOp"> {

@@ -21,8 +21,17 @@ namespace mlir::ober {
 
 /// A copy of `module` ready for the pipeline: `func` (and what it calls)
 /// with MLIR's C interface, the only public function; ober's attributes
-/// (which describe the training step, not code) removed.
-OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module, func::FuncOp func);
+/// (which describe the training step, not code) removed. The function may
+/// write into the buffers of the arguments `writable` names (a training
+/// step's parameters and optimizer state: `ober-cpu-return-in-place` then
+/// drops the results updated in place); the others are read only.
+OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module, func::FuncOp func,
+                                        ArrayRef<bool> writable = {});
+
+/// The function attribute `ober-cpu-return-in-place` sets: for each result
+/// it dropped, the pair (result index, argument index) of the argument
+/// whose buffer holds it.
+constexpr llvm::StringLiteral kResultsInPlaceAttrName = "ober_cpu.results_in_place";
 
 /// Appends the CPU pipeline to `pm` (a module pass manager).
 void buildCPUPipeline(OpPassManager &pm);
