@@ -622,6 +622,25 @@ def threaded_cases():
             f"false}} : ({t}) -> tensor<96xf32>\n"
             f"  %p = ober.transpose %g {{permutation = array<i64: 1, 0>}} : "
             f"{t} -> tensor<512x96xf32>\n")
+    # Batch-norm statistics broadcast back over the batch (their producers
+    # are also read elsewhere): the patterns of a batch norm's gradient.
+    y = floats((8, 32, 12, 12), special=False)
+    t4 = "tensor<8x32x12x12xf32>"
+    c4 = "tensor<1x32x1x1xf32>"
+    red = "{axes = array<i64: 0, 2, 3>, keepdims = true}"
+    body_bn = (f"  %m = ober.reduce_mean %y {red} : ({t4}) -> {c4}\n"
+               f"  %d = ober.sub %y, %m : ({t4}, {c4}) -> {t4}\n"
+               f"  %q = ober.mul %d, %d : {t4}\n"
+               f"  %v = ober.reduce_mean %q {red} : ({t4}) -> {c4}\n"
+               f"  %r = ober.rsqrt %v : {c4}\n"
+               f"  %d2 = ober.sub %y, %m : ({t4}, {c4}) -> {t4}\n"
+               f"  %n = ober.mul %d2, %r : ({t4}, {c4}) -> {t4}\n"
+               f"  %g = ober.mul %n, %y : {t4}\n"
+               f"  %s = ober.reduce_mean %g {red} : ({t4}) -> {c4}\n"
+               f"  %o = ober.mul %n, %s : ({t4}, {c4}) -> {t4}\n"
+               f"  %w = ober.mul %o, %r : ({t4}, {c4}) -> {t4}\n")
+    yield Case("threaded-norm", [("y", (8, 32, 12, 12), "f32", y)], body_bn,
+               [("%w", (8, 32, 12, 12), "f32")])
     yield Case("threaded", [("x", (96, 512), "f32", x),
                             ("b", (512,), "f32", b)], body,
                [("%s", (96, 512), "f32"), ("%n", (96, 512), "f32"),

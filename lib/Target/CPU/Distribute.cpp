@@ -31,9 +31,17 @@ SmallVector<int64_t> chunkSizes(linalg::LinalgOp op, int64_t minIterations,
       ShapedType::getNumElements(ranges) < minIterations)
     return {};
   int64_t rank = ranges.size(), tiles = 1;
+  // A dimension some output does not index would have tiles write the same
+  // elements: it is not split.
+  auto everyOutputIndexes = [&](int64_t d) {
+    return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      return op.getMatchingIndexingMap(&init).isFunctionOfDim(d);
+    });
+  };
   SmallVector<int64_t> sizes(rank, 0);
   for (int64_t d = 0; d < rank && tiles < chunks; ++d) {
-    if (iterators[d] != utils::IteratorType::parallel || ranges[d] == 1)
+    if (iterators[d] != utils::IteratorType::parallel || ranges[d] == 1 ||
+        !everyOutputIndexes(d))
       continue;
     // The innermost dimension stays whole when outer ones gave tiles.
     if (d == rank - 1 && tiles > 1)
@@ -45,6 +53,32 @@ SmallVector<int64_t> chunkSizes(linalg::LinalgOp op, int64_t minIterations,
   if (tiles < 2)
     return {};
   return sizes;
+}
+
+/// Inside `forall`, a tile of `tiled` that reads the tensor its output
+/// starts from (ober-cpu-reuse-dead-inputs made them one) reads it through
+/// the output's slice of the shared tensor, not the tensor from outside:
+/// bufferization then sees one buffer read and written in place by each
+/// tile, instead of a read of the old tensor after writes (and a copy).
+void tieInputsToOutputs(scf::ForallOp forall, linalg::LinalgOp tiled) {
+  for (OpOperand &init : tiled.getDpsInitsMutable()) {
+    auto outSlice = init.get().getDefiningOp<tensor::ExtractSliceOp>();
+    auto shared = outSlice ? dyn_cast<BlockArgument>(outSlice.getSource())
+                           : BlockArgument();
+    if (!shared || shared.getOwner()->getParentOp() != forall)
+      continue;
+    Value outer = forall.getTiedOpOperand(shared)->get();
+    for (OpOperand *in : tiled.getDpsInputOperands()) {
+      auto inSlice = in->get().getDefiningOp<tensor::ExtractSliceOp>();
+      if (inSlice && inSlice.getSource() == outer &&
+          inSlice.getMixedOffsets() == outSlice.getMixedOffsets() &&
+          inSlice.getMixedSizes() == outSlice.getMixedSizes() &&
+          inSlice.getMixedStrides() == outSlice.getMixedStrides() &&
+          tiled.getMatchingIndexingMap(in) ==
+              tiled.getMatchingIndexingMap(&init))
+        in->set(init.get());
+    }
+  }
 }
 
 struct Distribute : public ober::impl::DistributePassBase<Distribute> {
@@ -70,6 +104,10 @@ struct Distribute : public ober::impl::DistributePassBase<Distribute> {
           scf::tileUsingSCF(rewriter, tileable, options);
       if (failed(tiled))
         continue; // left whole: correct, one thread
+      auto forall = dyn_cast<scf::ForallOp>(tiled->loops.front().getOperation());
+      auto tiledOp = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.front());
+      if (forall && tiledOp)
+        tieInputsToOutputs(forall, tiledOp);
       rewriter.replaceOp(op, tiled->replacements);
     }
   }

@@ -34,9 +34,10 @@ bool hasOneUse(OpOperand *operand) {
 /// An elementwise producer whose result other ops also read, fused into an
 /// elementwise consumer: the fused op yields the producer's results too and
 /// every other reader takes them from it (upstream's pattern would leave
-/// the producer in place and compute its values twice). The producer must
-/// cover the consumer's loops with whole results, and its other readers
-/// come after the consumer, where the fused op will be.
+/// the producer in place and compute its values twice). The consumer must
+/// read the producer's results one element per iteration (a broadcast
+/// result would be written again by every iteration), and the producer's
+/// other readers come after the consumer, where the fused op will be.
 struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -50,6 +51,7 @@ struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
       // (a scalar or broadcast producer is left alone).
       if (!isParallelGeneric(producer) || producer->hasOneUse() ||
           producer.getNumLoops() != consumer.getNumLoops() ||
+          !consumer.getMatchingIndexingMap(&operand).isPermutation() ||
           !llvm::all_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
             return producer.getMatchingIndexingMap(&init).isPermutation();
           }) ||

@@ -49,3 +49,21 @@ func.func @flat(%x: tensor<65536xf32>, %init: tensor<65536xf32>) -> tensor<65536
   } -> tensor<65536xf32>
   return %0 : tensor<65536xf32>
 }
+
+// -----
+
+// An output a dimension does not index (a per-column statistic beside the
+// elementwise result) keeps that dimension whole: tiles would all write it.
+// CHECK-LABEL: func.func @statistic
+// CHECK: scf.forall (%{{.*}}) = (0) to (512) step (8)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<1x8xf32>, tensor<256x8xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (0, d1)>
+func.func @statistic(%x: tensor<256x512xf32>, %e0: tensor<1x512xf32>, %e1: tensor<256x512xf32>) -> (tensor<1x512xf32>, tensor<256x512xf32>) {
+  %0:2 = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<256x512xf32>) outs(%e0, %e1 : tensor<1x512xf32>, tensor<256x512xf32>) {
+  ^bb0(%a: f32, %o0: f32, %o1: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %a, %s : f32, f32
+  } -> (tensor<1x512xf32>, tensor<256x512xf32>)
+  return %0#0, %0#1 : tensor<1x512xf32>, tensor<256x512xf32>
+}

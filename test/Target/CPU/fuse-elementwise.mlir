@@ -1,4 +1,4 @@
-// RUN: ober-opt %s --ober-cpu-fuse-elementwise | FileCheck %s
+// RUN: ober-opt %s --ober-cpu-fuse-elementwise --split-input-file | FileCheck %s
 
 // An optimizer-like update: the new moment is returned and also read by
 // the update; one loop computes both (each value once), instead of
@@ -25,4 +25,30 @@ func.func @update(%m: tensor<64xf32>, %g: tensor<64xf32>, %p: tensor<64xf32>) ->
     linalg.yield %s : f32
   } -> tensor<64xf32>
   return %p2, %m2 : tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// A producer the consumer reads through a broadcast (a per-channel
+// statistic) and others read too is not fused as a shared producer: the
+// fused loop would write it again at every iteration.
+// CHECK-LABEL: func.func @broadcast_read
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4xf32>)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8x4xf32>)
+#id1 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (0, d1)>
+func.func @broadcast_read(%x: tensor<8x4xf32>, %v: tensor<1x4xf32>) -> (tensor<8x4xf32>, tensor<1x4xf32>) {
+  %e = tensor.empty() : tensor<1x4xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel", "parallel"]} ins(%v : tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = math.rsqrt %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %n = linalg.generic {indexing_maps = [#id1, #row, #id1], iterator_types = ["parallel", "parallel"]} ins(%x, %r : tensor<8x4xf32>, tensor<1x4xf32>) outs(%e2 : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %n, %r : tensor<8x4xf32>, tensor<1x4xf32>
 }

@@ -30,15 +30,14 @@ def FuseElementwisePass : Pass<"ober-cpu-fuse-elementwise", "ModuleOp"> {
 def ReuseDeadInputsPass : Pass<"ober-cpu-reuse-dead-inputs", "ModuleOp"> {
   let summary = "Write elementwise results into an input's tensor";
   let description = [{
-    A linalg op whose output starts as `tensor.empty` and whose body never
-    reads it takes, as its output, an input read with the same indexing
-    map and of the same type (one this op is the only reader of, or a
-    function argument, first). One-shot bufferization then writes the
-    result into that input's buffer when nothing reads the input after
-    (an optimizer's new parameter into the parameter's buffer, an
-    activation's gradient into the incoming gradient's), and allocates as
-    before otherwise: a new buffer, nothing copied (the body does not read
-    it).
+    A linalg op whose output starts as `tensor.empty`, is written one
+    element per iteration and never read by the body takes, as its output,
+    an input read with the same indexing map and of the same type that no op reads after it (its other readers
+    come before it in its block, and none is a call or a kernel call's
+    buffer, whose aliases bufferization cannot follow). One-shot bufferization then writes the
+    result into that input's buffer (an optimizer's new moment into the old
+    one's, an activation's gradient into the incoming gradient's) unless
+    the buffer is read only (a function argument the caller keeps).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -51,7 +50,8 @@ def DistributePass : Pass<"ober-cpu-distribute", "ModuleOp"> {
     `min-iterations` iterations is tiled along its outermost parallel
     dimensions into an `scf.forall` of about `chunks` tiles (the innermost
     dimension stays whole when an outer one gives chunks, so that each tile
-    runs a loop the vectorizer widens). The pipeline turns each forall into
+    runs a loop the vectorizer widens); a dimension some output does not
+    index is never split. The pipeline turns each forall into
     an OpenMP work-sharing loop: the threads (`--threads` of the executable)
     take the tiles. Reduction dimensions are never split, so results do not
     depend on the thread count.
