@@ -159,48 +159,40 @@ def check_outputs(data_set, out):
     return "pass", ""
 
 
-def run_compiled(ober_compile, case_dir, timeout):
-    """The case through `ober-compile --inference` and its executable."""
-    model = os.path.join(case_dir, "model.onnx")
-    types = input_types(model)
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = os.path.join(tmp, "infer")
-        status, why = run_tool([ober_compile, model, "--inference", "-o", exe],
-                               timeout)
-        if status != "pass":
-            return status, why
-        for data_set in sorted(glob.glob(os.path.join(case_dir,
-                                                      "test_data_set_*"))):
-            args, why = prepare_inputs(case_dir, data_set, types, tmp)
-            if args is None:
-                return "unsupported", why
-            out = os.path.join(tmp, os.path.basename(data_set))
-            status, why = run_tool([exe, "--output-dir", out] + args, timeout)
-            if status != "pass":
-                return status, why
-            status, why = check_outputs(data_set, out)
-            if status != "pass":
-                return status, why
-    return "pass", ""
-
-
-def run_case(ober_run, case_dir, timeout):
-    model = os.path.join(case_dir, "model.onnx")
-    types = input_types(model)
+def run_data_sets(case_dir, command, timeout):
+    """Runs `command(out)` + the inputs of each data set of the case and
+    checks its outputs in `out`."""
+    types = input_types(os.path.join(case_dir, "model.onnx"))
     for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         with tempfile.TemporaryDirectory() as tmp:
             args, why = prepare_inputs(case_dir, data_set, types, tmp)
             if args is None:
                 return "unsupported", why
             out = os.path.join(tmp, "out")
-            status, why = run_tool([ober_run, model, "--output-dir", out] + args,
-                                   timeout)
-            if status != "pass":
-                return status, why
-            status, why = check_outputs(data_set, out)
+            status, why = run_tool(command(out) + args, timeout)
+            if status == "pass":
+                status, why = check_outputs(data_set, out)
             if status != "pass":
                 return status, why
     return "pass", ""
+
+
+def run_compiled(ober_compile, case_dir, timeout):
+    """The case through `ober-compile --inference` and its executable."""
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "infer")
+        status, why = run_tool([ober_compile, os.path.join(case_dir, "model.onnx"),
+                                "--inference", "-o", exe], timeout)
+        if status != "pass":
+            return status, why
+        return run_data_sets(case_dir, lambda out: [exe, "--output-dir", out],
+                             timeout)
+
+
+def run_case(ober_run, case_dir, timeout):
+    model = os.path.join(case_dir, "model.onnx")
+    return run_data_sets(
+        case_dir, lambda out: [ober_run, model, "--output-dir", out], timeout)
 
 
 def run_both(ober_run, ober_compile, case_dir, timeout):
