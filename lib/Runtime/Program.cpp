@@ -16,7 +16,7 @@ using namespace ober::rt;
 
 namespace {
 
-constexpr int kManifestVersion = 1;
+constexpr int kManifestVersion = 2;
 
 struct RoleName {
   ArgRole role;
@@ -86,13 +86,20 @@ struct Reader {
       return false;
     }
     dtype = *t;
-    shape.clear();
-    for (const json::Value &n : s->array) {
-      if (!n.isInteger() || n.integer < 0) {
-        fail("shape " + s->dump() + " is not a list of sizes");
+    if (!integers(*s, 0, shape)) {
+      fail("shape " + s->dump() + " is not a list of sizes");
+      return false;
+    }
+    return true;
+  }
+  /// The integers of `array`, each at least `least`.
+  static bool integers(const json::Value &array, int64_t least,
+                       std::vector<int64_t> &out) {
+    out.clear();
+    for (const json::Value &n : array.array) {
+      if (!n.isInteger() || n.integer < least)
         return false;
-      }
-      shape.push_back(n.integer);
+      out.push_back(n.integer);
     }
     return true;
   }
@@ -164,6 +171,11 @@ std::string ober::rt::writeProgram(const Program &p) {
       os << ", \"in_place\": " << r.inPlace;
     os << "}";
   }
+  os << "],\n \"kernels\": [";
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    os << (i ? ",\n  " : "\n  ")
+       << "{\"name\": " << json::quote(p.kernels[i].name)
+       << ", \"desc\": " << shapeJson(p.kernels[i].desc) << "}";
   os << "]}\n";
   return os.str();
 }
@@ -187,6 +199,7 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
   const json::Value *weights = r.field(root, "weights", json::Value::String);
   const json::Value *args = r.field(root, "args", json::Value::Array);
   const json::Value *results = r.field(root, "results", json::Value::Array);
+  const json::Value *kernels = r.field(root, "kernels", json::Value::Array);
   if (version && version->integer != kManifestVersion)
     r.fail("version " + std::to_string(version->integer) +
            " (this runtime reads " + std::to_string(kManifestVersion) + ")");
@@ -268,6 +281,23 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
       break;
     }
     out.results.push_back(std::move(res));
+  }
+  for (const json::Value &k : kernels->array) {
+    if (!r.error.empty())
+      break;
+    ProgramKernel kernel;
+    r.where = "program manifest: kernel #" +
+              std::to_string(out.kernels.size()) + ": ";
+    const json::Value *name = r.field(k, "name", json::Value::String);
+    const json::Value *desc = r.field(k, "desc", json::Value::Array);
+    if (!name || !desc)
+      break;
+    if (!Reader::integers(*desc, INT64_MIN, kernel.desc)) {
+      r.fail("desc " + desc->dump() + " is not a list of integers");
+      break;
+    }
+    kernel.name = name->string;
+    out.kernels.push_back(std::move(kernel));
   }
   if (!r.error.empty()) {
     error = r.error;

@@ -7,6 +7,7 @@
 #include "ober/Tools/Executable.h"
 
 #include "ober/Config.h"
+#include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Init.h"
@@ -248,6 +249,22 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
   return program;
 }
 
+/// The library kernels the lowered module calls, which the executable
+/// creates before its first step.
+static void listKernels(ModuleOp lowered, rt::Program &program) {
+  auto kernels = lowered->getAttrOfType<ArrayAttr>(kKernelsAttrName);
+  if (!kernels)
+    return;
+  for (auto use : kernels.getAsRange<DictionaryAttr>()) {
+    auto name = use.getAs<StringAttr>("name");
+    auto desc = use.getAs<DenseI64ArrayAttr>("desc");
+    if (name && desc)
+      program.kernels.push_back(
+          {name.str(), std::vector<int64_t>(desc.asArrayRef().begin(),
+                                            desc.asArrayRef().end())});
+  }
+}
+
 LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
                                           bool inference,
                                           const ExecutableOptions &options) {
@@ -291,6 +308,7 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
     return failure();
   markResultsInPlace(*lowered, ("ober_fn_" + func.getSymName()).str(),
                      *program);
+  listKernels(*lowered, *program);
 
   std::string target = options.output;
   if (options.emit == ExecutableOptions::MLIR) {

@@ -12,6 +12,11 @@
 
 namespace mlir::ober {
 
+/// The module attribute where convert-ober-to-linalg lists the library
+/// kernels it calls, one dictionary per distinct use: {name = "<kernel>",
+/// desc = array<i64: ...>} (ober/Runtime/CPUKernels.h).
+constexpr llvm::StringLiteral kKernelsAttrName = "ober_cpu.kernels";
+
 #define GEN_PASS_DECL
 #include "ober/Conversion/Passes.h.inc"
 

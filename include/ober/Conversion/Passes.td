@@ -34,7 +34,10 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     - `conv`, `conv_transpose` (the data gradient of a convolution, plus
       its bias) and `conv_weight_grad` call the kernel library's
       convolutions; bf16 and f16 operands are widened to f32 for every
-      kernel call and the result rounded once;
+      kernel call and the result rounded once; each distinct kernel
+      descriptor is listed in the module attribute `ober_cpu.kernels`
+      (`{name, desc}`), which an executable creates ahead of its first
+      step;
     - `max_pool` and `avg_pool` fold each window of the padded input;
       their gradients gather, per input position, the windows that reach
       it (`max_pool_grad` from each window's first maximum);

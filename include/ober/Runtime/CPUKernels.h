@@ -110,6 +110,14 @@ void _mlir_ciface_ober_rt_cpu_conv_backward_weights(const ober_rt_buffer *desc,
 /// Sets the threads kernels and generated parallel loops use (OpenMP).
 void ober_rt_cpu_set_threads(int threads);
 
+/// Creates the calling thread's kernel `name` for descriptor `desc`
+/// (`size` fields) ahead of its first call, so that the first step does
+/// not pay for it. Returns 0, or -1 when no kernel has that name or its
+/// descriptor is shorter than the kernel reads; a descriptor the library
+/// cannot run ends the process with the kernel's message, as a call would.
+int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
+                               int64_t size);
+
 /// The kernel symbols by name, for a JIT that resolves generated code's
 /// calls in this process: fills `names` and `addresses` (up to `capacity`)
 /// and returns how many there are.

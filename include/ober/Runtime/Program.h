@@ -3,9 +3,9 @@
 // Part of Ober-Train's runtime (no MLIR). `ober-compile` describes the
 // function it compiled in a manifest (JSON, embedded in the executable as
 // `ober_program_manifest`): each argument's role, name, element type and
-// shape, how an untrained parameter is initialized, and what each result
-// is. The executable's main reads it; the compiler writes it with the same
-// code, so the two cannot disagree.
+// shape, how an untrained parameter is initialized, what each result is,
+// and the library kernels it calls. The executable's main reads it; the
+// compiler writes it with the same code, so the two cannot disagree.
 //
 // The compiled function itself is `ober_program_run(void **args)`: args[0]
 // points at the results it returns (memref descriptors, one after another;
@@ -65,6 +65,14 @@ struct ProgramResult {
   int64_t inPlace = -1;
 };
 
+/// A library kernel the program calls (ober/Runtime/CPUKernels.h), with
+/// the descriptor of one of its uses; the executable creates each before
+/// the first step.
+struct ProgramKernel {
+  std::string name;
+  std::vector<int64_t> desc;
+};
+
 struct Program {
   enum Kind { Train, Inference } kind = Train;
   /// The model the program was compiled from, for messages.
@@ -74,6 +82,7 @@ struct Program {
   std::string weights;
   std::vector<ProgramArg> args;
   std::vector<ProgramResult> results;
+  std::vector<ProgramKernel> kernels;
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;

@@ -17,6 +17,8 @@
 
 #include "Lowering.h"
 
+#include "ober/Conversion/Passes.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -31,7 +33,8 @@ using namespace mlir::ober::lowering;
 static constexpr int64_t kKernelAlignment = 64;
 
 /// The constant global holding `fields` for kernel `name`
-/// (`@__<name>_desc<n>`), shared by calls with equal fields.
+/// (`@__<name>_desc<n>`), shared by calls with equal fields; a new one is
+/// listed in the module's kKernelsAttrName.
 static memref::GlobalOp descriptorGlobal(OpBuilder &b, ModuleOp module,
                                          StringRef name,
                                          ArrayRef<int64_t> fields) {
@@ -48,6 +51,13 @@ static memref::GlobalOp descriptorGlobal(OpBuilder &b, ModuleOp module,
       return global;
     ++count;
   }
+  SmallVector<Attribute> kernels;
+  if (auto listed = module->getAttrOfType<ArrayAttr>(kKernelsAttrName))
+    kernels.assign(listed.begin(), listed.end());
+  kernels.push_back(b.getDictionaryAttr(
+      {b.getNamedAttr("name", b.getStringAttr(name)),
+       b.getNamedAttr("desc", b.getDenseI64ArrayAttr(fields))}));
+  module->setAttr(kKernelsAttrName, b.getArrayAttr(kernels));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
   std::string symbol = prefix + std::to_string(count);

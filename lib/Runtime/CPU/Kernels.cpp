@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -353,6 +354,31 @@ void _mlir_ciface_ober_rt_cpu_conv_backward_weights(const ober_rt_buffer *desc,
          {DNNL_ARG_DIFF_WEIGHTS, conv.diffWeights.output(dataOf(dw))}});
     conv.diffWeights.finish(dataOf(dw));
   });
+}
+
+int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
+                               int64_t size) {
+  std::vector<int64_t> f(desc, desc + std::max<int64_t>(size, 0));
+  auto has = [&](int64_t fields) {
+    return static_cast<int64_t>(f.size()) >= fields;
+  };
+  auto convFields = [&] {
+    return has(OBER_CONV_ARRAYS) && f[OBER_CONV_SPATIAL] >= 1 &&
+           f[OBER_CONV_SPATIAL] <= 3 &&
+           has(OBER_CONV_ARRAYS + OBER_CONV_NUM_ARRAYS * f[OBER_CONV_SPATIAL]);
+  };
+  std::string kernel = name;
+  if (kernel == OBER_RT_CPU_MATMUL && has(OBER_MATMUL_FIELDS))
+    kernelFor<Matmul>(name, f, makeMatmul);
+  else if (kernel == OBER_RT_CPU_CONV && convFields())
+    kernelFor<ConvForward>(name, f, makeConv);
+  else if (kernel == OBER_RT_CPU_CONV_BACKWARD_DATA && convFields())
+    kernelFor<ConvBackwardData>(name, f, makeConvBackwardData);
+  else if (kernel == OBER_RT_CPU_CONV_BACKWARD_WEIGHTS && convFields())
+    kernelFor<ConvBackwardWeights>(name, f, makeConvBackwardWeights);
+  else
+    return -1;
+  return 0;
 }
 
 void ober_rt_cpu_set_threads(int threads) {

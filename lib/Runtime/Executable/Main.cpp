@@ -1,9 +1,10 @@
-//===- Main.cpp - the main of executables built by ober-compile ------------===//
+//===- Main.cpp - the main of executables built by ober-compile -----------===//
 //
 // Part of Ober-Train's runtime (no MLIR). The compiled object provides the
 // program (`ober_program_run`) and its manifest; this reads the manifest,
 // the command line (options of the program's kind only), sets the threads
-// of kernels and generated loops, and trains or runs inference.
+// of kernels and generated loops, creates the library kernels the program
+// calls, and trains or runs inference.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,22 @@ static void keepFreedMemory() {
   mallopt(M_TRIM_THRESHOLD, kNeverTrim);
 }
 
+/// Creates the program's library kernels on this thread, the one that runs
+/// the steps, so that the first step's time is the steps'.
+static bool prepareKernels(const ober::rt::Program &program,
+                           const std::string &self) {
+  for (const ober::rt::ProgramKernel &k : program.kernels)
+    if (ober_rt_cpu_prepare_kernel(k.name.c_str(), k.desc.data(),
+                                   static_cast<int64_t>(k.desc.size()))) {
+      std::fprintf(stderr,
+                   "%s: error: program manifest: kernel '%s' with a "
+                   "descriptor of %zu fields is not in this runtime\n",
+                   self.c_str(), k.name.c_str(), k.desc.size());
+      return false;
+    }
+  return true;
+}
+
 int main(int argc, char **argv) {
   using namespace ober::rt;
   std::string self = argc ? argv[0] : "train";
@@ -50,6 +67,8 @@ int main(int argc, char **argv) {
   }
   keepFreedMemory();
   ober_rt_cpu_set_threads(options.threads);
+  if (!prepareKernels(program, self))
+    return 70;
   return program.kind == Program::Train
              ? train(ober_program_run, program, options, self)
              : infer(ober_program_run, program, options, self);

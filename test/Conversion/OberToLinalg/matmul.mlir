@@ -3,7 +3,9 @@
 // Activations times a weight: batch and rows become the rows of one call of
 // the kernel library's matrix product (descriptor: batch 1, m 128, n 64,
 // k 32, nothing transposed); operands go as read-only dense buffers, the
-// result into a new one.
+// result into a new one. The module lists the kernel and its descriptor
+// for the executable to create ahead of its first step.
+// CHECK: module attributes {ober_cpu.kernels = [{desc = array<i64: 1, 1, 1, 128, 64, 32, 0, 0>, name = "ober_rt_cpu_matmul"}]}
 // CHECK-DAG: memref.global "private" constant @[[D:__ober_rt_cpu_matmul_desc[0-9]+]] : memref<8xi64> = dense<[1, 1, 1, 128, 64, 32, 0, 0]>
 // CHECK-DAG: func.func private @ober_rt_cpu_matmul(memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @dense

@@ -1,0 +1,145 @@
+//===- CPUKernelsTest.cpp - the CPU kernel library's C interface ----------===//
+//
+// Part of Ober-Train. Calls the library as generated code does (unranked
+// memrefs, an i64 descriptor) and checks products against a plain loop,
+// and that kernels are created ahead of time only for names and
+// descriptors the library knows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/CPUKernels.h"
+
+#include "../TestSupport.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+/// A rank-`R` memref descriptor over `data` (row-major, no offset).
+template <int R> struct Ranked {
+  ober_rt_memref head;
+  int64_t sizes[R];
+  int64_t strides[R];
+};
+
+template <int R, typename T>
+Ranked<R> ranked(std::vector<T> &data, const int64_t (&sizes)[R]) {
+  Ranked<R> m{{data.data(), data.data(), 0}, {}, {}};
+  int64_t stride = 1;
+  for (int i = R - 1; i >= 0; --i) {
+    m.sizes[i] = sizes[i];
+    m.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return m;
+}
+
+template <int R> ober_rt_buffer unranked(Ranked<R> &m) { return {R, &m.head}; }
+
+/// `c = op(a) @ op(b)` through the library against a plain loop, for one
+/// batch of `batch` products with `a` shared when `aBatch` is 1.
+void matmul(int64_t batch, int64_t aBatch, int64_t m, int64_t n, int64_t k,
+            bool ta, bool tb) {
+  std::vector<int64_t> desc(OBER_MATMUL_FIELDS);
+  desc[OBER_MATMUL_BATCH] = batch;
+  desc[OBER_MATMUL_A_BATCH] = aBatch;
+  desc[OBER_MATMUL_B_BATCH] = batch;
+  desc[OBER_MATMUL_M] = m;
+  desc[OBER_MATMUL_N] = n;
+  desc[OBER_MATMUL_K] = k;
+  desc[OBER_MATMUL_TRANSPOSE_A] = ta;
+  desc[OBER_MATMUL_TRANSPOSE_B] = tb;
+  std::vector<float> a(aBatch * m * k), b(batch * k * n), c(batch * m * n);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = std::sin(0.37 * i);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = std::cos(0.11 * i);
+  EXPECT(ober_rt_cpu_prepare_kernel(OBER_RT_CPU_MATMUL, desc.data(),
+                                    desc.size()) == 0);
+  auto d = ranked(desc, {OBER_MATMUL_FIELDS});
+  auto ma = ranked(a, {aBatch, ta ? k : m, ta ? m : k});
+  auto mb = ranked(b, {batch, tb ? n : k, tb ? k : n});
+  auto mc = ranked(c, {batch, m, n});
+  ober_rt_buffer ud = unranked(d), ua = unranked(ma), ub = unranked(mb),
+                 uc = unranked(mc);
+  _mlir_ciface_ober_rt_cpu_matmul(&ud, &ua, &ub, &uc);
+  double worst = 0;
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        const float *ap = a.data() + (aBatch == 1 ? 0 : p) * m * k;
+        const float *bp = b.data() + p * k * n;
+        for (int64_t l = 0; l < k; ++l)
+          sum += double(ta ? ap[l * m + i] : ap[i * k + l]) *
+                 double(tb ? bp[j * k + l] : bp[l * n + j]);
+        worst = std::fmax(worst, std::fabs(sum - c[(p * m + i) * n + j]));
+      }
+  EXPECT(worst < 1e-4 * k);
+}
+
+void unknownKernels() {
+  std::vector<int64_t> desc(OBER_MATMUL_FIELDS, 1);
+  EXPECT(ober_rt_cpu_prepare_kernel("ober_rt_cpu_fft", desc.data(),
+                                    desc.size()) == -1);
+  EXPECT(ober_rt_cpu_prepare_kernel(OBER_RT_CPU_MATMUL, desc.data(),
+                                    OBER_MATMUL_FIELDS - 1) == -1);
+  // A 2-D convolution's descriptor needs its seven arrays of two.
+  std::vector<int64_t> conv(OBER_CONV_ARRAYS + 2 * OBER_CONV_NUM_ARRAYS - 1, 1);
+  conv[OBER_CONV_SPATIAL] = 2;
+  EXPECT(ober_rt_cpu_prepare_kernel(OBER_RT_CPU_CONV, conv.data(),
+                                    conv.size()) == -1);
+  conv[OBER_CONV_SPATIAL] = 4;
+  conv.resize(OBER_CONV_ARRAYS + 4 * OBER_CONV_NUM_ARRAYS, 1);
+  EXPECT(ober_rt_cpu_prepare_kernel(OBER_RT_CPU_CONV, conv.data(),
+                                    conv.size()) == -1);
+}
+
+/// A 1x1 convolution of a [1, 2, 3, 3] input with a bias is a per-pixel
+/// product.
+void pointwiseConv() {
+  std::vector<int64_t> desc = {2, 1, 2, 3, 1, 1};
+  const int64_t arrays[OBER_CONV_NUM_ARRAYS][2] = {
+      {3, 3}, {1, 1}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
+  for (const auto &a : arrays)
+    desc.insert(desc.end(), a, a + 2);
+  EXPECT(ober_rt_cpu_prepare_kernel(OBER_RT_CPU_CONV, desc.data(),
+                                    desc.size()) == 0);
+  std::vector<float> x(18), w(6), bias = {0.5f, -1, 2}, y(27);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i) - 4;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = 0.25f * float(i) - 0.5f;
+  auto d = ranked(desc, {int64_t(desc.size())});
+  auto mx = ranked(x, {1, 2, 3, 3});
+  auto mw = ranked(w, {3, 2, 1, 1});
+  auto mbias = ranked(bias, {3});
+  auto my = ranked(y, {1, 3, 3, 3});
+  ober_rt_buffer ud = unranked(d), ux = unranked(mx), uw = unranked(mw),
+                 ubias = unranked(mbias), uy = unranked(my);
+  _mlir_ciface_ober_rt_cpu_conv(&ud, &ux, &uw, &ubias, &uy);
+  double worst = 0;
+  for (int o = 0; o < 3; ++o)
+    for (int p = 0; p < 9; ++p) {
+      double sum = bias[o];
+      for (int c = 0; c < 2; ++c)
+        sum += double(w[o * 2 + c]) * x[c * 9 + p];
+      worst = std::fmax(worst, std::fabs(sum - y[o * 9 + p]));
+    }
+  EXPECT(worst < 1e-5);
+}
+
+} // namespace
+
+int main() {
+  ober_rt_cpu_set_threads(2);
+  matmul(1, 1, 7, 5, 3, false, false);
+  matmul(3, 1, 4, 6, 9, true, false);
+  matmul(2, 2, 33, 17, 65, false, true);
+  matmul(2, 2, 8, 8, 8, true, true);
+  unknownKernels();
+  pointwiseConv();
+  return testSummary();
+}

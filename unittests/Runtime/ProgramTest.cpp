@@ -1,0 +1,120 @@
+//===- ProgramTest.cpp - the compiled program's manifest ------------------===//
+//
+// Part of Ober-Train. The manifest ober-compile writes and an executable
+// reads: a round trip, and the errors a damaged one gets.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/Program.h"
+
+#include "../TestSupport.h"
+
+#include <string>
+
+using namespace ober::rt;
+
+namespace {
+
+Program sample() {
+  Program p;
+  p.kind = Program::Train;
+  p.model = "mlp.onnx";
+  p.weights = "train.safetensors";
+  ProgramArg w;
+  w.role = ArgRole::Parameter;
+  w.name = "fc.weight";
+  w.shape = {4, 3};
+  w.init = InitKind::Normal;
+  w.initKey = 18446744073709551557ull; // above int64's range
+  ProgramArg x;
+  x.role = ArgRole::Batch;
+  x.name = "x";
+  x.dtype = DType::BF16;
+  x.shape = {8, 3};
+  p.args = {w, x};
+  ProgramResult loss;
+  loss.role = ResultRole::Loss;
+  ProgramResult nw;
+  nw.role = ResultRole::Parameter;
+  nw.arg = 0;
+  nw.shape = {4, 3};
+  nw.inPlace = 0;
+  p.results = {loss, nw};
+  p.kernels = {{"ober_rt_cpu_matmul", {1, 1, 1, 8, 4, 3, 0, 1}},
+               {"ober_rt_cpu_conv", {2, -1}}};
+  return p;
+}
+
+void roundTrip() {
+  Program p = sample(), q;
+  std::string error;
+  EXPECT(readProgram(writeProgram(p), q, error));
+  EXPECT(error.empty());
+  EXPECT(q.kind == Program::Train && q.model == p.model &&
+         q.weights == p.weights);
+  EXPECT(q.args.size() == 2 && q.args[0].initKey == p.args[0].initKey &&
+         q.args[0].shape == p.args[0].shape && q.args[1].dtype == DType::BF16 &&
+         q.args[1].role == ArgRole::Batch);
+  EXPECT(q.results.size() == 2 && q.results[1].inPlace == 0 &&
+         q.results[0].inPlace == -1 && q.results[0].role == ResultRole::Loss);
+  EXPECT(q.kernels.size() == 2 && q.kernels[0].name == "ober_rt_cpu_matmul" &&
+         q.kernels[0].desc == p.kernels[0].desc &&
+         q.kernels[1].desc == p.kernels[1].desc);
+  EXPECT(q.argsWith(ArgRole::Batch) == std::vector<size_t>{1});
+}
+
+/// Reading `text` fails with an error containing `expected`.
+void rejects(const std::string &text, const std::string &expected) {
+  Program q;
+  std::string error;
+  bool ok = readProgram(text, q, error);
+  EXPECT(!ok);
+  if (error.find(expected) == std::string::npos) {
+    std::fprintf(stderr, "error '%s' lacks '%s'\n", error.c_str(),
+                 expected.c_str());
+    ++testFailures();
+  }
+}
+
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT(at != std::string::npos);
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+void errors() {
+  std::string good = writeProgram(sample());
+  rejects("{", "program manifest");
+  rejects("[]", "not an object");
+  rejects(replaced(good, "\"version\": 2", "\"version\": 99"), "version 99");
+  rejects(replaced(good, "\"kind\": \"train\"", "\"kind\": \"eval\""),
+          "unknown kind 'eval'");
+  rejects(replaced(good, "\"kernels\"", "\"kernelz\""),
+          "missing or malformed 'kernels'");
+  rejects(replaced(good, "[2,-1]", "[2,\"x\"]"),
+          "kernel #1: desc [2,\"x\"] is not a list of integers");
+  rejects(replaced(good, "\"name\": \"ober_rt_cpu_conv\"", "\"name\": 3"),
+          "kernel #1: missing or malformed 'name'");
+  rejects(replaced(good, "\"shape\": [8,3]", "\"shape\": [8,-3]"),
+          "argument #1: shape [8,-3] is not a list of sizes");
+  rejects(replaced(good, "\"role\": \"batch\"", "\"role\": \"label\""),
+          "argument #1: unknown role 'label'");
+  rejects(replaced(good, "\"dtype\": \"BF16\"", "\"dtype\": \"Q4\""),
+          "unknown dtype 'Q4'");
+  rejects(replaced(good, "\"in_place\": 0", "\"in_place\": 1"),
+          "result #1: in_place names no argument of the result's type");
+  rejects(replaced(good, "\"role\": \"param\", \"arg\": 0",
+                   "\"role\": \"param\", \"arg\": 5"),
+          "result #1: updates argument #5");
+}
+
+} // namespace
+
+int main() {
+  roundTrip();
+  errors();
+  return testSummary();
+}
