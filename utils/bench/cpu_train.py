@@ -14,7 +14,8 @@ batch 8) and each thread count, in the same run:
     OMP_NUM_THREADS), in its own process: the mean of the steps after
     three warm-up steps.
 
-Peak memory is each process's maximum resident set (wait4). Prints one row
+Peak memory is each process's maximum resident set (wait4), each started
+from a small launcher so that the bench's own memory does not count. Prints one row
 per model and thread count with both step times, the speed-up (PyTorch's
 time over ober's) and both peaks with their ratio.
 
@@ -34,27 +35,38 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 STEPS = {"mlp": 200, "resnet18": 12, "gpt": 8, "encoder": 8}
 
 
+# Runs argv[2:] with its output in the file argv[1] and prints the child's
+# peak resident KiB. Linux counts the memory a process had before exec in
+# its peak, so the command is forked from this small interpreter (-S, a few
+# MiB), not from the bench, which holds PyTorch and the exported models.
+LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.execv(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak_of(cmd, env=None):
     """Runs cmd[:-1] with its output in the file cmd[-1]; returns (output,
     peak resident MiB of that process)."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            if env is not None:
-                os.environ.clear()
-                os.environ.update(env)
-            out = os.open(cmd[-1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            os.dup2(out, 1)
-            os.dup2(out, 2)
-            os.execv(cmd[0], cmd[:-1])
-        finally:
-            os._exit(127)
-    _, status, usage = os.wait4(pid, 0)
+    launched = subprocess.run(
+        ["/usr/bin/python3", "-S", "-c", LAUNCHER, cmd[-1]] + cmd[:-1],
+        env=env, stdout=subprocess.PIPE, text=True)
     with open(cmd[-1]) as f:
         text = f.read()
-    if os.waitstatus_to_exitcode(status) != 0:
+    if launched.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:-1])} failed:\n{text}")
-    return text, usage.ru_maxrss / 1024.0
+    return text, int(launched.stdout) / 1024.0
 
 
 def pinned_env(threads):
