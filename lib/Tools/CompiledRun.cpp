@@ -138,9 +138,10 @@ CompiledFunction::compile(ModuleOp module, func::FuncOp func) {
   // Generated code's calls into the kernel library resolve in this process.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    const char *names[16];
-    void *addresses[16];
-    int count = ober_rt_cpu_kernel_symbols(names, addresses, 16);
+    int count = ober_rt_cpu_kernel_symbols(nullptr, nullptr, 0);
+    std::vector<const char *> names(count);
+    std::vector<void *> addresses(count);
+    ober_rt_cpu_kernel_symbols(names.data(), addresses.data(), count);
     for (int i = 0; i < count; ++i)
       symbols[interner(names[i])] = {llvm::orc::ExecutorAddr::fromPtr(addresses[i]),
                                      llvm::JITSymbolFlags::Exported};

@@ -116,11 +116,10 @@ LogicalResult link(StringRef object, StringRef output, Location loc) {
   std::string lib = runtimeLibraryDir();
   std::string rtMain = lib + "/libober_rt_main.a",
               rtCpu = lib + "/libober_rt_cpu.a", rtCore = lib + "/libober_rt.a";
-  std::string rpath =
-      std::string("-Wl,--disable-new-dtags,-rpath,") + OBER_OMP_LIBRARY_DIR;
-  SmallVector<StringRef> cmd = {*driver, object, "-o", output, rtMain, rtCpu,
-                                rtCore, OBER_DNNL_LIBRARY, OBER_OMP_LIBRARY,
-                                rpath, "-lm", "-lpthread"};
+  SmallVector<StringRef> cmd = {*driver,         object, "-o", output, rtMain,
+                                rtCpu,           rtCore, OBER_DNNL_LIBRARY,
+                                OBER_OMP_LIBRARY, OBER_CPU_LINK_FLAGS, "-lm",
+                                "-lpthread"};
   return runTool(cmd, loc);
 }
 
