@@ -45,7 +45,8 @@ Value transposedSource(Value v) {
 }
 
 /// The broadcast batch of NumPy's matmul for batch shapes `lb` and `rb`.
-SmallVector<int64_t> broadcastBatch(ArrayRef<int64_t> lb, ArrayRef<int64_t> rb) {
+SmallVector<int64_t> broadcastBatch(ArrayRef<int64_t> lb,
+                                   ArrayRef<int64_t> rb) {
   SmallVector<int64_t> batch(std::max(lb.size(), rb.size()), 1);
   for (auto [i, d] : llvm::enumerate(llvm::reverse(lb)))
     batch[batch.size() - 1 - i] = d;
@@ -101,19 +102,31 @@ Operand operandOf(OpBuilder &b, Location loc, Value v, bool left) {
   return o;
 }
 
+/// The sizes of `lhs @ rhs`: `[m, k] @ [k, n]`, each operand's batch
+/// dimensions and their broadcast.
+struct ProductShape {
+  int64_t m, k, n;
+  ArrayRef<int64_t> lb, rb;
+  SmallVector<int64_t> batch;
+
+  ProductShape(const Operand &lhs, const Operand &rhs)
+      : m(lhs.shape[lhs.shape.size() - 2]), k(lhs.shape.back()),
+        n(rhs.shape.back()), lb(ArrayRef<int64_t>(lhs.shape).drop_back(2)),
+        rb(ArrayRef<int64_t>(rhs.shape).drop_back(2)),
+        batch(broadcastBatch(lb, rb)) {}
+};
+
 /// matmul of floats: the kernel library's matrix products.
-Value kernelMatmul(OpBuilder &b, Location loc, Operand lhs, Operand rhs,
-                   RankedTensorType result) {
-  int64_t m = lhs.shape[lhs.shape.size() - 2], k = lhs.shape.back(),
-          n = rhs.shape.back();
-  ArrayRef<int64_t> lb = ArrayRef<int64_t>(lhs.shape).drop_back(2),
-                    rb = ArrayRef<int64_t>(rhs.shape).drop_back(2);
-  SmallVector<int64_t> batch = broadcastBatch(lb, rb);
+Value kernelMatmul(OpBuilder &b, Location loc, const Operand &lhs,
+                   const Operand &rhs, RankedTensorType result) {
+  ProductShape p(lhs, rhs);
+  int64_t m = p.m, k = p.k, n = p.n;
+  ArrayRef<int64_t> lb = p.lb, rb = p.rb, batch = p.batch;
   int64_t nb = ShapedType::getNumElements(batch),
           lbn = ShapedType::getNumElements(lb),
           rbn = ShapedType::getNumElements(rb);
   if (nb == 0 || m == 0 || n == 0 || k == 0)
-    return filled(b, loc, result, scalarConstant(b, loc, result.getElementType(), 0.0));
+    return zeros(b, loc, result);
   // A stored operand [batch, rows, cols], transposed: [batch, cols, rows].
   auto stored = [&](const Operand &o, int64_t count, int64_t rows,
                     int64_t cols) {
@@ -158,18 +171,15 @@ Value kernelMatmul(OpBuilder &b, Location loc, Operand lhs, Operand rhs,
 }
 
 /// matmul of integers: generated, `linalg.matmul` or `linalg.batch_matmul`.
-Value generatedMatmul(OpBuilder &b, Location loc, Operand lhs, Operand rhs,
-                      RankedTensorType result) {
+Value generatedMatmul(OpBuilder &b, Location loc, const Operand &lhs,
+                      const Operand &rhs, RankedTensorType result) {
   Type element = result.getElementType(), acc = computeType(element);
-  int64_t m = lhs.shape[lhs.shape.size() - 2], k = lhs.shape.back(),
-          n = rhs.shape.back();
-  ArrayRef<int64_t> lb = ArrayRef<int64_t>(lhs.shape).drop_back(2),
-                    rb = ArrayRef<int64_t>(rhs.shape).drop_back(2);
-  SmallVector<int64_t> batch = broadcastBatch(lb, rb);
+  ProductShape p(lhs, rhs);
+  int64_t m = p.m, k = p.k, n = p.n;
+  ArrayRef<int64_t> lb = p.lb, rb = p.rb, batch = p.batch;
   int64_t nb = ShapedType::getNumElements(batch);
   auto zeroFilled = [&](ArrayRef<int64_t> shape) {
-    return filled(b, loc, RankedTensorType::get(shape, acc),
-                  scalarConstant(b, loc, acc, 0.0));
+    return zeros(b, loc, RankedTensorType::get(shape, acc));
   };
   Value out;
   if (ShapedType::getNumElements(rb) == 1) {

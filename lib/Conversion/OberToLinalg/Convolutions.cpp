@@ -141,10 +141,7 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     Location loc = op.getLoc();
     Value bias = op.getBias();
     if (g.empty()) {
-      rewriter.replaceOp(op, filled(rewriter, loc, result,
-                                    scalarConstant(rewriter, loc,
-                                                   result.getElementType(),
-                                                   0.0)));
+      rewriter.replaceOp(op, zeros(rewriter, loc, result));
       return success();
     }
     g.bias = static_cast<bool>(bias);
@@ -179,8 +176,7 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
     Value out;
     FailureOr<ConvGeometry> g = adjointGeometry(forward);
     if (forward.empty() || failed(g)) {
-      out = filled(rewriter, loc, result,
-                   scalarConstant(rewriter, loc, element, 0.0));
+      out = zeros(rewriter, loc, result);
     } else {
       SmallVector<int64_t> shape = {g->n, g->c};
       shape.append(g->in);
@@ -222,10 +218,7 @@ struct ConvWeightGradLowering : OpRewritePattern<ConvWeightGradOp> {
                                     op.getDilations(), op.getGroups());
     FailureOr<ConvGeometry> g = adjointGeometry(forward);
     if (forward.empty() || failed(g)) {
-      rewriter.replaceOp(op, filled(rewriter, loc, result,
-                                    scalarConstant(rewriter, loc,
-                                                   result.getElementType(),
-                                                   0.0)));
+      rewriter.replaceOp(op, zeros(rewriter, loc, result));
       return success();
     }
     Value x = fitSpatial(rewriter, loc, op.getInput(), g->in);

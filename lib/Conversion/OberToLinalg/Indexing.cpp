@@ -40,9 +40,16 @@ Value lowering::indexAlong(OpBuilder &b, Location loc, Value index, int64_t size
   v = arith::SelectOp::create(
       b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, i64(0)),
       arith::AddIOp::create(b, loc, v, i64(size)), v);
-  v = arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, v, i64(0)),
-                             i64(size - 1));
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  return clampIndex(b, loc,
+                    arith::IndexCastOp::create(b, loc, b.getIndexType(), v),
+                    size);
+}
+
+Value lowering::clampIndex(OpBuilder &b, Location loc, Value index,
+                           int64_t size) {
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, index, c(0)), c(size - 1));
 }
 
 namespace {

@@ -38,6 +38,8 @@ Value padWith(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> low,
               ArrayRef<int64_t> high, Value value);
 /// A tensor of `type` filled with `value`.
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value);
+/// A tensor of `type` filled with zeros.
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type);
 
 enum class Combine { Sum, Max, Min, Prod };
 /// `input` reduced with `kind` over `axes` (which go), in its compute type;
@@ -58,6 +60,16 @@ Value asI64(OpBuilder &b, Location loc, Value v);
 /// `index` (an integer) as a position along a dimension of `size`:
 /// negative ones count from the end, the rest are clamped into range.
 Value indexAlong(OpBuilder &b, Location loc, Value index, int64_t size);
+/// `index` (an index) clamped into `[0, size)`.
+Value clampIndex(OpBuilder &b, Location loc, Value index, int64_t size);
+
+/// Whether `v` (a float) is NaN.
+Value isNaN(OpBuilder &b, Location loc, Value v);
+/// Whether `candidate` takes the place of `best` in a search for the first
+/// maximum (the first minimum when `!isMax`, the last one with `last`),
+/// where NaN wins over any number, as the interpreter's argmax does.
+Value replacesBest(OpBuilder &b, Location loc, Value candidate, Value best,
+                   bool isMax, bool last);
 
 /// `v` (a float tensor) as f32.
 Value asF32(OpBuilder &b, Location loc, Value v);

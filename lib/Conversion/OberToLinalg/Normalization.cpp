@@ -75,67 +75,91 @@ template <typename Op> struct SoftmaxLowering : OpRewritePattern<Op> {
   }
 };
 
-/// layer_norm and rms_norm over `[axis, rank)`.
-Value normalizeTrailing(OpBuilder &b, Location loc, Value x, int64_t axis,
-                        double epsilon, Value scale, Value bias, bool rms) {
+/// The statistics of `x` over some of its dimensions, in the compute type,
+/// with those dimensions kept as size 1 (so that they broadcast against
+/// `x`): the mean, and the biased variance (the mean of squared
+/// deviations); for RMS norm no mean, and the mean square.
+struct Moments {
+  Value mean, variance;
+};
+
+Moments momentsOver(OpBuilder &b, Location loc, Value x,
+                    ArrayRef<int64_t> axes, bool rms) {
   auto type = cast<RankedTensorType>(x.getType());
-  Type element = type.getElementType(), acc = computeType(element);
-  int64_t rank = type.getRank(), size = 1;
-  SmallVector<int64_t> axes, kept(type.getShape().take_front(axis));
-  for (int64_t d = axis; d < rank; ++d) {
-    axes.push_back(d);
+  Type acc = computeType(type.getElementType());
+  int64_t size = 1;
+  SmallVector<int64_t> kept(type.getShape());
+  for (int64_t d : axes) {
     size *= type.getDimSize(d);
-    kept.push_back(1);
+    kept[d] = 1;
   }
-  auto perGroup = [&](Value reduced) {
-    // The sum over the group divided by its size, with the group's
-    // dimensions back as size 1.
+  auto meanOf = [&](Value values) {
+    Value sum = reduceDims(b, loc, values, axes, Combine::Sum);
     Value mean = mapElements(
-        b, loc, cast<RankedTensorType>(reduced.getType()), reduced,
+        b, loc, cast<RankedTensorType>(sum.getType()), sum,
         [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
           return arith::DivFOp::create(nb, l, v[0],
                                        scalarConstant(nb, l, acc, double(size)));
         });
     return reshapeTo(b, loc, mean, kept);
   };
-  Value mean;
+  Moments m;
   if (!rms)
-    mean = perGroup(reduceDims(b, loc, x, axes, Combine::Sum));
-  auto centered = [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-    Value w = widen(nb, l, v[0]);
-    return rms ? w : Value(arith::SubFOp::create(nb, l, w, v[1]));
-  };
+    m.mean = meanOf(x);
   SmallVector<Value> inputs = {x};
-  if (!rms)
-    inputs.push_back(mean);
-  Value squares = mapElements(b, loc, type.clone(acc), inputs,
-                              [&](OpBuilder &nb, Location l, ValueRange v) {
-                                Value c = centered(nb, l, v);
-                                return arith::MulFOp::create(nb, l, c, c);
-                              });
-  Value variance = perGroup(reduceDims(b, loc, squares, axes, Combine::Sum));
-  inputs.push_back(variance);
-  unsigned at = inputs.size();
-  if (scale)
-    inputs.push_back(scale);
-  if (bias)
-    inputs.push_back(bias);
+  if (m.mean)
+    inputs.push_back(m.mean);
+  Value squares = mapElements(
+      b, loc, type.clone(acc), inputs,
+      [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+        Value c = widen(nb, l, v[0]);
+        if (v.size() > 1)
+          c = arith::SubFOp::create(nb, l, c, v[1]);
+        return arith::MulFOp::create(nb, l, c, c);
+      });
+  m.variance = meanOf(squares);
+  return m;
+}
+
+/// `(x - mean) / sqrt(variance + epsilon) * scale + bias`, each operand
+/// broadcast against `x` (no `mean` for RMS norm; `scale` and `bias` when
+/// given), in the compute type and rounded to `x`'s element type.
+Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
+                Value variance, Value scale, Value bias, double epsilon) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type element = type.getElementType(), acc = computeType(element);
+  SmallVector<Value> inputs = {x, variance};
+  for (Value v : {mean, scale, bias})
+    if (v)
+      inputs.push_back(v);
   return mapElements(
       b, loc, type, inputs, [&](OpBuilder &nb, Location l, ValueRange v) {
+        unsigned next = 2;
+        Value y = widen(nb, l, v[0]);
+        if (mean)
+          y = arith::SubFOp::create(nb, l, y, widen(nb, l, v[next++]));
         Value inv = arith::DivFOp::create(
             nb, l, scalarConstant(nb, l, acc, 1.0),
             math::SqrtOp::create(
                 nb, l,
-                arith::AddFOp::create(nb, l, v[at - 1],
+                arith::AddFOp::create(nb, l, widen(nb, l, v[1]),
                                       scalarConstant(nb, l, acc, epsilon))));
-        Value y = arith::MulFOp::create(nb, l, centered(nb, l, v), inv);
-        unsigned next = at;
+        y = arith::MulFOp::create(nb, l, y, inv);
         if (scale)
           y = arith::MulFOp::create(nb, l, y, widen(nb, l, v[next++]));
         if (bias)
           y = arith::AddFOp::create(nb, l, y, widen(nb, l, v[next++]));
         return narrow(nb, l, y, element);
       });
+}
+
+/// layer_norm and rms_norm over `[axis, rank)`.
+Value normalizeTrailing(OpBuilder &b, Location loc, Value x, int64_t axis,
+                        double epsilon, Value scale, Value bias, bool rms) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+  Moments m = momentsOver(b, loc, x, axes, rms);
+  return normalize(b, loc, x, m.mean, m.variance, scale, bias, epsilon);
 }
 
 /// layer_norm and rms_norm (which has no bias).
@@ -165,33 +189,6 @@ Value perChannel(OpBuilder &b, Location loc, Value v, int64_t rank) {
   return reshapeTo(b, loc, v, shape);
 }
 
-/// `(x - mean) / sqrt(var + eps) * scale + bias` per channel; `mean` and
-/// `var` broadcast along dimension 1 and are in the compute type.
-Value normalizeChannels(OpBuilder &b, Location loc, Value x, Value mean,
-                        Value var, Value scale, Value bias, double epsilon) {
-  auto type = cast<RankedTensorType>(x.getType());
-  Type acc = computeType(type.getElementType());
-  int64_t rank = type.getRank();
-  return mapElements(
-      b, loc, type,
-      {x, mean, var, perChannel(b, loc, scale, rank),
-       perChannel(b, loc, bias, rank)},
-      [&](OpBuilder &nb, Location l, ValueRange v) {
-        Value inv = arith::DivFOp::create(
-            nb, l, scalarConstant(nb, l, acc, 1.0),
-            math::SqrtOp::create(
-                nb, l,
-                arith::AddFOp::create(nb, l, v[2],
-                                      scalarConstant(nb, l, acc, epsilon))));
-        Value y = arith::MulFOp::create(
-            nb, l, arith::SubFOp::create(nb, l, widen(nb, l, v[0]), v[1]), inv);
-        y = arith::AddFOp::create(
-            nb, l, arith::MulFOp::create(nb, l, y, widen(nb, l, v[3])),
-            widen(nb, l, v[4]));
-        return narrow(nb, l, y, type.getElementType());
-      });
-}
-
 struct BatchNormInferenceLowering : OpRewritePattern<BatchNormInferenceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BatchNormInferenceOp op,
@@ -200,20 +197,13 @@ struct BatchNormInferenceLowering : OpRewritePattern<BatchNormInferenceOp> {
     if (!type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
-    Type acc = computeType(type.getElementType());
-    auto stat = [&](Value v) {
-      auto t = cast<RankedTensorType>(v.getType());
-      Value wide = mapElements(rewriter, loc, t.clone(acc), v,
-                               [](OpBuilder &nb, Location l, ValueRange a) {
-                                 return widen(nb, l, a[0]);
-                               });
-      return perChannel(rewriter, loc, wide, type.getRank());
-    };
+    int64_t rank = type.getRank();
+    auto channels = [&](Value v) { return perChannel(rewriter, loc, v, rank); };
     rewriter.replaceOp(
-        op, normalizeChannels(rewriter, loc, op.getInput(),
-                              stat(op.getMean()), stat(op.getVariance()),
-                              op.getScale(), op.getBias(),
-                              op.getEpsilon().convertToDouble()));
+        op, normalize(rewriter, loc, op.getInput(), channels(op.getMean()),
+                      channels(op.getVariance()), channels(op.getScale()),
+                      channels(op.getBias()),
+                      op.getEpsilon().convertToDouble()));
     return success();
   }
 };
@@ -230,54 +220,36 @@ struct BatchNormTrainingLowering : OpRewritePattern<BatchNormTrainingOp> {
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     Type acc = computeType(type.getElementType());
-    int64_t rank = type.getRank(), count = 1;
+    int64_t rank = type.getRank(), channels = type.getDimSize(1), count = 1;
     SmallVector<int64_t> axes;
     for (int64_t d = 0; d < rank; ++d)
       if (d != 1) {
         axes.push_back(d);
         count *= type.getDimSize(d);
       }
-    auto divide = [&](Value sum, double by) {
-      return mapElements(rewriter, loc,
-                         cast<RankedTensorType>(sum.getType()), sum,
-                         [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-                           return arith::DivFOp::create(
-                               nb, l, v[0], scalarConstant(nb, l, acc, by));
-                         });
-    };
-    Value x = op.getInput();
-    Value mean = divide(reduceDims(rewriter, loc, x, axes, Combine::Sum),
-                        double(count));
-    Value meanB = perChannel(rewriter, loc, mean, rank);
-    Value squares = mapElements(
-        rewriter, loc, type.clone(acc), {x, meanB},
-        [](OpBuilder &nb, Location l, ValueRange v) -> Value {
-          Value d = arith::SubFOp::create(nb, l, widen(nb, l, v[0]), v[1]);
-          return arith::MulFOp::create(nb, l, d, d);
-        });
-    Value var = divide(reduceDims(rewriter, loc, squares, axes, Combine::Sum),
-                       double(count));
-    Value y = normalizeChannels(rewriter, loc, x, meanB,
-                                perChannel(rewriter, loc, var, rank),
-                                op.getScale(), op.getBias(),
-                                op.getEpsilon().convertToDouble());
-    double m = op.getMomentum().convertToDouble();
+    Moments m = momentsOver(rewriter, loc, op.getInput(), axes, false);
+    Value y = normalize(rewriter, loc, op.getInput(), m.mean, m.variance,
+                        perChannel(rewriter, loc, op.getScale(), rank),
+                        perChannel(rewriter, loc, op.getBias(), rank),
+                        op.getEpsilon().convertToDouble());
+    double momentum = op.getMomentum().convertToDouble();
     double unbias = count > 1 ? double(count) / double(count - 1) : 1.0;
     auto running = [&](Value old, Value batch, double factor) {
       auto t = cast<RankedTensorType>(old.getType());
       return mapElements(
-          rewriter, loc, t, {old, batch},
+          rewriter, loc, t, {old, reshapeTo(rewriter, loc, batch, {channels})},
           [&](OpBuilder &nb, Location l, ValueRange v) {
             Value kept = arith::MulFOp::create(
-                nb, l, widen(nb, l, v[0]), scalarConstant(nb, l, acc, 1 - m));
+                nb, l, widen(nb, l, v[0]),
+                scalarConstant(nb, l, acc, 1 - momentum));
             Value fresh = arith::MulFOp::create(
-                nb, l, v[1], scalarConstant(nb, l, acc, m * factor));
+                nb, l, v[1], scalarConstant(nb, l, acc, momentum * factor));
             return narrow(nb, l, arith::AddFOp::create(nb, l, kept, fresh),
                           t.getElementType());
           });
     };
-    rewriter.replaceOp(op, {y, running(op.getRunningMean(), mean, 1.0),
-                            running(op.getRunningVar(), var, unbias)});
+    rewriter.replaceOp(op, {y, running(op.getRunningMean(), m.mean, 1.0),
+                            running(op.getRunningVar(), m.variance, unbias)});
     return success();
   }
 };

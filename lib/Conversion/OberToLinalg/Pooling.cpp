@@ -158,10 +158,6 @@ Value planeOffset(OpBuilder &b, Location loc, ArrayRef<Value> x,
   return flat;
 }
 
-Value isNaN(OpBuilder &b, Location loc, Value v) {
-  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
-}
-
 struct MaxPoolLowering : OpRewritePattern<MaxPoolOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaxPoolOp op,
@@ -261,7 +257,7 @@ Value windowWinners(OpBuilder &b, Location loc, Value input, const Windows &w,
   Value window = tensor::EmptyOp::create(b, loc, w.kernel, element);
   Value index0 = filled(b, loc, output.clone(b.getIndexType()),
                         indexConst(b, loc, -1));
-  Value value0 = filled(b, loc, output, scalarConstant(b, loc, element, 0.0));
+  Value value0 = zeros(b, loc, output);
   AffineMap outMap = AffineMap::get(loops, 0, outExprs, ctx);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{index0.getType(), value0.getType()}, ValueRange{window},
@@ -296,22 +292,13 @@ Value windowWinners(OpBuilder &b, Location loc, Value input, const Windows &w,
                                         size)));
           x.push_back(xi);
           // Read a position in range (the value only counts inside).
-          at.push_back(arith::MinSIOp::create(
-              nb, l, arith::MaxSIOp::create(nb, l, xi, zero),
-              indexConst(nb, l, w.in[i] - 1)));
+          at.push_back(clampIndex(nb, l, xi, w.in[i]));
         }
         Value value = tensor::ExtractOp::create(nb, l, input, at);
         Value none = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
                                            best, zero);
-        Value better = arith::OrIOp::create(
-            nb, l,
-            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, value,
-                                  bestValue),
-            arith::AndIOp::create(
-                nb, l, isNaN(nb, l, value),
-                arith::XOrIOp::create(
-                    nb, l, isNaN(nb, l, bestValue),
-                    arith::ConstantOp::create(nb, l, nb.getBoolAttr(true)))));
+        Value better = replacesBest(nb, l, value, bestValue, /*isMax=*/true,
+                                    /*last=*/false);
         Value take = arith::AndIOp::create(
             nb, l, inside, arith::OrIOp::create(nb, l, none, better));
         linalg::YieldOp::create(
@@ -325,11 +312,14 @@ Value windowWinners(OpBuilder &b, Location loc, Value input, const Windows &w,
   return generic.getResult(0);
 }
 
-/// Each input position of `result` sums `share(o)` over the windows `o`
-/// that reach it and `counts(o, position)` accepts.
+/// Each input position of `result` sums, over the windows that reach it,
+/// `share(at, g, offset)`: `at` the window's output position `[n, c,
+/// o...]`, `g` the output gradient `gy` there (in the compute type),
+/// `offset` the input position in its plane.
 Value gatherWindows(
     OpBuilder &b, Location loc, const Windows &w, RankedTensorType result,
-    function_ref<Value(OpBuilder &, Location, ArrayRef<Value> o,
+    Value gy,
+    function_ref<Value(OpBuilder &, Location, ArrayRef<Value> at, Value g,
                        Value offset)>
         share) {
   size_t k = w.rank(), loops = 2 + 2 * k;
@@ -347,7 +337,7 @@ Value gatherWindows(
                                              utils::IteratorType::parallel);
   iterators.append(k, utils::IteratorType::reduction);
   Value candidates = tensor::EmptyOp::create(b, loc, candidateShape, acc);
-  Value init = filled(b, loc, result.clone(acc), scalarConstant(b, loc, acc, 0.0));
+  Value init = zeros(b, loc, result.clone(acc));
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{init.getType()}, ValueRange{candidates},
       ValueRange{init},
@@ -389,11 +379,13 @@ Value gatherWindows(
                   zero));
           valid = arith::AndIOp::create(nb, l, valid, ok);
           x.push_back(xi);
-          o.push_back(arith::MinSIOp::create(
-              nb, l, arith::MaxSIOp::create(nb, l, oi, zero),
-              indexConst(nb, l, w.out[i] - 1)));
+          o.push_back(clampIndex(nb, l, oi, w.out[i]));
         }
-        Value s = share(nb, l, o, planeOffset(nb, l, x, w.in));
+        SmallVector<Value> at = {linalg::IndexOp::create(nb, l, 0),
+                                 linalg::IndexOp::create(nb, l, 1)};
+        at.append(o.begin(), o.end());
+        Value g = widen(nb, l, tensor::ExtractOp::create(nb, l, gy, at));
+        Value s = share(nb, l, at, g, planeOffset(nb, l, x, w.in));
         Value add = arith::SelectOp::create(nb, l, valid, s,
                                             scalarConstant(nb, l, acc, 0.0));
         linalg::YieldOp::create(
@@ -421,19 +413,12 @@ struct MaxPoolGradLowering : OpRewritePattern<MaxPoolGradOp> {
     Windows w(input, grad, op.getKernel(), op.getStrides(), op.getPadding(),
               op.getDilations());
     Value winners = windowWinners(rewriter, loc, op.getInput(), w, grad);
-    Value gy = op.getOutputGrad();
     rewriter.replaceOp(
-        op, gatherWindows(rewriter, loc, w, result,
-                          [&](OpBuilder &b, Location l, ArrayRef<Value> o,
-                              Value offset) -> Value {
-                            SmallVector<Value> at = {
-                                linalg::IndexOp::create(b, l, 0),
-                                linalg::IndexOp::create(b, l, 1)};
-                            at.append(o.begin(), o.end());
+        op, gatherWindows(rewriter, loc, w, result, op.getOutputGrad(),
+                          [&](OpBuilder &b, Location l, ArrayRef<Value> at,
+                              Value g, Value offset) -> Value {
                             Value winner =
                                 tensor::ExtractOp::create(b, l, winners, at);
-                            Value g = widen(
-                                b, l, tensor::ExtractOp::create(b, l, gy, at));
                             Value hit = arith::CmpIOp::create(
                                 b, l, arith::CmpIPredicate::eq, winner, offset);
                             return arith::SelectOp::create(
@@ -456,20 +441,13 @@ struct AvgPoolGradLowering : OpRewritePattern<AvgPoolGradOp> {
     Location loc = op.getLoc();
     Windows w(input, grad, op.getKernel(), op.getStrides(), op.getPadding(),
               {});
-    Value gy = op.getOutputGrad();
     bool includePad = op.getCountIncludePad();
     rewriter.replaceOp(
-        op, gatherWindows(rewriter, loc, w, result,
-                          [&](OpBuilder &b, Location l, ArrayRef<Value> o,
-                              Value) -> Value {
-                            SmallVector<Value> at = {
-                                linalg::IndexOp::create(b, l, 0),
-                                linalg::IndexOp::create(b, l, 1)};
-                            at.append(o.begin(), o.end());
-                            Value g = widen(
-                                b, l, tensor::ExtractOp::create(b, l, gy, at));
-                            Value d = averageDivisor(b, l, w, o, includePad,
-                                                     g.getType());
+        op, gatherWindows(rewriter, loc, w, result, op.getOutputGrad(),
+                          [&](OpBuilder &b, Location l, ArrayRef<Value> at,
+                              Value g, Value) -> Value {
+                            Value d = averageDivisor(b, l, w, at.drop_front(2),
+                                                     includePad, g.getType());
                             // A window covering nothing gives nothing.
                             Value zero = scalarConstant(b, l, g.getType(), 0.0);
                             return arith::SelectOp::create(

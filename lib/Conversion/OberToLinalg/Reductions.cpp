@@ -101,10 +101,6 @@ struct ReductionLowering : OpRewritePattern<Op> {
   bool mean;
 };
 
-Value isNaN(OpBuilder &b, Location loc, Value v) {
-  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
-}
-
 /// argmax and argmin: one generic along the axis carrying the best index
 /// and value; NaN wins (the first one, or the last with
 /// `select_last_index`), as in the interpreter.
@@ -135,8 +131,7 @@ template <typename Op> struct ArgReduceLowering : OpRewritePattern<Op> {
     Value index0 = filled(rewriter, loc, indexType,
                           arith::ConstantOp::create(
                               rewriter, loc, rewriter.getI64IntegerAttr(-1)));
-    Value value0 = filled(rewriter, loc, indexType.clone(acc),
-                          scalarConstant(rewriter, loc, acc, 0.0));
+    Value value0 = zeros(rewriter, loc, indexType.clone(acc));
     AffineMap outMap =
         AffineMap::get(rank, 0, outExprs, rewriter.getContext());
     auto generic = linalg::GenericOp::create(
@@ -144,42 +139,15 @@ template <typename Op> struct ArgReduceLowering : OpRewritePattern<Op> {
         ValueRange{op.getInput()}, ValueRange{index0, value0},
         {rewriter.getMultiDimIdentityMap(rank), outMap, outMap}, iterators,
         [&](OpBuilder &b, Location l, ValueRange v) {
+          // `best` is the index held (-1: none yet), `x` its value.
           Value y = widen(b, l, v[0]), best = v[1], x = v[2];
           Value j = arith::IndexCastOp::create(
               b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
-          auto cmpi = [&](arith::CmpIPredicate p, Value a, Value c) {
-            return arith::CmpIOp::create(b, l, p, a, c).getResult();
-          };
-          Value none = cmpi(arith::CmpIPredicate::slt, best,
-                            arith::ConstantOp::create(b, l,
-                                                      b.getI64IntegerAttr(0)));
-          Value better;
-          if (isa<FloatType>(acc)) {
-            auto cmpf = [&](arith::CmpFPredicate p) {
-              return arith::CmpFOp::create(b, l, p, y, x).getResult();
-            };
-            Value wins = cmpf(isMax ? arith::CmpFPredicate::OGT
-                                    : arith::CmpFPredicate::OLT);
-            if (last)
-              wins = arith::OrIOp::create(b, l, wins,
-                                          cmpf(arith::CmpFPredicate::OEQ));
-            // A NaN held keeps (unless a later NaN takes it with
-            // select_last_index); a NaN met wins over a number.
-            Value xNaN = isNaN(b, l, x), yNaN = isNaN(b, l, y);
-            Value overNaN = last ? yNaN
-                                 : arith::ConstantOp::create(
-                                       b, l, b.getBoolAttr(false)).getResult();
-            better = arith::SelectOp::create(
-                b, l, xNaN, overNaN, arith::OrIOp::create(b, l, yNaN, wins));
-          } else {
-            better = cmpi(isMax ? arith::CmpIPredicate::sgt
-                                : arith::CmpIPredicate::slt,
-                          y, x);
-            if (last)
-              better = arith::OrIOp::create(
-                  b, l, better, cmpi(arith::CmpIPredicate::eq, y, x));
-          }
-          Value take = arith::OrIOp::create(b, l, none, better);
+          Value none = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::slt, best,
+              arith::ConstantOp::create(b, l, b.getI64IntegerAttr(0)));
+          Value take = arith::OrIOp::create(
+              b, l, none, replacesBest(b, l, y, x, isMax, last));
           linalg::YieldOp::create(
               b, l,
               ValueRange{arith::SelectOp::create(b, l, take, j, best),
@@ -230,8 +198,7 @@ struct CumSumLowering : OpRewritePattern<CumSumOp> {
     auto round = [&](OpBuilder &b, Location l, ValueRange v) {
       return narrow(b, l, v[0], element);
     };
-    Value zero = filled(rewriter, loc, slice.clone(acc),
-                        scalarConstant(rewriter, loc, acc, 0.0));
+    Value zero = zeros(rewriter, loc, slice.clone(acc));
     Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                          element);
     Value lower = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -259,6 +226,40 @@ struct CumSumLowering : OpRewritePattern<CumSumOp> {
 };
 
 } // namespace
+
+Value lowering::isNaN(OpBuilder &b, Location loc, Value v) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+}
+
+Value lowering::replacesBest(OpBuilder &b, Location loc, Value candidate,
+                             Value best, bool isMax, bool last) {
+  if (!isa<FloatType>(candidate.getType())) {
+    Value wins = arith::CmpIOp::create(
+        b, loc, isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+        candidate, best);
+    if (!last)
+      return wins;
+    return arith::OrIOp::create(
+        b, loc, wins,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, candidate,
+                              best));
+  }
+  auto cmpf = [&](arith::CmpFPredicate p) {
+    return arith::CmpFOp::create(b, loc, p, candidate, best).getResult();
+  };
+  Value wins =
+      cmpf(isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT);
+  if (last)
+    wins = arith::OrIOp::create(b, loc, wins, cmpf(arith::CmpFPredicate::OEQ));
+  // A NaN held keeps (unless a later NaN takes it, for the last); a NaN met
+  // wins over a number.
+  Value heldNaN = isNaN(b, loc, best), metNaN = isNaN(b, loc, candidate);
+  Value overNaN = last ? metNaN
+                       : arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
+                             .getResult();
+  return arith::SelectOp::create(b, loc, heldNaN, overNaN,
+                                 arith::OrIOp::create(b, loc, metNaN, wins));
+}
 
 Value lowering::reduceDims(OpBuilder &b, Location loc, Value input,
                            ArrayRef<int64_t> axes, Combine kind) {

@@ -70,6 +70,10 @@ Value lowering::filled(OpBuilder &b, Location loc, RankedTensorType type,
   return linalg::FillOp::create(b, loc, value, empty).getResult(0);
 }
 
+Value lowering::zeros(OpBuilder &b, Location loc, RankedTensorType type) {
+  return filled(b, loc, type, scalarConstant(b, loc, type.getElementType(), 0.0));
+}
+
 namespace {
 
 struct ConstantLowering : OpRewritePattern<ConstantOp> {
@@ -333,8 +337,7 @@ struct PadLowering : OpRewritePattern<PadOp> {
                   b, l, past,
                   arith::SubIOp::create(b, l, c(2 * (size - 1)), i), i);
             }
-            at.push_back(arith::MinSIOp::create(
-                b, l, arith::MaxSIOp::create(b, l, i, c(0)), c(size - 1)));
+            at.push_back(clampIndex(b, l, i, size));
           }
           linalg::YieldOp::create(
               b, l, tensor::ExtractOp::create(b, l, input, at).getResult());
