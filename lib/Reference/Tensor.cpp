@@ -6,24 +6,18 @@
 
 #include "ober/Reference/Tensor.h"
 
-#include "llvm/ADT/APFloat.h"
+#include "ober/Runtime/DType.h"
 
-#include <cstring>
+#include "llvm/ADT/APFloat.h"
 
 using namespace mlir;
 using namespace mlir::ober::reference;
 
-/// bf16: keep the top 16 bits of the float, rounding to nearest even.
+/// bf16 by the runtime's rounding (ober/Runtime/DType.h).
 static double roundToBF16(double v) {
-  float f = static_cast<float>(v);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7f800000u) == 0x7f800000u) // inf or NaN: keep, quiet NaNs
-    return (bits & 0x007fffffu) ? v : static_cast<double>(f);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  bits &= 0xffff0000u;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  uint16_t bits;
+  ::ober::rt::storeFloat(::ober::rt::DType::BF16, &bits, v);
+  return ::ober::rt::loadFloat(::ober::rt::DType::BF16, &bits);
 }
 
 double mlir::ober::reference::roundToFloat(Type elementType, double v) {

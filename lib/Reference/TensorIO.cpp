@@ -67,19 +67,6 @@ template <typename T> T load(const char *p) {
 }
 template <typename T> void store(char *p, T v) { std::memcpy(p, &v, sizeof(T)); }
 
-double loadFloat(DType dtype, const char *p) {
-  switch (dtype) {
-  case DType::F16: return static_cast<double>(load<_Float16>(p));
-  case DType::BF16: {
-    uint32_t bits = static_cast<uint32_t>(load<uint16_t>(p)) << 16;
-    return static_cast<double>(load<float>(reinterpret_cast<char *>(&bits)));
-  }
-  case DType::F32: return load<float>(p);
-  case DType::F64: return load<double>(p);
-  default: return 0;
-  }
-}
-
 int64_t loadInt(DType dtype, const char *p) {
   switch (dtype) {
   case DType::Bool: return load<uint8_t>(p) != 0;
@@ -154,7 +141,7 @@ std::optional<Tensor> mlir::ober::reference::decodeTensor(
   for (int64_t i = 0, e = t.getNumElements(); i < e; ++i) {
     const char *p = bytes.data() + i * size;
     if (floatTarget)
-      t.setFloat(i, loadFloat(dtype, p));
+      t.setFloat(i, ::ober::rt::loadFloat(dtype, p));
     else
       t.setInt(i, loadInt(dtype, p));
   }
@@ -212,16 +199,10 @@ void mlir::ober::reference::encodeTensor(const Tensor &tensor, bool bf16AsF32,
   for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
     char *p = bytes.data() + i * size;
     switch (dtype) {
-    case DType::F16: store(p, static_cast<_Float16>(tensor.getFloat(i))); break;
-    case DType::BF16: {
-      float f = static_cast<float>(tensor.getFloat(i)); // already bf16-exact
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      store(p, static_cast<uint16_t>(bits >> 16));
-      break;
-    }
-    case DType::F32: store(p, static_cast<float>(tensor.getFloat(i))); break;
-    case DType::F64: store(p, tensor.getFloat(i)); break;
+    case DType::F16:
+    case DType::BF16:
+    case DType::F32:
+    case DType::F64: ::ober::rt::storeFloat(dtype, p, tensor.getFloat(i)); break;
     case DType::Bool: store(p, static_cast<uint8_t>(tensor.getInt(i) != 0)); break;
     case DType::I8: store(p, static_cast<int8_t>(tensor.getInt(i))); break;
     case DType::U8: store(p, static_cast<uint8_t>(tensor.getInt(i))); break;

@@ -6,6 +6,9 @@
 
 #include "ober/Runtime/DType.h"
 
+#include <cstdint>
+#include <cstring>
+
 using namespace ober::rt;
 
 namespace {
@@ -36,4 +39,54 @@ std::optional<DType> ober::rt::dtypeFromSafeTensorsName(const std::string &name)
     if (name == i.safetensors)
       return i.type;
   return std::nullopt;
+}
+
+namespace {
+template <typename T> T load(const void *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <typename T> void store(void *p, T v) { std::memcpy(p, &v, sizeof(T)); }
+
+/// The bf16 nearest to `f` (ties to even); a NaN stays a (quiet) NaN.
+uint16_t bf16Bits(float f) {
+  uint32_t bits = load<uint32_t>(&f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+} // namespace
+
+double ober::rt::loadFloat(DType type, const void *p) {
+  switch (type) {
+  case DType::F16:
+    return static_cast<double>(load<_Float16>(p));
+  case DType::BF16: {
+    uint32_t bits = static_cast<uint32_t>(load<uint16_t>(p)) << 16;
+    return load<float>(&bits);
+  }
+  case DType::F32:
+    return load<float>(p);
+  case DType::F64:
+    return load<double>(p);
+  default:
+    return 0;
+  }
+}
+
+void ober::rt::storeFloat(DType type, void *p, double value) {
+  switch (type) {
+  case DType::F16:
+    return store(p, static_cast<_Float16>(value));
+  case DType::BF16:
+    return store(p, bf16Bits(static_cast<float>(value)));
+  case DType::F32:
+    return store(p, static_cast<float>(value));
+  case DType::F64:
+    return store(p, value);
+  default:
+    return;
+  }
 }

@@ -18,37 +18,40 @@ namespace {
 
 constexpr int kManifestVersion = 2;
 
-struct RoleName {
-  ArgRole role;
+/// The manifest's name of each value of an enum.
+template <typename E> struct Named {
+  E value;
   const char *name;
 };
-constexpr RoleName kArgRoles[] = {{ArgRole::Parameter, "param"},
-                                  {ArgRole::State, "state"},
-                                  {ArgRole::Batch, "batch"},
-                                  {ArgRole::LearningRate, "lr"},
-                                  {ArgRole::Input, "input"}};
-struct ResultRoleName {
-  ResultRole role;
-  const char *name;
-};
-constexpr ResultRoleName kResultRoles[] = {{ResultRole::Parameter, "param"},
-                                           {ResultRole::State, "state"},
-                                           {ResultRole::Loss, "loss"},
-                                           {ResultRole::Output, "output"}};
-struct InitName {
-  InitKind kind;
-  const char *name;
-};
-constexpr InitName kInits[] = {{InitKind::Normal, "normal"},
-                               {InitKind::Ones, "ones"},
-                               {InitKind::Zeros, "zeros"}};
+constexpr Named<ArgRole> kArgRoles[] = {{ArgRole::Parameter, "param"},
+                                        {ArgRole::State, "state"},
+                                        {ArgRole::Batch, "batch"},
+                                        {ArgRole::LearningRate, "lr"},
+                                        {ArgRole::Input, "input"}};
+constexpr Named<ResultRole> kResultRoles[] = {{ResultRole::Parameter, "param"},
+                                              {ResultRole::State, "state"},
+                                              {ResultRole::Loss, "loss"},
+                                              {ResultRole::Output, "output"}};
+constexpr Named<InitKind> kInits[] = {{InitKind::Normal, "normal"},
+                                      {InitKind::Ones, "ones"},
+                                      {InitKind::Zeros, "zeros"}};
 
-template <typename Table, typename Key>
-const char *nameOf(const Table &table, Key key) {
-  for (const auto &entry : table)
-    if (entry.role == key)
+template <typename E, size_t N>
+const char *nameOf(const Named<E> (&table)[N], E value) {
+  for (const Named<E> &entry : table)
+    if (entry.value == value)
       return entry.name;
   return "?";
+}
+
+template <typename E, size_t N>
+bool lookup(const Named<E> (&table)[N], const std::string &name, E &out) {
+  for (const Named<E> &entry : table)
+    if (name == entry.name) {
+      out = entry.value;
+      return true;
+    }
+  return false;
 }
 
 std::string shapeJson(const std::vector<int64_t> &shape) {
@@ -105,16 +108,6 @@ struct Reader {
   }
 };
 
-template <typename Table, typename Out>
-bool lookup(const Table &table, const std::string &name, Out &out) {
-  for (const auto &entry : table)
-    if (name == entry.name) {
-      out = entry.role;
-      return true;
-    }
-  return false;
-}
-
 } // namespace
 
 std::vector<size_t> Program::argsWith(ArgRole role) const {
@@ -151,13 +144,9 @@ std::string ober::rt::writeProgram(const Program &p) {
        << nameOf(kArgRoles, a.role) << "\", \"name\": " << json::quote(a.name)
        << ", \"dtype\": \"" << dtypeSafeTensorsName(a.dtype)
        << "\", \"shape\": " << shapeJson(a.shape);
-    if (a.role == ArgRole::Parameter) {
-      const char *init = "?";
-      for (const InitName &n : kInits)
-        if (n.kind == a.init)
-          init = n.name;
-      os << ", \"init\": \"" << init << "\", \"key\": \"" << a.initKey << "\"";
-    }
+    if (a.role == ArgRole::Parameter)
+      os << ", \"init\": \"" << nameOf(kInits, a.init) << "\", \"key\": \""
+         << a.initKey << "\"";
     os << "}";
   }
   os << "],\n \"results\": [";
@@ -231,13 +220,7 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
       const json::Value *key = r.field(a, "key", json::Value::String);
       if (!init || !key)
         break;
-      bool known = false;
-      for (const InitName &n : kInits)
-        if (init->string == n.name) {
-          arg.init = n.kind;
-          known = true;
-        }
-      if (!known) {
+      if (!lookup(kInits, init->string, arg.init)) {
         r.fail("unknown init '" + init->string + "'");
         break;
       }

@@ -147,16 +147,18 @@ LogicalResult writeParameters(func::FuncOp func,
   return success();
 }
 
-/// Functions with bodies renamed `ober_fn_<name>` (a model's `main` must
-/// not become the executable's); declarations of the kernel library keep
-/// their names.
+/// The name function `name` links under: `ober_fn_<name>` (a model's
+/// `main` must not become the executable's).
+std::string linkName(StringRef name) { return ("ober_fn_" + name).str(); }
+
+/// Functions with bodies renamed by linkName; declarations of the kernel
+/// library keep their names.
 LogicalResult renameForLinking(ModuleOp module) {
   SymbolTable table(module);
   for (auto f : llvm::to_vector(module.getOps<func::FuncOp>())) {
     if (f.isExternal())
       continue;
-    std::string name = ("ober_fn_" + f.getSymName()).str();
-    if (failed(table.rename(f, name)))
+    if (failed(table.rename(f, linkName(f.getSymName()))))
       return f.emitError("cannot rename for linking");
   }
   return success();
@@ -305,8 +307,8 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   buildCPUPipeline(pm);
   if (failed(pm.run(*lowered)))
     return failure();
-  markResultsInPlace(*lowered, ("ober_fn_" + func.getSymName()).str(),
-                     *program);
+  std::string entry = linkName(func.getSymName());
+  markResultsInPlace(*lowered, entry, *program);
   listKernels(*lowered, *program);
 
   std::string target = options.output;
@@ -323,7 +325,7 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   emission.kind = options.emit == ExecutableOptions::LLVMIR
                       ? ProgramEmission::LLVMIR
                       : ProgramEmission::Object;
-  emission.function = ("ober_fn_" + func.getSymName()).str();
+  emission.function = entry;
   emission.numArgs = func.getNumArguments();
   emission.manifest = rt::writeProgram(*program);
   emission.cpu = options.cpu;

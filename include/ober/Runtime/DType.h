@@ -28,6 +28,14 @@ const char *dtypeName(DType type);
 const char *dtypeSafeTensorsName(DType type);
 std::optional<DType> dtypeFromSafeTensorsName(const std::string &name);
 
+/// The element of float type `type` (F16, BF16, F32, F64) at `p`, as a
+/// double; 0 for other types.
+double loadFloat(DType type, const void *p);
+/// Stores `value` at `p` as `type` (F16, BF16, F32, F64), rounded to
+/// nearest, ties to even (bf16 through f32, as the interpreter rounds);
+/// NaN stays NaN. Other types are left alone.
+void storeFloat(DType type, void *p, double value);
+
 } // namespace ober::rt
 
 #endif // OBER_RUNTIME_DTYPE_H

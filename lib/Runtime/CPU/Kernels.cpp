@@ -201,6 +201,7 @@ struct ConvGeometry {
 struct ConvForward {
   dnnl::convolution_forward primitive;
   Staged src, weights, dst;
+  memory::desc bias; // plain [O], when the convolution has one
 };
 
 std::unique_ptr<ConvForward> makeConv(const std::vector<int64_t> &f) {
@@ -211,6 +212,7 @@ std::unique_ptr<ConvForward> makeConv(const std::vector<int64_t> &f) {
   conv->src.prepare(g.src, pd.src_desc(), true, false);
   conv->weights.prepare(g.weights, pd.weights_desc(), true, false);
   conv->dst.prepare(g.dst, pd.dst_desc(), false, true);
+  conv->bias = g.bias;
   return conv;
 }
 
@@ -315,8 +317,7 @@ void _mlir_ciface_ober_rt_cpu_conv(const ober_rt_buffer *desc,
         {DNNL_ARG_WEIGHTS, conv.weights.input(dataOf(w))},
         {DNNL_ARG_DST, conv.dst.output(dataOf(y))}};
     if (f[OBER_CONV_HAS_BIAS])
-      args[DNNL_ARG_BIAS] = memory({{f[OBER_CONV_O]}, kF32, Tag::x},
-                                   context().engine, dataOf(bias));
+      args[DNNL_ARG_BIAS] = memory(conv.bias, context().engine, dataOf(bias));
     conv.primitive.execute(context().stream, args);
     conv.dst.finish(dataOf(y));
   });

@@ -19,8 +19,9 @@ using namespace mlir;
 namespace {
 
 /// The last op of `dealloc`'s block that uses its buffer or anything that
-/// may alias it; nullptr when a use escapes the block's reach (a
-/// terminator, or an op outside the block).
+/// may alias it (nullptr when none does and the buffer comes from outside
+/// the block); failure when a use escapes the block's reach (a terminator,
+/// or an op outside the block).
 FailureOr<Operation *> lastUse(memref::DeallocOp dealloc) {
   Block *block = dealloc->getBlock();
   llvm::SetVector<Value> aliases;

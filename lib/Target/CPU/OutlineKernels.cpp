@@ -40,11 +40,11 @@ bool copiedIn(Value v) {
           isa<memref::GetGlobalOp>(def));
 }
 
-/// Kernels by their text (with a placeholder name): a loop nest that is
-/// written the same way in every layer of a model is compiled once.
+/// Kernels by their text, their names left out: a loop nest written the
+/// same way in every layer of a model is compiled once.
 using KernelsByText = llvm::StringMap<func::FuncOp>;
 
-/// `kernel`'s text without its name.
+/// `kernel`'s text, printed under one fixed name.
 std::string keyOf(func::FuncOp kernel) {
   StringAttr name = kernel.getSymNameAttr();
   kernel.setSymName("kernel");
