@@ -31,6 +31,7 @@ packages=(
   libopenblas0-pthread         # fast BLAS for numpy and torch in the tests
   libdnnl-dev                  # the CPU kernel library (matmul, convolution)
   libomp-22-dev                # LLVM's OpenMP: generated loops' threads (and oneDNN's)
+  openmpi-bin libopenmpi-dev   # the MPI transport: executables under mpirun
   libclang-rt-22-dev           # libFuzzer and sanitizers for the fuzz target
 )
 

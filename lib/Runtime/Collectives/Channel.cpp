@@ -1,0 +1,314 @@
+//===- Channel.cpp - one rank's asynchronous collectives ------------------===//
+//
+// Part of Ober-Train's runtime (no MLIR). The channel's thread takes the
+// operations in the order they were started and runs each on the
+// transport, rearranging blocks where the axis a collective works along is
+// not the outermost (transports move whole per-member blocks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/Comm.h"
+
+#include <chrono>
+#include <cstring>
+
+using namespace ober::rt;
+
+Transport::~Transport() = default;
+
+namespace {
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to && i < v.size(); ++i)
+    p *= v[i];
+  return p;
+}
+
+/// Copies between [parts][outer][inner] (`partsMajor`) and
+/// [outer][parts][inner] layouts; `inner` is in bytes.
+void regroup(const char *src, char *dst, int64_t outer, int64_t parts,
+             int64_t inner, bool srcPartsMajor) {
+  for (int64_t p = 0; p < parts; ++p)
+    for (int64_t o = 0; o < outer; ++o) {
+      const char *s = srcPartsMajor ? src + (p * outer + o) * inner
+                                    : src + (o * parts + p) * inner;
+      char *d = srcPartsMajor ? dst + (o * parts + p) * inner
+                              : dst + (p * outer + o) * inner;
+      std::memcpy(d, s, inner);
+    }
+}
+
+/// A tensor of `shape` split along `axis` into `parts` blocks, as
+/// [outer][parts][inner bytes].
+struct Blocks {
+  int64_t outer, parts, inner;
+  Blocks(const std::vector<int64_t> &shape, int64_t axis, int64_t parts,
+         size_t elementBytes)
+      : outer(product(shape, 0, axis)), parts(parts),
+        inner(shape[axis] / parts * product(shape, axis + 1, shape.size()) *
+              static_cast<int64_t>(elementBytes)) {}
+  int64_t bytesPerPart() const { return outer * inner; }
+};
+
+thread_local Channel *current = nullptr;
+
+void defaultFatal(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+FatalHandler fatalHandler = defaultFatal;
+} // namespace
+
+void ober::rt::setCurrentChannel(Channel *channel) { current = channel; }
+Channel *ober::rt::currentChannel() { return current; }
+void ober::rt::setFatalHandler(FatalHandler handler) {
+  fatalHandler = handler ? handler : defaultFatal;
+}
+
+Channel::Channel(Transport &transport, Grid grid, int64_t rank,
+                 const std::vector<std::vector<int64_t>> &groups)
+    : transport(transport), layout(std::move(grid)), self(rank),
+      groupAxes(groups) {
+  std::vector<GroupSpec> specs;
+  for (const std::vector<int64_t> &axes : groupAxes) {
+    for (int64_t a : axes)
+      if (a < 0 || a >= static_cast<int64_t>(layout.shape().size()))
+        throw CommError("a group names grid axis " + std::to_string(a) +
+                        " of a rank-" +
+                        std::to_string(layout.shape().size()) + " grid");
+    groupMembers.push_back(layout.group(self, axes));
+    specs.push_back({groupMembers.back(), layout.groupIndex(self, axes)});
+  }
+  transport.createGroups(specs);
+  lastProgress = now();
+  worker = std::thread([this] { loop(); });
+}
+
+Channel::~Channel() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  worker.join();
+}
+
+int64_t Channel::start(const CollectiveDesc &desc, const void *in, void *out) {
+  if (desc.group < 0 || desc.group >= static_cast<int64_t>(groupAxes.size()))
+    throw CommError(std::string(desc.kindName()) + " names group " +
+                    std::to_string(desc.group) + " of " +
+                    std::to_string(groupAxes.size()));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (queue.empty())
+    lastProgress = now();
+  queue.push_back({nextId, desc, in, out});
+  changed.notify_all();
+  return nextId++;
+}
+
+void Channel::wait(int64_t handle) {
+  std::unique_lock<std::mutex> lock(mutex);
+  changed.wait(lock,
+               [&] { return doneThrough >= handle || !failure.empty(); });
+  if (!failure.empty())
+    throw CommError(failure);
+}
+
+void Channel::run(const CollectiveDesc &desc, const void *in, void *out) {
+  wait(start(desc, in, out));
+}
+
+double Channel::stalledSeconds() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return queue.empty() ? 0 : now() - lastProgress;
+}
+
+std::string Channel::pendingDescription() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return queue.empty() ? "nothing" : describe(queue.front().desc);
+}
+
+std::string Channel::describe(const CollectiveDesc &desc) const {
+  std::string axes;
+  for (int64_t a : desc.gridAxes)
+    axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+  std::string text = std::string(desc.kindName()) + " over grid axes [" + axes +
+                     "]";
+  if (desc.kind == OBER_COLL_SEND || desc.kind == OBER_COLL_RECV) {
+    int64_t peer = layout.moveAlong(self, desc.gridAxes, desc.peer);
+    return text + (desc.kind == OBER_COLL_SEND ? " to rank " : " from rank ") +
+           std::to_string(peer) + " (tag " + std::to_string(desc.tag) + ")";
+  }
+  std::string members;
+  if (desc.group >= 0 && desc.group < static_cast<int64_t>(groupMembers.size()))
+    for (int64_t m : groupMembers[desc.group])
+      members += (members.empty() ? "" : ", ") + std::to_string(m);
+  return text + " (ranks " + members + ")";
+}
+
+void Channel::loop() {
+  for (;;) {
+    Task task;
+    bool failed;
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return;
+      task = queue.front();
+      failed = !failure.empty();
+    }
+    std::string error;
+    if (!failed) {
+      try {
+        execute(task);
+      } catch (const std::exception &e) {
+        error = "rank " + std::to_string(self) + ": " + describe(task.desc) +
+                ": " + e.what();
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.pop_front();
+    doneThrough = task.id;
+    lastProgress = now();
+    if (!error.empty() && failure.empty())
+      failure = error;
+    changed.notify_all();
+  }
+}
+
+void Channel::execute(const Task &task) {
+  const CollectiveDesc &d = task.desc;
+  size_t esize = dtypeSize(d.dtype);
+  int64_t count = product(d.shape, 0, d.shape.size());
+  int64_t bytes = count * static_cast<int64_t>(esize);
+  const char *in = static_cast<const char *>(task.in);
+  char *out = static_cast<char *>(task.out);
+  if (d.kind == OBER_COLL_SEND || d.kind == OBER_COLL_RECV) {
+    int64_t peer = layout.moveAlong(self, d.gridAxes, d.peer);
+    if (d.kind == OBER_COLL_SEND)
+      transport.send(peer, d.tag, in, bytes);
+    else
+      transport.recv(peer, d.tag, out, bytes);
+    return;
+  }
+  const std::vector<int64_t> &members = groupMembers[d.group];
+  int64_t n = static_cast<int64_t>(members.size());
+  int64_t index = 0;
+  while (members[index] != self)
+    ++index;
+  size_t g = static_cast<size_t>(d.group);
+  switch (d.kind) {
+  case OBER_COLL_ALL_REDUCE:
+    transport.allReduce(g, in, out, count, d.dtype, d.reduction);
+    return;
+  case OBER_COLL_BROADCAST: {
+    std::vector<int64_t> sub(d.gridAxes.size());
+    for (size_t i = 0; i < sub.size(); ++i)
+      sub[i] = layout.shape()[d.gridAxes[i]];
+    int64_t root = Grid(sub).rankAt(d.peer);
+    std::memcpy(out, in, bytes);
+    transport.broadcast(g, out, bytes, root);
+    return;
+  }
+  case OBER_COLL_ALL_GATHER: {
+    Blocks b(d.shape, d.axis, 1, esize);
+    if (b.outer == 1)
+      return transport.allGather(g, in, out, bytes);
+    std::vector<char> all(bytes * n);
+    transport.allGather(g, in, all.data(), bytes);
+    regroup(all.data(), out, b.outer, n, b.inner, /*srcPartsMajor=*/true);
+    return;
+  }
+  case OBER_COLL_REDUCE_SCATTER: {
+    Blocks b(d.shape, d.axis, n, esize);
+    int64_t per = count / n;
+    if (b.outer == 1)
+      return transport.reduceScatter(g, in, out, per, d.dtype, d.reduction);
+    std::vector<char> packed(bytes);
+    regroup(in, packed.data(), b.outer, n, b.inner, /*srcPartsMajor=*/false);
+    transport.reduceScatter(g, packed.data(), out, per, d.dtype, d.reduction);
+    return;
+  }
+  case OBER_COLL_ALL_SLICE: {
+    Blocks b(d.shape, d.axis, n, esize);
+    for (int64_t o = 0; o < b.outer; ++o)
+      std::memcpy(out + o * b.inner, in + (o * n + index) * b.inner, b.inner);
+    return;
+  }
+  case OBER_COLL_ALL_TO_ALL: {
+    Blocks split(d.shape, d.axis, n, esize);
+    std::vector<char> sendBuf(bytes), recvBuf(bytes);
+    regroup(in, sendBuf.data(), split.outer, n, split.inner,
+            /*srcPartsMajor=*/false);
+    transport.allToAll(g, sendBuf.data(), recvBuf.data(),
+                       split.bytesPerPart());
+    std::vector<int64_t> block = d.shape;
+    block[d.axis] /= n;
+    Blocks joined(block, d.concatAxis, 1, esize);
+    regroup(recvBuf.data(), out, joined.outer, n, joined.inner,
+            /*srcPartsMajor=*/true);
+    return;
+  }
+  default:
+    throw CommError("unknown collective kind " + std::to_string(d.kind));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The C ABI of generated code.
+//===----------------------------------------------------------------------===//
+
+namespace {
+const char *dataOf(ober_rt_buffer *b, size_t elementBytes) {
+  return static_cast<const char *>(b->descriptor->aligned) +
+         b->descriptor->offset * static_cast<int64_t>(elementBytes);
+}
+
+/// The descriptor's fields: a rank-1 memref of i64 {.., size, stride}.
+CollectiveDesc descriptorOf(ober_rt_buffer *desc) {
+  const auto *fields = reinterpret_cast<const int64_t *>(
+      dataOf(desc, sizeof(int64_t)));
+  const auto *sizes = reinterpret_cast<const int64_t *>(desc->descriptor + 1);
+  return CollectiveDesc::parse(fields, desc->rank == 1 ? sizes[0] : 0);
+}
+
+Channel &channelOrDie() {
+  if (!current)
+    fatalHandler("a collective ran on a thread that runs no rank");
+  return *current;
+}
+} // namespace
+
+extern "C" int64_t _mlir_ciface_ober_rt_coll_start(ober_rt_buffer *desc,
+                                                   ober_rt_buffer *in,
+                                                   ober_rt_buffer *out) {
+  Channel &channel = channelOrDie();
+  try {
+    CollectiveDesc d = descriptorOf(desc);
+    size_t esize = dtypeSize(d.dtype);
+    return channel.start(d, dataOf(in, esize),
+                         const_cast<char *>(dataOf(out, esize)));
+  } catch (const std::exception &e) {
+    fatalHandler("rank " + std::to_string(channel.rank()) + ": " + e.what());
+    return 0;
+  }
+}
+
+extern "C" void _mlir_ciface_ober_rt_coll_wait(int64_t handle,
+                                               ober_rt_buffer *,
+                                               ober_rt_buffer *) {
+  Channel &channel = channelOrDie();
+  try {
+    channel.wait(handle);
+  } catch (const std::exception &e) {
+    fatalHandler(e.what());
+  }
+}
