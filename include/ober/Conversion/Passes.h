@@ -17,6 +17,12 @@ namespace mlir::ober {
 /// desc = array<i64: ...>} (ober/Runtime/CPUKernels.h).
 constexpr llvm::StringLiteral kKernelsAttrName = "ober_cpu.kernels";
 
+/// Where convert-shard-to-runtime lists the grid axes of each group kind
+/// the program's collectives use (an array of `array<i64: ...>`), and the
+/// shape of the grid (`array<i64: ...>`).
+constexpr llvm::StringLiteral kGroupsAttrName = "ober_rt.groups";
+constexpr llvm::StringLiteral kGridAttrName = "ober_rt.grid";
+
 #define GEN_PASS_DECL
 #include "ober/Conversion/Passes.h.inc"
 

@@ -72,4 +72,40 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def ConvertShardToRuntime : Pass<"convert-shard-to-runtime", "ModuleOp"> {
+  let summary = "Lower collectives and pipeline transfers to runtime calls";
+  let description = [{
+    Rewrites each `shard` collective of a partitioned program
+    (`all_reduce`, `all_gather`, `reduce_scatter`, `all_to_all`,
+    `broadcast`, `all_slice`, `send`, `recv`) into an asynchronous pair of
+    calls into the collectives runtime (`ober/Runtime/Collectives.h`):
+
+    ```
+    %h = call @ober_rt_coll_start_f32(%desc, %in, %out)
+    ... (everything that does not need the result)
+    call @ober_rt_coll_wait_f32(%h, %in, %out)
+    %r = bufferization.to_tensor %out
+    ```
+
+    The wait goes as late as the data allows: just before the first later
+    op of the block that uses the result or the input (else before the
+    block's end), so that no op writes over the input's buffer in place
+    while the runtime reads it; the wait's use of that buffer keeps it
+    allocated until then. `%desc` is a constant
+    descriptor: the kind, element type, reduction, axes, the `ober.tag` of
+    a transfer, its peer's grid coordinates, and the index of its grid
+    axes among the module's groups, listed in the module attribute
+    `ober_rt.groups` (one array of grid axes per group kind) so that an
+    executable creates every communicator before the first step. The
+    `shard.grid` goes; its shape is the module attribute `ober_rt.grid`.
+
+    Refused, naming the op: other `shard` ops, dynamic peers, reductions
+    other than sum, max, min and product, element types the runtime does
+    not move.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // OBER_CONVERSION_PASSES_TD

@@ -31,8 +31,15 @@
 extern "C" {
 #endif
 
+/* Generated code calls start and wait by element type: the names below
+   followed by `_` and the type's NumPy name (ober::rt::dtypeName), e.g.
+   `ober_rt_coll_start_float32`; the runtime defines one pair per type of
+   this list. */
 #define OBER_RT_COLL_START "ober_rt_coll_start"
 #define OBER_RT_COLL_WAIT "ober_rt_coll_wait"
+#define OBER_RT_COLL_TYPES(X)                                                  \
+  X(float16) X(bfloat16) X(float32) X(float64) X(bool) X(int8) X(uint8)        \
+      X(int16) X(int32) X(int64)
 
 /// What a collective does. Groups are the ranks that differ only on the
 /// descriptor's grid axes (ober/Runtime/Grid.h), ordered by their
@@ -75,12 +82,14 @@ enum ober_rt_coll_field {
 
 /// Starts the collective `desc` on `in` into `out` (recv ignores `in`;
 /// send writes nothing) and returns its handle.
-int64_t _mlir_ciface_ober_rt_coll_start(ober_rt_buffer *desc,
-                                        ober_rt_buffer *in,
-                                        ober_rt_buffer *out);
 /// Waits for the collective `handle`; `in` and `out` are its buffers.
-void _mlir_ciface_ober_rt_coll_wait(int64_t handle, ober_rt_buffer *in,
-                                    ober_rt_buffer *out);
+#define OBER_RT_COLL_DECLARE(T)                                                \
+  int64_t _mlir_ciface_ober_rt_coll_start_##T(                                 \
+      ober_rt_buffer *desc, ober_rt_buffer *in, ober_rt_buffer *out);         \
+  void _mlir_ciface_ober_rt_coll_wait_##T(int64_t handle, ober_rt_buffer *in, \
+                                          ober_rt_buffer *out);
+OBER_RT_COLL_TYPES(OBER_RT_COLL_DECLARE)
+#undef OBER_RT_COLL_DECLARE
 
 #ifdef __cplusplus
 }

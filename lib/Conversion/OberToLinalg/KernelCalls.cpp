@@ -18,6 +18,7 @@
 #include "Lowering.h"
 
 #include "ober/Conversion/Passes.h"
+#include "ober/Conversion/RuntimeCalls.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,28 +30,17 @@ using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::lowering;
 
-/// The buffer alignment of kernel operands and results (a cache line).
-static constexpr int64_t kKernelAlignment = 64;
-
 /// The constant global holding `fields` for kernel `name`
-/// (`@__<name>_desc<n>`), shared by calls with equal fields; a new one is
-/// listed in the module's kKernelsAttrName.
-static memref::GlobalOp descriptorGlobal(OpBuilder &b, ModuleOp module,
+/// (`@__<name>_desc<n>`); a new one is listed in the module's
+/// kKernelsAttrName.
+static memref::GlobalOp kernelDescriptor(OpBuilder &b, ModuleOp module,
                                          StringRef name,
                                          ArrayRef<int64_t> fields) {
-  auto type = MemRefType::get({static_cast<int64_t>(fields.size())},
-                              b.getI64Type());
-  auto value = DenseIntElementsAttr::get(
-      RankedTensorType::get(type.getShape(), b.getI64Type()), fields);
-  std::string prefix = ("__" + name + "_desc").str();
-  unsigned count = 0;
-  for (auto global : module.getOps<memref::GlobalOp>()) {
-    if (!global.getSymName().starts_with(prefix))
-      continue;
-    if (global.getInitialValueAttr() == value)
-      return global;
-    ++count;
-  }
+  bool created = false;
+  memref::GlobalOp global = descriptorGlobal(
+      b, module, ("__" + name + "_desc").str(), fields, &created);
+  if (!created)
+    return global;
   SmallVector<Attribute> kernels;
   if (auto listed = module->getAttrOfType<ArrayAttr>(kKernelsAttrName))
     kernels.assign(listed.begin(), listed.end());
@@ -58,37 +48,7 @@ static memref::GlobalOp descriptorGlobal(OpBuilder &b, ModuleOp module,
       {b.getNamedAttr("name", b.getStringAttr(name)),
        b.getNamedAttr("desc", b.getDenseI64ArrayAttr(fields))}));
   module->setAttr(kKernelsAttrName, b.getArrayAttr(kernels));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  std::string symbol = prefix + std::to_string(count);
-  while (module.lookupSymbol(symbol))
-    symbol = prefix + std::to_string(++count);
-  return memref::GlobalOp::create(
-      b, module.getLoc(), symbol, b.getStringAttr("private"), type, value,
-      /*constant=*/true, /*alignment=*/IntegerAttr());
-}
-
-/// The declaration of kernel `name` taking `arity` unranked buffers (the
-/// descriptor first), with MLIR's C interface.
-static func::FuncOp kernelDeclaration(OpBuilder &b, ModuleOp module,
-                                      StringRef name, unsigned arity) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  SmallVector<Type> inputs = {UnrankedMemRefType::get(b.getI64Type(), 0)};
-  inputs.append(arity - 1, UnrankedMemRefType::get(b.getF32Type(), 0));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(inputs, {}));
-  f.setPrivate();
-  f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return f;
-}
-
-static Value unranked(OpBuilder &b, Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  return memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), memref);
+  return global;
 }
 
 Value lowering::asF32(OpBuilder &b, Location loc, Value v) {
@@ -107,25 +67,23 @@ Value lowering::callKernel(OpBuilder &b, Location loc, StringRef name,
                            RankedTensorType result) {
   auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   Type f32 = b.getF32Type();
-  memref::GlobalOp desc = descriptorGlobal(b, module, name, fields);
-  SmallVector<Value> args = {unranked(
-      b, loc,
-      memref::GetGlobalOp::create(b, loc, desc.getType(), desc.getSymName()))};
+  SmallVector<Value> args = {
+      descriptorValue(b, loc, kernelDescriptor(b, module, name, fields))};
   for (Value in : inputs) {
     Value dense = asF32(b, loc, in);
     auto type = cast<RankedTensorType>(dense.getType());
     Value buffer = bufferization::ToBufferOp::create(
         b, loc, MemRefType::get(type.getShape(), f32), dense,
         /*read_only=*/true);
-    args.push_back(unranked(b, loc, buffer));
+    args.push_back(unrankedBuffer(b, loc, buffer));
   }
   auto outType = MemRefType::get(result.getShape(), f32);
   Value out = memref::AllocOp::create(b, loc, outType,
-                                      b.getI64IntegerAttr(kKernelAlignment));
-  args.push_back(unranked(b, loc, out));
-  func::CallOp::create(b, loc,
-                       kernelDeclaration(b, module, name, args.size()),
-                       args);
+                                      b.getI64IntegerAttr(kRuntimeBufferAlignment));
+  args.push_back(unrankedBuffer(b, loc, out));
+  func::CallOp::create(
+      b, loc,
+      runtimeFunction(b, module, name, ValueRange(args).getTypes(), {}), args);
   Value tensor = bufferization::ToTensorOp::create(
       b, loc, result.clone(f32), out, /*restrict=*/true, /*writable=*/true);
   if (result.getElementType() == f32)

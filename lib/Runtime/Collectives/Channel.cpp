@@ -285,11 +285,9 @@ Channel &channelOrDie() {
     fatalHandler("a collective ran on a thread that runs no rank");
   return *current;
 }
-} // namespace
 
-extern "C" int64_t _mlir_ciface_ober_rt_coll_start(ober_rt_buffer *desc,
-                                                   ober_rt_buffer *in,
-                                                   ober_rt_buffer *out) {
+int64_t startFromCode(ober_rt_buffer *desc, ober_rt_buffer *in,
+                      ober_rt_buffer *out) {
   Channel &channel = channelOrDie();
   try {
     CollectiveDesc d = descriptorOf(desc);
@@ -302,9 +300,7 @@ extern "C" int64_t _mlir_ciface_ober_rt_coll_start(ober_rt_buffer *desc,
   }
 }
 
-extern "C" void _mlir_ciface_ober_rt_coll_wait(int64_t handle,
-                                               ober_rt_buffer *,
-                                               ober_rt_buffer *) {
+void waitFromCode(int64_t handle) {
   Channel &channel = channelOrDie();
   try {
     channel.wait(handle);
@@ -312,3 +308,15 @@ extern "C" void _mlir_ciface_ober_rt_coll_wait(int64_t handle,
     fatalHandler(e.what());
   }
 }
+} // namespace
+
+#define OBER_RT_COLL_DEFINE(T)                                                 \
+  extern "C" int64_t _mlir_ciface_ober_rt_coll_start_##T(                      \
+      ober_rt_buffer *desc, ober_rt_buffer *in, ober_rt_buffer *out) {        \
+    return startFromCode(desc, in, out);                                       \
+  }                                                                            \
+  extern "C" void _mlir_ciface_ober_rt_coll_wait_##T(                          \
+      int64_t handle, ober_rt_buffer *, ober_rt_buffer *) {                   \
+    waitFromCode(handle);                                                      \
+  }
+OBER_RT_COLL_TYPES(OBER_RT_COLL_DEFINE)

@@ -99,6 +99,8 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   // No fused attention kernel on the CPU yet: its definition in primitive
   // ops.
   pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
+  // Collectives and transfers: asynchronous runtime calls.
+  pm.addPass(createConvertShardToRuntime());
   pm.addPass(createConvertOberToLinalg());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
