@@ -16,7 +16,7 @@ using namespace ober::rt;
 
 namespace {
 
-constexpr int kManifestVersion = 2;
+constexpr int kManifestVersion = 3;
 
 /// The manifest's name of each value of an enum.
 template <typename E> struct Named {
@@ -61,6 +61,11 @@ std::string shapeJson(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+std::string splitJson(const Split &split) {
+  return ", \"split\": " + shapeJson(split.axes) +
+         ", \"split_groups\": " + shapeJson(split.groups);
+}
+
 /// Reads `value` (an object) field by field, recording the first problem.
 struct Reader {
   std::string where, error;
@@ -95,6 +100,27 @@ struct Reader {
     }
     return true;
   }
+  /// The optional `split` and `split_groups` of a tensor of `rank`
+  /// dimensions on a grid of `gridRank` axes.
+  bool split(const json::Value &v, size_t rank, size_t gridRank, Split &out) {
+    auto axes = v.object.find("split"), groups = v.object.find("split_groups");
+    if (axes == v.object.end() && groups == v.object.end())
+      return true;
+    if (axes == v.object.end() || groups == v.object.end() ||
+        !integers(axes->second, -1, out.axes) ||
+        !integers(groups->second, 1, out.groups) || out.axes.size() != rank ||
+        out.groups.size() != rank) {
+      fail("split and split_groups need an entry per dimension");
+      return false;
+    }
+    for (int64_t a : out.axes)
+      if (a >= static_cast<int64_t>(gridRank)) {
+        fail("split names grid axis " + std::to_string(a) + " of " +
+             std::to_string(gridRank));
+        return false;
+      }
+    return true;
+  }
   /// The integers of `array`, each at least `least`.
   static bool integers(const json::Value &array, int64_t least,
                        std::vector<int64_t> &out) {
@@ -118,6 +144,17 @@ std::vector<size_t> Program::argsWith(ArgRole role) const {
   return out;
 }
 
+bool ProgramArg::isReadBy(int64_t stage) const {
+  if (readBy.empty())
+    return true;
+  for (int64_t s : readBy)
+    if (s == stage)
+      return true;
+  return false;
+}
+
+int64_t Program::devices() const { return elementCount(grid); }
+
 int64_t ober::rt::elementCount(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -137,7 +174,13 @@ std::string ober::rt::writeProgram(const Program &p) {
   os << "{\"format\": \"ober-program\", \"version\": " << kManifestVersion
      << ", \"kind\": \"" << (p.kind == Program::Train ? "train" : "inference")
      << "\", \"model\": " << json::quote(p.model)
-     << ", \"weights\": " << json::quote(p.weights) << ",\n \"args\": [";
+     << ", \"weights\": " << json::quote(p.weights)
+     << ", \"grid\": " << shapeJson(p.grid)
+     << ", \"pipeline_axis\": " << p.pipelineAxis
+     << ", \"stages\": " << p.stages << ", \"groups\": [";
+  for (size_t i = 0; i < p.groups.size(); ++i)
+    os << (i ? ", " : "") << shapeJson(p.groups[i]);
+  os << "],\n \"args\": [";
   for (size_t i = 0; i < p.args.size(); ++i) {
     const ProgramArg &a = p.args[i];
     os << (i ? ",\n  " : "\n  ") << "{\"role\": \""
@@ -147,6 +190,10 @@ std::string ober::rt::writeProgram(const Program &p) {
     if (a.role == ArgRole::Parameter)
       os << ", \"init\": \"" << nameOf(kInits, a.init) << "\", \"key\": \""
          << a.initKey << "\"";
+    if (!a.split.isWhole())
+      os << splitJson(a.split);
+    if (!a.readBy.empty())
+      os << ", \"read_by\": " << shapeJson(a.readBy);
     os << "}";
   }
   os << "],\n \"results\": [";
@@ -156,8 +203,11 @@ std::string ober::rt::writeProgram(const Program &p) {
        << nameOf(kResultRoles, r.role) << "\", \"arg\": " << r.arg
        << ", \"dtype\": \"" << dtypeSafeTensorsName(r.dtype)
        << "\", \"shape\": " << shapeJson(r.shape);
-    if (r.inPlace >= 0)
-      os << ", \"in_place\": " << r.inPlace;
+    os << ", \"in_place\": " << shapeJson(r.inPlace);
+    if (!r.split.isWhole())
+      os << splitJson(r.split);
+    if (r.stage >= 0)
+      os << ", \"stage\": " << r.stage;
     os << "}";
   }
   os << "],\n \"kernels\": [";
@@ -189,6 +239,11 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
   const json::Value *args = r.field(root, "args", json::Value::Array);
   const json::Value *results = r.field(root, "results", json::Value::Array);
   const json::Value *kernels = r.field(root, "kernels", json::Value::Array);
+  const json::Value *grid = r.field(root, "grid", json::Value::Array);
+  const json::Value *pipelineAxis =
+      r.field(root, "pipeline_axis", json::Value::Integer);
+  const json::Value *stages = r.field(root, "stages", json::Value::Integer);
+  const json::Value *groups = r.field(root, "groups", json::Value::Array);
   if (version && version->integer != kManifestVersion)
     r.fail("version " + std::to_string(version->integer) +
            " (this runtime reads " + std::to_string(kManifestVersion) + ")");
@@ -202,7 +257,32 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
   out.kind = kind->string == "train" ? Program::Train : Program::Inference;
   out.model = model->string;
   out.weights = weights->string;
+  if (!Reader::integers(*grid, 1, out.grid))
+    r.fail("grid " + grid->dump() + " is not a list of sizes");
+  size_t gridRank = out.grid.size();
+  out.pipelineAxis = pipelineAxis->integer;
+  out.stages = stages->integer;
+  if (out.pipelineAxis < -1 ||
+      out.pipelineAxis >= static_cast<int64_t>(gridRank) ||
+      (out.pipelineAxis < 0 ? out.stages != 1
+                            : out.stages != out.grid[out.pipelineAxis]))
+    r.fail("pipeline_axis " + std::to_string(out.pipelineAxis) + " and " +
+           std::to_string(out.stages) + " stage(s) do not fit grid " +
+           grid->dump());
+  for (const json::Value &g : groups->array) {
+    std::vector<int64_t> axes;
+    if (!Reader::integers(g, 0, axes) || axes.empty()) {
+      r.fail("group " + g.dump() + " is not a list of grid axes");
+      break;
+    }
+    for (int64_t a : axes)
+      if (a >= static_cast<int64_t>(gridRank))
+        r.fail("group " + g.dump() + " names an axis the grid lacks");
+    out.groups.push_back(std::move(axes));
+  }
   for (const json::Value &a : args->array) {
+    if (!r.error.empty())
+      break;
     ProgramArg arg;
     r.where = "program manifest: argument #" + std::to_string(out.args.size()) +
               ": ";
@@ -226,6 +306,17 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
       }
       arg.initKey = std::strtoull(key->string.c_str(), nullptr, 10);
     }
+    if (!r.split(a, arg.shape.size(), gridRank, arg.split))
+      break;
+    if (auto it = a.object.find("read_by"); it != a.object.end()) {
+      bool ok = Reader::integers(it->second, 0, arg.readBy);
+      for (int64_t s : arg.readBy)
+        ok &= s < out.stages;
+      if (!ok) {
+        r.fail("read_by " + it->second.dump() + " is not a list of stages");
+        break;
+      }
+    }
     out.args.push_back(std::move(arg));
   }
   for (const json::Value &v : results->array) {
@@ -243,15 +334,30 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
       break;
     }
     res.arg = arg->integer;
-    if (auto it = v.object.find("in_place"); it != v.object.end()) {
+    const json::Value *inPlace = r.field(v, "in_place", json::Value::Array);
+    if (!inPlace || !Reader::integers(*inPlace, -1, res.inPlace) ||
+        static_cast<int64_t>(res.inPlace.size()) != out.stages) {
+      r.fail("in_place needs an entry per stage");
+      break;
+    }
+    bool fits = true;
+    for (int64_t a : res.inPlace)
+      fits &= a < 0 || (a < static_cast<int64_t>(out.args.size()) &&
+                        out.args[a].shape == res.shape &&
+                        out.args[a].dtype == res.dtype);
+    if (!fits) {
+      r.fail("in_place names no argument of the result's type");
+      break;
+    }
+    if (!r.split(v, res.shape.size(), gridRank, res.split))
+      break;
+    if (auto it = v.object.find("stage"); it != v.object.end()) {
       if (!it->second.isInteger() || it->second.integer < 0 ||
-          it->second.integer >= static_cast<int64_t>(out.args.size()) ||
-          out.args[it->second.integer].shape != res.shape ||
-          out.args[it->second.integer].dtype != res.dtype) {
-        r.fail("in_place names no argument of the result's type");
+          it->second.integer >= out.stages) {
+        r.fail("stage " + it->second.dump() + " is not a stage");
         break;
       }
-      res.inPlace = it->second.integer;
+      res.stage = it->second.integer;
     }
     bool updates = res.role == ResultRole::Parameter ||
                    res.role == ResultRole::State;

@@ -13,6 +13,7 @@
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
 #include "ober/Target/CPU/Pipeline.h"
+#include "ober/Tools/Devices.h"
 #include "ober/Tools/ModelLoader.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -115,11 +116,15 @@ LogicalResult link(StringRef object, StringRef output, Location loc) {
                           << "' (set OBER_CXX to a C++ compiler)";
   std::string lib = runtimeLibraryDir();
   std::string rtMain = lib + "/libober_rt_main.a",
-              rtCpu = lib + "/libober_rt_cpu.a", rtCore = lib + "/libober_rt.a";
-  SmallVector<StringRef> cmd = {*driver,         object, "-o", output, rtMain,
-                                rtCpu,           rtCore, OBER_DNNL_LIBRARY,
-                                OBER_OMP_LIBRARY, OBER_CPU_LINK_FLAGS, "-lm",
-                                "-lpthread"};
+              rtCpu = lib + "/libober_rt_cpu.a",
+              rtMpi = lib + "/libober_rt_mpi.a", rtCore = lib + "/libober_rt.a";
+  SmallVector<StringRef> cmd = {*driver, object, "-o",   output, rtMain,
+                                rtCpu,   rtMpi,  rtCore, OBER_DNNL_LIBRARY,
+                                OBER_OMP_LIBRARY, OBER_CPU_LINK_FLAGS};
+  SmallVector<StringRef> mpi;
+  StringRef(OBER_MPI_LIBRARIES).split(mpi, ';', -1, /*KeepEmpty=*/false);
+  cmd.append(mpi.begin(), mpi.end());
+  cmd.append({"-lm", "-lpthread"});
   return runTool(cmd, loc);
 }
 
@@ -166,8 +171,8 @@ LogicalResult renameForLinking(ModuleOp module) {
 
 /// The results the pipeline wrote into their arguments' buffers (the
 /// entry's `ober_cpu.results_in_place`: result, argument) are marked in
-/// the manifest: the program does not return them.
-void markResultsInPlace(ModuleOp lowered, StringRef entry,
+/// the manifest for `stage`: its function does not return them.
+void markResultsInPlace(ModuleOp lowered, StringRef entry, int64_t stage,
                         rt::Program &program) {
   Operation *f = SymbolTable::lookupSymbolIn(lowered, entry);
   auto pairs = f ? f->getAttrOfType<ArrayAttr>(kResultsInPlaceAttrName)
@@ -176,7 +181,7 @@ void markResultsInPlace(ModuleOp lowered, StringRef entry,
     return;
   for (Attribute pair : pairs) {
     auto p = cast<DenseI64ArrayAttr>(pair);
-    program.results[p[0]].inPlace = p[1];
+    program.results[p[0]].inPlace[stage] = p[1];
   }
 }
 
@@ -186,6 +191,28 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
                                                    bool inference) {
   rt::Program program;
   program.kind = inference ? rt::Program::Inference : rt::Program::Train;
+  auto module = func->getParentOfType<ModuleOp>();
+  shard::GridOp grid = module ? findGrid(module) : shard::GridOp();
+  SmallVector<func::FuncOp> stages = {func};
+  if (grid) {
+    program.grid.assign(grid.getShape().begin(), grid.getShape().end());
+    FailureOr<SmallVector<func::FuncOp>> found =
+        stageFunctions(module, func, grid, program.pipelineAxis);
+    if (failed(found))
+      return failure();
+    stages = *found;
+    program.stages = static_cast<int64_t>(stages.size());
+  }
+  auto splitOrWhole = [&](unsigned i, bool result,
+                          rt::Split &out) -> LogicalResult {
+    if (!grid)
+      return success();
+    FailureOr<rt::Split> split = splitOf(func, grid, i, result);
+    if (failed(split))
+      return failure();
+    out = *split;
+    return success();
+  };
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     rt::ProgramArg arg;
     if (func.getArgAttr(i, OberDialect::kParamAttrName)) {
@@ -218,6 +245,13 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
       arg.init = rt::initKindOf(arg.name, arg.shape.size());
       arg.initKey = llvm::xxh3_64bits(arg.name);
     }
+    if (failed(splitOrWhole(i, /*result=*/false, arg.split)))
+      return failure();
+    // Which stages read it: an update from its owner goes there.
+    if (stages.size() > 1)
+      for (auto [s, f] : llvm::enumerate(stages))
+        if (!f.getArgument(i).use_empty())
+          arg.readBy.push_back(static_cast<int64_t>(s));
     program.args.push_back(std::move(arg));
   }
   std::vector<size_t> params = program.argsWith(rt::ArgRole::Parameter),
@@ -234,6 +268,12 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
     if (failed(spec))
       return failure();
     std::tie(res.dtype, res.shape) = *spec;
+    res.inPlace.assign(program.stages, -1);
+    if (failed(splitOrWhole(r, /*result=*/true, res.split)))
+      return failure();
+    if (auto stage = func.getResultAttrOfType<IntegerAttr>(r, "ober.stage");
+        stage && program.stages > 1)
+      res.stage = stage.getInt();
     if (inference) {
       res.role = rt::ResultRole::Output;
     } else if (r < params.size()) {
@@ -300,16 +340,29 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   for (const rt::ProgramArg &a : program->args)
     writable.push_back(!inference && (a.role == rt::ArgRole::Parameter ||
                                       a.role == rt::ArgRole::State));
-  OwningOpRef<ModuleOp> lowered = prepareForCodegen(module, func, writable);
+  int64_t pipelineAxis = -1;
+  FailureOr<SmallVector<func::FuncOp>> stages =
+      stageFunctions(module, func, findGrid(module), pipelineAxis);
+  if (failed(stages))
+    return failure();
+  OwningOpRef<ModuleOp> lowered =
+      prepareForCodegen(module, *stages, writable);
   if (failed(renameForLinking(*lowered)))
     return failure();
   PassManager pm(module.getContext());
   buildCPUPipeline(pm);
   if (failed(pm.run(*lowered)))
     return failure();
-  std::string entry = linkName(func.getSymName());
-  markResultsInPlace(*lowered, entry, *program);
+  std::vector<std::string> entries;
+  for (auto [stage, f] : llvm::enumerate(*stages)) {
+    entries.push_back(linkName(f.getSymName()));
+    markResultsInPlace(*lowered, entries.back(), stage, *program);
+  }
   listKernels(*lowered, *program);
+  if (auto groups = (*lowered)->getAttrOfType<ArrayAttr>(kGroupsAttrName))
+    for (auto axes : groups.getAsRange<DenseI64ArrayAttr>())
+      program->groups.emplace_back(axes.asArrayRef().begin(),
+                                   axes.asArrayRef().end());
 
   std::string target = options.output;
   if (options.emit == ExecutableOptions::MLIR) {
@@ -325,7 +378,7 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   emission.kind = options.emit == ExecutableOptions::LLVMIR
                       ? ProgramEmission::LLVMIR
                       : ProgramEmission::Object;
-  emission.function = entry;
+  emission.functions = entries;
   emission.numArgs = func.getNumArguments();
   emission.manifest = rt::writeProgram(*program);
   emission.cpu = options.cpu;

@@ -31,14 +31,21 @@ Program sample() {
   x.name = "x";
   x.dtype = DType::BF16;
   x.shape = {8, 3};
+  x.split = {{1, -1}, {1, 1}}; // the batch over grid axis 1
   p.args = {w, x};
+  p.grid = {2, 2};
+  p.pipelineAxis = 0;
+  p.stages = 2;
+  p.groups = {{1}, {0, 1}};
   ProgramResult loss;
   loss.role = ResultRole::Loss;
+  loss.inPlace = {-1, -1};
+  loss.stage = 1;
   ProgramResult nw;
   nw.role = ResultRole::Parameter;
   nw.arg = 0;
   nw.shape = {4, 3};
-  nw.inPlace = 0;
+  nw.inPlace = {0, -1};
   p.results = {loss, nw};
   p.kernels = {{"ober_rt_cpu_matmul", {1, 1, 1, 8, 4, 3, 0, 1}},
                {"ober_rt_cpu_conv", {2, -1}}};
@@ -55,8 +62,15 @@ void roundTrip() {
   EXPECT(q.args.size() == 2 && q.args[0].initKey == p.args[0].initKey &&
          q.args[0].shape == p.args[0].shape && q.args[1].dtype == DType::BF16 &&
          q.args[1].role == ArgRole::Batch);
-  EXPECT(q.results.size() == 2 && q.results[1].inPlace == 0 &&
-         q.results[0].inPlace == -1 && q.results[0].role == ResultRole::Loss);
+  EXPECT(q.results.size() == 2 && q.results[1].inPlaceIn(0) == 0 &&
+         q.results[1].inPlaceIn(1) == -1 && q.results[0].inPlaceIn(0) == -1 &&
+         q.results[0].role == ResultRole::Loss && q.results[0].stage == 1 &&
+         q.results[1].stage == -1);
+  EXPECT(q.grid == p.grid && q.pipelineAxis == 0 && q.stages == 2 &&
+         q.groups == p.groups && q.devices() == 4);
+  EXPECT(q.args[1].split.axes == p.args[1].split.axes &&
+         q.args[1].split.groups == p.args[1].split.groups &&
+         q.args[0].split.isWhole());
   EXPECT(q.kernels.size() == 2 && q.kernels[0].name == "ober_rt_cpu_matmul" &&
          q.kernels[0].desc == p.kernels[0].desc &&
          q.kernels[1].desc == p.kernels[1].desc);
@@ -89,7 +103,7 @@ void errors() {
   std::string good = writeProgram(sample());
   rejects("{", "program manifest");
   rejects("[]", "not an object");
-  rejects(replaced(good, "\"version\": 2", "\"version\": 99"), "version 99");
+  rejects(replaced(good, "\"version\": 3", "\"version\": 99"), "version 99");
   rejects(replaced(good, "\"kind\": \"train\"", "\"kind\": \"eval\""),
           "unknown kind 'eval'");
   rejects(replaced(good, "\"kernels\"", "\"kernelz\""),
@@ -104,8 +118,18 @@ void errors() {
           "argument #1: unknown role 'label'");
   rejects(replaced(good, "\"dtype\": \"BF16\"", "\"dtype\": \"Q4\""),
           "unknown dtype 'Q4'");
-  rejects(replaced(good, "\"in_place\": 0", "\"in_place\": 1"),
+  rejects(replaced(good, "\"in_place\": [0,-1]", "\"in_place\": [1,-1]"),
           "result #1: in_place names no argument of the result's type");
+  rejects(replaced(good, "\"in_place\": [0,-1]", "\"in_place\": [0]"),
+          "result #1: in_place needs an entry per stage");
+  rejects(replaced(good, "\"split\": [1,-1]", "\"split\": [2,-1]"),
+          "argument #1: split names grid axis 2 of 2");
+  rejects(replaced(good, "\"stages\": 2", "\"stages\": 3"),
+          "pipeline_axis 0 and 3 stage(s) do not fit grid [2,2]");
+  rejects(replaced(good, "\"groups\": [[1], [0,1]]", "\"groups\": [[1], [0,7]]"),
+          "group [0,7] names an axis the grid lacks");
+  rejects(replaced(good, "\"stage\": 1", "\"stage\": 2"),
+          "result #0: stage 2 is not a stage");
   rejects(replaced(good, "\"role\": \"param\", \"arg\": 0",
                    "\"role\": \"param\", \"arg\": 5"),
           "result #1: updates argument #5");

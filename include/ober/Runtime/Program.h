@@ -7,10 +7,16 @@
 // and the library kernels it calls. The executable's main reads it; the
 // compiler writes it with the same code, so the two cannot disagree.
 //
-// The compiled function itself is `ober_program_run(void **args)`: args[0]
-// points at the results it returns (memref descriptors, one after another;
-// a result written into an argument's buffer is not returned), then one
-// pointer per argument to its memref descriptor (MLIR's C interface).
+// A partitioned program runs on the devices of a grid: its arguments and
+// results are each device's blocks (`split`), and with pipeline stages
+// each stage has its own function, all taking and returning the same
+// values (each result comes from the stage that computes it).
+//
+// The compiled functions are `ober_program_entries[stage]`, each taking
+// `void **args`: args[0] points at the results it returns (memref
+// descriptors, one after another; a result written into an argument's
+// buffer is not returned), then one pointer per argument to its memref
+// descriptor (MLIR's C interface).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +24,7 @@
 #define OBER_RUNTIME_PROGRAM_H
 
 #include "ober/Runtime/DType.h"
+#include "ober/Runtime/Grid.h"
 
 #include <cstdint>
 #include <string>
@@ -45,6 +52,12 @@ struct ProgramArg {
   InitKind init = InitKind::Normal;
   /// The parameter's draw key before the seed (a hash of its name).
   uint64_t initKey = 0;
+  /// How the global tensor is cut over the grid (`shape` is one block).
+  Split split;
+  /// The pipeline stages whose functions read it (empty: every stage).
+  std::vector<int64_t> readBy;
+
+  bool isReadBy(int64_t stage) const;
 };
 
 /// What a result of the compiled function is.
@@ -60,9 +73,16 @@ struct ProgramResult {
   int64_t arg = -1;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  /// The argument whose buffer the program wrote this result into (it
-  /// then does not return it), or -1.
-  int64_t inPlace = -1;
+  /// Per stage, the argument whose buffer that stage's function wrote this
+  /// result into (it then does not return it), or -1.
+  std::vector<int64_t> inPlace;
+  Split split;
+  /// The pipeline stage that computes it (-1: every stage).
+  int64_t stage = -1;
+
+  int64_t inPlaceIn(int64_t s) const {
+    return s < static_cast<int64_t>(inPlace.size()) ? inPlace[s] : -1;
+  }
 };
 
 /// A library kernel the program calls (ober/Runtime/CPUKernels.h), with
@@ -83,9 +103,19 @@ struct Program {
   std::vector<ProgramArg> args;
   std::vector<ProgramResult> results;
   std::vector<ProgramKernel> kernels;
+  /// The device grid (empty: one device), the grid axis of pipeline stages
+  /// (-1: none) and the number of stage functions.
+  std::vector<int64_t> grid;
+  int64_t pipelineAxis = -1;
+  int64_t stages = 1;
+  /// The grid axes of each group kind the collectives use (a collective's
+  /// descriptor indexes this list).
+  std::vector<std::vector<int64_t>> groups;
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;
+  /// The devices the program runs on.
+  int64_t devices() const;
 };
 
 /// The manifest's JSON text.

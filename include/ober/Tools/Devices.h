@@ -14,6 +14,7 @@
 
 #include "ober/Reference/Collectives.h"
 #include "ober/Reference/Interpreter.h"
+#include "ober/Runtime/Grid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -22,6 +23,19 @@ namespace mlir::ober {
 
 /// The module's device grid, if it has one.
 shard::GridOp findGrid(ModuleOp module);
+
+/// How argument `i` (or result `i` with `result`) of `func` is cut over
+/// `grid`: its `ober.split` and `ober.split_groups` (whole without them).
+FailureOr<::ober::rt::Split> splitOf(func::FuncOp func, shard::GridOp grid,
+                                     unsigned i, bool result = false);
+
+/// The functions of `func`'s pipeline stages, by stage (`ober.stage_functions`
+/// on it, along the grid axis `ober.pipeline_axis`), or just `func`;
+/// `pipelineAxis` is set to that axis (-1 without stages).
+FailureOr<SmallVector<func::FuncOp>> stageFunctions(ModuleOp module,
+                                                    func::FuncOp func,
+                                                    shard::GridOp grid,
+                                                    int64_t &pipelineAxis);
 
 /// The global type of argument `i` (or result `i` with `result`) of `func`.
 FailureOr<RankedTensorType> globalType(func::FuncOp func, shard::GridOp grid,

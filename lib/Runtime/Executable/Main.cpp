@@ -1,16 +1,14 @@
 //===- Main.cpp - the main of executables built by ober-compile -----------===//
 //
 // Part of Ober-Train's runtime (no MLIR). The compiled object provides the
-// program (`ober_program_run`) and its manifest; this reads the manifest,
-// the command line (options of the program's kind only), sets the threads
-// of kernels and generated loops, creates the library kernels the program
-// calls, and trains or runs inference.
+// program (`ober_program_entries`, one function per pipeline stage) and
+// its manifest; this reads the manifest, the command line (options of the
+// program's kind only), and trains or runs inference: on one device here,
+// or on the ranks of the plan's grid (Ranks.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Run.h"
-
-#include "ober/Runtime/CPUKernels.h"
+#include "Ranks.h"
 
 #include <cstdio>
 #include <malloc.h>
@@ -18,7 +16,7 @@
 extern "C" {
 /// Provided by the object ober-compile emits.
 extern const char ober_program_manifest[];
-void ober_program_run(void **args);
+extern void (*const ober_program_entries[])(void **);
 }
 
 /// Freed blocks stay in the heap (no mmap per large buffer, up to glibc's
@@ -29,22 +27,6 @@ static void keepFreedMemory() {
   constexpr int kNeverTrim = 1 << 30;
   mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold);
   mallopt(M_TRIM_THRESHOLD, kNeverTrim);
-}
-
-/// Creates the program's library kernels on this thread, the one that runs
-/// the steps, so that the first step's time is the steps'.
-static bool prepareKernels(const ober::rt::Program &program,
-                           const std::string &self) {
-  for (const ober::rt::ProgramKernel &k : program.kernels)
-    if (ober_rt_cpu_prepare_kernel(k.name.c_str(), k.desc.data(),
-                                   static_cast<int64_t>(k.desc.size()))) {
-      std::fprintf(stderr,
-                   "%s: error: program manifest: kernel '%s' with a "
-                   "descriptor of %zu fields is not in this runtime\n",
-                   self.c_str(), k.name.c_str(), k.desc.size());
-      return false;
-    }
-  return true;
 }
 
 int main(int argc, char **argv) {
@@ -66,10 +48,14 @@ int main(int argc, char **argv) {
     return 0;
   }
   keepFreedMemory();
-  ober_rt_cpu_set_threads(options.threads);
-  if (!prepareKernels(program, self))
+  if (program.devices() > 1)
+    return trainOnRanks(ober_program_entries, program, options, self);
+  // Kernels are created on this thread, the one that runs the steps, so
+  // that the first step's time is the steps'.
+  if (!prepareRank(program, options.threads, self))
     return 70;
   return program.kind == Program::Train
-             ? train(ober_program_run, program, options, self)
-             : infer(ober_program_run, program, options, self);
+             ? train(ober_program_entries[0], program, options, self,
+                     Placement())
+             : infer(ober_program_entries[0], program, options, self);
 }

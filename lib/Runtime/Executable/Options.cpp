@@ -41,7 +41,11 @@ constexpr OptionInfo kOptions[] = {
      "write the trained parameters as DIR/<name>.npy"},
     {"--output-dir", "DIR", Inference, "write the outputs as DIR/0.npy, ..."},
     {"--print", nullptr, Inference, "print the outputs' shapes and values"},
-    {"--threads", "T", Both, "threads (default: every core)"},
+    {"--threads", "T", Both,
+     "threads per rank (default: the node's cores shared by its ranks)"},
+    {"--comm-timeout", "S", Train,
+     "end the job when a rank waits S seconds for a collective or transfer "
+     "(a lost or hung rank; default 300)"},
     {"--timing", nullptr, Both,
      "print the first and the mean later step times to stderr"},
     {"--help", nullptr, Both, "this help"},
@@ -121,6 +125,11 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 1 || n > 4096)
         return bad("a positive integer");
       out.threads = static_cast<int>(n);
+    } else if (arg == "--comm-timeout") {
+      char *end = nullptr;
+      out.commTimeout = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(out.commTimeout > 0))
+        return bad("a positive number of seconds");
     } else if (arg == "--print") {
       out.print = true;
     } else if (arg == "--timing") {

@@ -23,7 +23,8 @@ struct Options {
   std::string weights;
   std::string saveParams;
   std::string outputDir;
-  int threads = 0; // 0: OpenMP's default (every core)
+  int threads = 0; // 0: the node's cores shared by its ranks
+  double commTimeout = 300;
   bool print = false;
   bool timing = false;
   bool help = false;

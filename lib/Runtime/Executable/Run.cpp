@@ -15,6 +15,7 @@
 #include "ober/Runtime/Weights.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -36,9 +37,6 @@ int report(const std::string &self, const std::string &message) {
   return 1;
 }
 
-std::string describe(const ProgramArg &a) {
-  return std::string(dtypeName(a.dtype)) + " " + shapeText(a.shape);
-}
 
 /// The directory of this executable (for the weights compiled beside it).
 std::string executableDir() {
@@ -67,17 +65,63 @@ bool makeDirectories(const std::string &path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/// The parameters: read from `path` (every one must be there), or drawn.
+/// The global shape of argument `a` on `where`'s grid.
+std::vector<int64_t> globalShapeOf(const ProgramArg &a,
+                                   const Placement &where) {
+  return globalShape(a.shape, a.split, where.grid);
+}
+
+/// "float32 [8, 3]": the argument's type as the user's files hold it.
+std::string describe(const ProgramArg &a, const Placement &where) {
+  return std::string(dtypeName(a.dtype)) + " " +
+         shapeText(globalShapeOf(a, where));
+}
+
+/// Copies `where`'s block of global tensors of one shape into local ones.
+struct BlockCopy {
+  std::vector<int64_t> offsets; // empty: the whole tensor
+  BlockCopy(const std::vector<int64_t> &local, const Split &split,
+            const Placement &where) {
+    if (!split.isWhole())
+      offsets = blockOffsets(local, split, where.grid, where.coords);
+  }
+  /// The block of `global`: `global` itself when whole.
+  HostTensor operator()(const HostTensor &global,
+                        const std::vector<int64_t> &local) const {
+    if (offsets.empty())
+      return global;
+    HostTensor out(global.dtype(), local);
+    size_t e = dtypeSize(global.dtype());
+    for (size_t i = 0; i < offsets.size(); ++i)
+      std::memcpy(out.data() + i * e, global.data() + offsets[i] * e, e);
+    return out;
+  }
+  /// Writes `local` into its place in `global`.
+  void place(const HostTensor &local, HostTensor &global) const {
+    size_t e = dtypeSize(global.dtype());
+    if (offsets.empty()) {
+      std::memcpy(global.data(), local.data(), global.byteSize());
+      return;
+    }
+    for (size_t i = 0; i < offsets.size(); ++i)
+      std::memcpy(global.data() + offsets[i] * e, local.data() + i * e, e);
+  }
+};
+
+/// The parameters (global tensors): read from `path` (every one must be
+/// there), or drawn.
 std::map<size_t, HostTensor> loadParameters(const Program &program,
                                             const std::string &path,
-                                            uint64_t seed) {
+                                            uint64_t seed,
+                                            const Placement &where) {
   std::map<size_t, HostTensor> params;
   std::vector<size_t> indices = program.argsWith(ArgRole::Parameter);
   if (path.empty()) {
     for (size_t i : indices) {
       const ProgramArg &a = program.args[i];
-      HostTensor t(a.dtype, a.shape);
-      for (int64_t k = 0, n = elementCount(a.shape); k < n; ++k)
+      std::vector<int64_t> shape = globalShapeOf(a, where);
+      HostTensor t(a.dtype, shape);
+      for (int64_t k = 0, n = elementCount(shape); k < n; ++k)
         storeFloat(t, k, initialValue(a.init, a.initKey, seed, k));
       params[i] = std::move(t);
     }
@@ -95,10 +139,11 @@ std::map<size_t, HostTensor> loadParameters(const Program &program,
       missing += " '" + a.name + "'";
       continue;
     }
-    if (info->shape != a.shape)
+    std::vector<int64_t> shape = globalShapeOf(a, where);
+    if (info->shape != shape)
       throw Failure{path + ": parameter '" + a.name + "' has shape " +
                     shapeText(info->shape) + ", the model expects " +
-                    describe(a)};
+                    describe(a, where)};
     NpyArray array;
     array.type = info->dtype;
     array.shape = info->shape;
@@ -122,16 +167,17 @@ std::string weightsPath(const Program &program, const Options &options) {
   return executableDir() + "/" + program.weights;
 }
 
-/// The `--input` files for the arguments of `role`, checked against them
-/// (`training`: by the batch rule, else exactly).
+/// The `--input` files for the arguments of `role`, checked against their
+/// global shapes (`training`: by the batch rule, else exactly).
 std::vector<HostTensor> readInputs(const Program &program,
-                                   const Options &options, ArgRole role) {
+                                   const Options &options, ArgRole role,
+                                   const Placement &where = Placement()) {
   std::vector<size_t> indices = program.argsWith(role);
   if (options.inputs.size() != indices.size()) {
     std::string expected;
     for (size_t i : indices)
       expected += "\n  " + program.args[i].name + ": " +
-                  describe(program.args[i]);
+                  describe(program.args[i], where);
     throw Failure{"expects " + std::to_string(indices.size()) +
                   " --input file(s), got " +
                   std::to_string(options.inputs.size()) + ":" + expected};
@@ -145,12 +191,13 @@ std::vector<HostTensor> readInputs(const Program &program,
     NpyArray array;
     if (!readNpy(path, array, error))
       throw Failure{error};
+    std::vector<int64_t> shape = globalShapeOf(a, where);
     bool fits = role == ArgRole::Batch
-                    ? batchLayout(array.shape, a.shape) != BatchLayout::Mismatch
-                    : array.shape == a.shape;
+                    ? batchLayout(array.shape, shape) != BatchLayout::Mismatch
+                    : array.shape == shape;
     if (!fits)
       throw Failure{what + " has shape " + shapeText(array.shape) +
-                    ", expected " + describe(a) +
+                    ", expected " + describe(a, where) +
                     (role == ArgRole::Batch
                          ? " (or a leading steps dimension, or its "
                            "micro-batches merged)"
@@ -228,13 +275,14 @@ void printTensor(const HostTensor &t) {
 } // namespace
 
 std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
+                                         int64_t stage,
                                          const std::vector<HostTensor> &args) {
   std::vector<std::vector<int64_t>> descriptors;
   for (const HostTensor &t : args)
     descriptors.push_back(t.descriptor());
   size_t words = 0;
   for (const ProgramResult &r : program.results)
-    if (r.inPlace < 0)
+    if (r.inPlaceIn(stage) < 0)
       words += 3 + 2 * r.shape.size();
   std::vector<int64_t> results(std::max<size_t>(words, 1), 0);
   std::vector<void *> packed = {results.data()};
@@ -245,8 +293,8 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
   std::vector<HostTensor> out;
   size_t at = 0;
   for (const ProgramResult &r : program.results) {
-    if (r.inPlace >= 0) { // in that argument's buffer now
-      out.push_back(args[r.inPlace]);
+    if (int64_t arg = r.inPlaceIn(stage); arg >= 0) { // in its buffer now
+      out.push_back(args[arg]);
       continue;
     }
     auto *block = reinterpret_cast<void *>(results[at]);
@@ -266,13 +314,167 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
   return out;
 }
 
+namespace {
+/// Tags of the runtime's own transfers (the program's are small).
+constexpr int64_t kLossTag = 1 << 20, kParamTag = kLossTag + 1,
+                  kStageTag = kLossTag + 2;
+
+/// Sends (or receives) `t` to (from) `peer` on `where`'s channel.
+void transfer(const Placement &where, bool send, int64_t peer, int64_t tag,
+              HostTensor &t) {
+  CollectiveDesc d;
+  d.kind = send ? OBER_COLL_SEND : OBER_COLL_RECV;
+  d.dtype = t.dtype();
+  d.shape = t.shape();
+  d.tag = tag;
+  d.group = where.worldGroup;
+  for (size_t a = 0; a < where.grid.shape().size(); ++a)
+    d.gridAxes.push_back(static_cast<int64_t>(a));
+  d.peer = where.grid.coordinates(peer);
+  where.channel->run(d, t.data(), t.data());
+}
+
+/// The rank at the origin of every axis but the pipeline's, at `stage`.
+int64_t stageLeader(const Program &program, const Placement &where,
+                    int64_t stage) {
+  std::vector<int64_t> coords(where.grid.shape().size(), 0);
+  if (program.pipelineAxis >= 0 && stage >= 0)
+    coords[program.pipelineAxis] = stage;
+  return where.grid.rankAt(coords);
+}
+
+/// Whether `rank` holds a block of a result cut by `split` that no rank
+/// before it holds: at the owning stage, at 0 on the axes it is not split
+/// over.
+bool ownsBlock(const Program &program, const Placement &where, int64_t rank,
+               const Split &split, int64_t stage) {
+  std::vector<int64_t> c = where.grid.coordinates(rank);
+  for (size_t a = 0; a < c.size(); ++a) {
+    if (static_cast<int64_t>(a) == program.pipelineAxis)
+      continue;
+    bool splitHere = false;
+    for (int64_t s : split.axes)
+      splitHere |= s == static_cast<int64_t>(a);
+    if (!splitHere && c[a] != 0)
+      return false;
+  }
+  return program.pipelineAxis < 0 || stage < 0 ||
+         c[program.pipelineAxis] == stage;
+}
+
+/// Hands each updated parameter and state block from the stage that
+/// computed it to the other stages that read it (the rank at the same
+/// coordinates on the other axes), in result order.
+void shareAcrossStages(const Program &program, const Placement &where,
+                       std::vector<HostTensor> &args) {
+  if (program.pipelineAxis < 0)
+    return;
+  for (const ProgramResult &res : program.results) {
+    if (res.arg < 0 || res.stage < 0)
+      continue;
+    const ProgramArg &a = program.args[res.arg];
+    auto rankAt = [&](int64_t stage) {
+      std::vector<int64_t> c = where.coords;
+      c[program.pipelineAxis] = stage;
+      return where.grid.rankAt(c);
+    };
+    if (where.stage == res.stage) {
+      for (int64_t t = 0; t < program.stages; ++t)
+        if (t != res.stage && a.isReadBy(t))
+          transfer(where, /*send=*/true, rankAt(t), kStageTag,
+                   args[res.arg]);
+    } else if (a.isReadBy(where.stage)) {
+      HostTensor fresh(a.dtype, a.shape);
+      transfer(where, /*send=*/false, rankAt(res.stage), kStageTag, fresh);
+      args[res.arg] = fresh;
+    }
+  }
+}
+
+/// The step's loss at rank 0 (sent there from the stage that computes
+/// it); NaN elsewhere.
+double stepLoss(const Program &program, const Placement &where,
+                const std::vector<HostTensor> &results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    const ProgramResult &res = program.results[r];
+    if (res.role != ResultRole::Loss)
+      continue;
+    int64_t from = stageLeader(program, where, res.stage);
+    if (from == 0)
+      return where.rank == 0 ? loadFloat(results[r], 0) : NAN;
+    HostTensor loss = results[r];
+    if (where.rank == from)
+      transfer(where, /*send=*/true, 0, kLossTag, loss);
+    if (where.rank != 0)
+      return NAN;
+    HostTensor got(res.dtype, res.shape);
+    transfer(where, /*send=*/false, from, kLossTag, got);
+    return loadFloat(got, 0);
+  }
+  return NAN;
+}
+
+/// Writes every parameter as DIR/<name>.npy from rank 0, each assembled
+/// from the blocks of the ranks that hold it.
+void saveParameters(const Program &program, const Options &options,
+                    const Placement &where,
+                    const std::vector<HostTensor> &args) {
+  if (where.rank == 0 && !makeDirectories(options.saveParams))
+    throw Failure{"cannot create " + options.saveParams};
+  for (const ProgramResult &res : program.results) {
+    if (res.role != ResultRole::Parameter)
+      continue;
+    const ProgramArg &a = program.args[res.arg];
+    HostTensor global;
+    if (where.rank == 0)
+      global = HostTensor(a.dtype, globalShapeOf(a, where));
+    for (int64_t r = 0; r < where.grid.size(); ++r) {
+      if (!ownsBlock(program, where, r, a.split, res.stage))
+        continue;
+      if (r == where.rank && r != 0) {
+        HostTensor mine = args[res.arg];
+        transfer(where, /*send=*/true, 0, kParamTag, mine);
+      } else if (where.rank == 0) {
+        HostTensor block = args[res.arg];
+        if (r != 0) {
+          block = HostTensor(a.dtype, a.shape);
+          transfer(where, /*send=*/false, r, kParamTag, block);
+        }
+        Placement at = Placement::of(program, r);
+        BlockCopy(a.shape, a.split, at).place(block, global);
+      }
+    }
+    if (where.rank != 0)
+      continue;
+    std::string error, path = options.saveParams + "/" + a.name + ".npy";
+    if (!writeNpy(path, arrayOf(global), error))
+      throw Failure{error};
+  }
+}
+} // namespace
+
+Placement Placement::of(const Program &program, int64_t rank) {
+  Placement p;
+  if (program.grid.empty())
+    return p;
+  p.grid = Grid(program.grid);
+  p.rank = rank;
+  p.coords = p.grid.coordinates(rank);
+  p.stage = program.pipelineAxis >= 0 ? p.coords[program.pipelineAxis] : 0;
+  p.worldGroup = static_cast<int64_t>(program.groups.size());
+  return p;
+}
+
 int ober::rt::train(Entry entry, const Program &program,
-                    const Options &options, const std::string &self) {
+                    const Options &options, const std::string &self,
+                    const Placement &where) {
   try {
     std::vector<HostTensor> args(program.args.size());
     for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
-                                       options.initSeed))
-      args[i] = std::move(t);
+                                       options.initSeed, where)) {
+      const ProgramArg &a = program.args[i];
+      args[i] = BlockCopy(a.shape, a.split, where)(t, a.shape);
+    }
     for (size_t i : program.argsWith(ArgRole::State))
       args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
     for (size_t i : program.argsWith(ArgRole::LearningRate)) {
@@ -280,45 +482,49 @@ int ober::rt::train(Entry entry, const Program &program,
       storeFloat(args[i], 0, options.learningRate);
     }
     std::vector<size_t> batchArgs = program.argsWith(ArgRole::Batch);
-    std::vector<HostTensor> files = readInputs(program, options, ArgRole::Batch);
+    std::vector<HostTensor> files =
+        readInputs(program, options, ArgRole::Batch, where);
+    std::vector<BlockCopy> batchBlocks;
+    for (size_t i : batchArgs)
+      batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
+                               where);
     Clock clock;
     for (int64_t s = 0; s < options.steps; ++s) {
       for (size_t k = 0; k < batchArgs.size(); ++k) {
         const ProgramArg &a = program.args[batchArgs[k]];
         const HostTensor &f = files[k];
-        int64_t offset = batchOffset(batchLayout(f.shape(), a.shape), f.shape(),
-                                     a.shape, s);
-        args[batchArgs[k]] = HostTensor::share(
-            f, a.dtype, a.shape, f.data() + offset * dtypeSize(a.dtype));
+        std::vector<int64_t> shape = globalShapeOf(a, where);
+        int64_t offset = batchOffset(batchLayout(f.shape(), shape), f.shape(),
+                                     shape, s);
+        HostTensor step = HostTensor::share(
+            f, a.dtype, shape, f.data() + offset * dtypeSize(a.dtype));
+        args[batchArgs[k]] = batchBlocks[k](step, a.shape);
       }
       clock.begin();
-      std::vector<HostTensor> results = invoke(entry, program, args);
+      std::vector<HostTensor> results =
+          invoke(entry, program, where.stage, args);
       clock.end();
       for (size_t r = 0; r < results.size(); ++r) {
         const ProgramResult &res = program.results[r];
-        if (res.role == ResultRole::Loss)
-          std::printf("step %lld loss %.9g\n", static_cast<long long>(s),
-                      loadFloat(results[r], 0));
-        else if (res.arg >= 0)
+        bool ours = res.stage < 0 || res.stage == where.stage;
+        if (res.arg >= 0 && ours)
           args[res.arg] = results[r];
       }
+      shareAcrossStages(program, where, args);
+      double loss = stepLoss(program, where, results);
+      if (where.rank == 0)
+        std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
       std::fflush(stdout);
     }
-    if (options.timing)
+    if (options.timing && where.rank == 0)
       clock.print();
-    if (options.saveParams.empty())
-      return 0;
-    if (!makeDirectories(options.saveParams))
-      throw Failure{"cannot create " + options.saveParams};
-    for (size_t i : program.argsWith(ArgRole::Parameter)) {
-      std::string error,
-          path = options.saveParams + "/" + program.args[i].name + ".npy";
-      if (!writeNpy(path, arrayOf(args[i]), error))
-        throw Failure{error};
-    }
+    if (!options.saveParams.empty())
+      saveParameters(program, options, where, args);
     return 0;
   } catch (const Failure &f) {
     return report(self, f.message);
+  } catch (const CommError &e) {
+    return report(self, e.what());
   }
 }
 
@@ -327,7 +533,7 @@ int ober::rt::infer(Entry entry, const Program &program,
   try {
     std::vector<HostTensor> args(program.args.size());
     for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
-                                       0))
+                                       0, Placement()))
       args[i] = std::move(t);
     std::vector<size_t> inputArgs = program.argsWith(ArgRole::Input);
     std::vector<HostTensor> inputs = readInputs(program, options, ArgRole::Input);
@@ -335,7 +541,7 @@ int ober::rt::infer(Entry entry, const Program &program,
       args[inputArgs[k]] = inputs[k];
     Clock clock;
     clock.begin();
-    std::vector<HostTensor> results = invoke(entry, program, args);
+    std::vector<HostTensor> results = invoke(entry, program, 0, args);
     clock.end();
     if (options.timing)
       clock.print();

@@ -10,25 +10,43 @@
 #include "Buffers.h"
 #include "Options.h"
 
+#include "ober/Runtime/Comm.h"
+
 #include <string>
 #include <vector>
 
 namespace ober::rt {
 
-/// The compiled function (`ober_program_run`).
+/// A compiled function (`ober_program_entries[stage]`).
 using Entry = void (*)(void **);
 
-/// Calls `entry` on `args` (the program's arguments, in order) and returns
-/// its results; a result in an argument's buffer (written in place, or
-/// returned there) shares it.
+/// Where the rank running a program sits on its grid.
+struct Placement {
+  Grid grid{{1}};
+  int64_t rank = 0, stage = 0;
+  std::vector<int64_t> coords{0};
+  /// The rank's collectives (null with one device) and the index of the
+  /// group of every rank among its groups.
+  Channel *channel = nullptr;
+  int64_t worldGroup = 0;
+
+  /// The placement of `rank` on `program`'s grid.
+  static Placement of(const Program &program, int64_t rank);
+};
+
+/// Calls `entry` (the function of `stage`) on `args` (the program's
+/// arguments, in order) and returns its results; a result in an
+/// argument's buffer (written in place, or returned there) shares it.
 std::vector<HostTensor> invoke(Entry entry, const Program &program,
+                               int64_t stage,
                                const std::vector<HostTensor> &args);
 
-/// Trains: parameters from the weights or the seed, zero optimizer state,
-/// `options.steps` steps printing `step <i> loss <v>`. Returns the exit
-/// code; errors go to stderr.
+/// Trains as the rank at `where`: parameters from the weights or the seed
+/// (this rank's blocks), zero optimizer state, `options.steps` steps; rank
+/// 0 prints `step <i> loss <v>` and writes `--save-params` (gathered).
+/// Returns the exit code; errors go to stderr.
 int train(Entry entry, const Program &program, const Options &options,
-          const std::string &self);
+          const std::string &self, const Placement &where);
 
 /// Runs inference once on `options.inputs`, writing or printing outputs.
 int infer(Entry entry, const Program &program, const Options &options,

@@ -1,8 +1,9 @@
 //===- ObjectEmission.cpp - LLVM IR and objects in the compiler process ----===//
 //
 // Part of Ober-Train. After the CPU pipeline, the LLVM dialect becomes LLVM
-// IR with the program's entry point (`ober_program_run`, the packed form of
-// the function's C interface) and its manifest (`ober_program_manifest`),
+// IR with the program's entry points (`ober_program_entries`, one per
+// pipeline stage: the packed form of each function's C interface) and its
+// manifest (`ober_program_manifest`),
 // is optimized at O3 for the target CPU (the host's, with its vector
 // extensions, unless told otherwise) and emitted as an object with LLVM's
 // TargetMachine: no compiler is run as a subprocess.
@@ -53,11 +54,12 @@ targetMachine(StringRef cpu, Location loc) {
   return machine;
 }
 
-/// `ober_program_run(void **args)`: calls the C interface of `function`
-/// with args[0] as the results' address (when it has results) and
-/// args[1...] as its arguments' descriptors.
-LogicalResult addEntryPoint(llvm::Module &module, StringRef function,
-                            unsigned numArgs, Location loc) {
+/// `ober_program_run_<index>(void **args)`: calls the C interface of
+/// `function` with args[0] as the results' address (when it has results)
+/// and args[1...] as its arguments' descriptors.
+FailureOr<llvm::Function *> addEntryPoint(llvm::Module &module,
+                                          StringRef function, unsigned index,
+                                          unsigned numArgs, Location loc) {
   llvm::Function *callee = module.getFunction(("_mlir_ciface_" + function).str());
   if (!callee)
     return emitError(loc) << "no C interface for @" << function
@@ -66,7 +68,8 @@ LogicalResult addEntryPoint(llvm::Module &module, StringRef function,
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
   llvm::Function *entry = llvm::Function::Create(
-      type, llvm::GlobalValue::ExternalLinkage, "ober_program_run", module);
+      type, llvm::GlobalValue::InternalLinkage,
+      "ober_program_run_" + std::to_string(index), module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   unsigned skip = callee->arg_size() == numArgs ? 1 : 0;
   SmallVector<llvm::Value *> args;
@@ -76,6 +79,27 @@ LogicalResult addEntryPoint(llvm::Module &module, StringRef function,
   }
   b.CreateCall(callee, args);
   b.CreateRetVoid();
+  return entry;
+}
+
+/// `ober_program_entries`: the entry points, by stage.
+LogicalResult addEntryPoints(llvm::Module &module,
+                             ArrayRef<std::string> functions, unsigned numArgs,
+                             Location loc) {
+  SmallVector<llvm::Constant *> entries;
+  for (auto [i, f] : llvm::enumerate(functions)) {
+    FailureOr<llvm::Function *> entry =
+        addEntryPoint(module, f, static_cast<unsigned>(i), numArgs, loc);
+    if (failed(entry))
+      return failure();
+    entries.push_back(*entry);
+  }
+  auto *ptr = llvm::PointerType::getUnqual(module.getContext());
+  auto *type = llvm::ArrayType::get(ptr, entries.size());
+  new llvm::GlobalVariable(module, type, /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(type, entries),
+                           "ober_program_entries");
   return success();
 }
 
@@ -121,7 +145,7 @@ LogicalResult mlir::ober::emitProgram(ModuleOp module,
     return failure();
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  if (failed(addEntryPoint(*llvmModule, what.function, what.numArgs, loc)))
+  if (failed(addEntryPoints(*llvmModule, what.functions, what.numArgs, loc)))
     return failure();
   addManifest(*llvmModule, what.manifest);
   optimize(*llvmModule, **machine);

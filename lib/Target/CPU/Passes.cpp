@@ -59,16 +59,16 @@ struct CopiesAsLoops
 };
 } // namespace
 
-OwningOpRef<ModuleOp> mlir::ober::prepareForCodegen(ModuleOp module,
-                                                    func::FuncOp func,
-                                                    ArrayRef<bool> writable) {
+OwningOpRef<ModuleOp>
+mlir::ober::prepareForCodegen(ModuleOp module, ArrayRef<func::FuncOp> funcs,
+                              ArrayRef<bool> writable) {
   MLIRContext *ctx = module.getContext();
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
-  auto target = copy->lookupSymbol<func::FuncOp>(func.getSymName());
-  target->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  target.setPublic();
+  SmallVector<func::FuncOp> targets;
+  for (func::FuncOp func : funcs)
+    targets.push_back(copy->lookupSymbol<func::FuncOp>(func.getSymName()));
   for (auto f : copy->getOps<func::FuncOp>())
-    if (f != target && f.isPublic())
+    if (f.isPublic() && !llvm::is_contained(targets, f))
       f.setPrivate();
   for (NamedAttribute a : llvm::to_vector(copy->getOperation()->getAttrs()))
     if (a.getName().getValue().starts_with("ober."))
@@ -85,9 +85,14 @@ OwningOpRef<ModuleOp> mlir::ober::prepareForCodegen(ModuleOp module,
   // One-shot bufferization takes function arguments as writable unless
   // told otherwise: the caller's buffers (a batch read again next step)
   // are read only, but for those it hands over.
-  for (unsigned i = 0; i < target.getNumArguments(); ++i)
-    target.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                      BoolAttr::get(ctx, i < writable.size() && writable[i]));
+  for (func::FuncOp target : targets) {
+    target->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    target.setPublic();
+    for (unsigned i = 0; i < target.getNumArguments(); ++i)
+      target.setArgAttr(
+          i, bufferization::BufferizationDialect::kWritableAttrName,
+          BoolAttr::get(ctx, i < writable.size() && writable[i]));
+  }
   // What the function does not call goes.
   PassManager pm(ctx);
   pm.addPass(createSymbolDCEPass());

@@ -19,13 +19,15 @@
 
 namespace mlir::ober {
 
-/// A copy of `module` ready for the pipeline: `func` (and what it calls)
-/// with MLIR's C interface, the only public function; ober's attributes
-/// (which describe the training step, not code) removed. The function may
-/// write into the buffers of the arguments `writable` names (a training
-/// step's parameters and optimizer state: `ober-cpu-return-in-place` then
-/// drops the results updated in place); the others are read only.
-OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module, func::FuncOp func,
+/// A copy of `module` ready for the pipeline: `funcs` (and what they call)
+/// with MLIR's C interface, the only public functions; ober's attributes
+/// (which describe the training step, not code) removed. The functions
+/// may write into the buffers of the arguments `writable` names (a
+/// training step's parameters and optimizer state:
+/// `ober-cpu-return-in-place` then drops the results updated in place);
+/// the others are read only.
+OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module,
+                                        ArrayRef<func::FuncOp> funcs,
                                         ArrayRef<bool> writable = {});
 
 /// The function attribute `ober-cpu-return-in-place` sets: for each result
@@ -44,8 +46,9 @@ void registerCPUPipelineDialects(DialectRegistry &registry);
 /// What `emitProgram` writes.
 struct ProgramEmission {
   enum Kind { LLVMIR, Object } kind = Object;
-  /// The compiled function and its argument count.
-  std::string function;
+  /// The compiled functions (one per pipeline stage) and their argument
+  /// count.
+  std::vector<std::string> functions;
   unsigned numArgs = 0;
   /// The manifest text (ober/Runtime/Program.h).
   std::string manifest;
@@ -55,7 +58,8 @@ struct ProgramEmission {
 };
 
 /// Translates `module` (lowered to the LLVM dialect by the pipeline) to
-/// LLVM IR with the entry point `ober_program_run` and the manifest,
+/// LLVM IR with the entry points `ober_program_entries[stage]` and the
+/// manifest,
 /// optimizes it at O3 for the target CPU and writes LLVM IR or an object.
 LogicalResult emitProgram(ModuleOp module, const ProgramEmission &what,
                           llvm::raw_pwrite_stream &os);

@@ -1,0 +1,237 @@
+//===- Ranks.cpp - a partitioned program on the ranks of a job ------------===//
+//
+// Part of Ober-Train's runtime (no MLIR).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Ranks.h"
+
+#include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/LaunchEnv.h"
+#include "ober/Runtime/MPI.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+using namespace ober::rt;
+
+namespace {
+
+int report(const std::string &self, const std::string &message, int code) {
+  std::fprintf(stderr, "%s: error: %s\n", self.c_str(), message.c_str());
+  std::fflush(stderr);
+  return code;
+}
+
+/// A hash of this executable's file (FNV-1a, 64 bits): ranks running
+/// different executables disagree on it.
+uint64_t executableHash() {
+  uint64_t h = 1469598103934665603ull;
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  char buffer[1 << 16];
+  while (in) {
+    in.read(buffer, sizeof(buffer));
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buffer[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  return h;
+}
+
+/// The rank that runs another executable than rank 0, or -1.
+int64_t differentExecutable(const Placement &where) {
+  uint64_t mine = executableHash();
+  std::vector<uint64_t> all(where.grid.size());
+  CollectiveDesc d;
+  d.kind = OBER_COLL_ALL_GATHER;
+  d.dtype = DType::I64;
+  d.shape = {1};
+  d.group = where.worldGroup;
+  for (size_t a = 0; a < where.grid.shape().size(); ++a)
+    d.gridAxes.push_back(static_cast<int64_t>(a));
+  where.channel->run(d, &mine, all.data());
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      return static_cast<int64_t>(r);
+  return -1;
+}
+
+/// Ends the job when the rank's channel makes no progress for `timeout`
+/// seconds (a peer lost or hung).
+class Watchdog {
+public:
+  Watchdog(const Channel &channel, double timeout, void (*end)(int))
+      : thread([this, &channel, timeout, end] {
+          while (!stop.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            double stalled = channel.stalledSeconds();
+            if (stalled < timeout)
+              continue;
+            std::fprintf(stderr,
+                         "error: rank %lld waited %.0f s for %s; a rank was "
+                         "lost or hangs: ending the job\n",
+                         static_cast<long long>(channel.rank()), stalled,
+                         channel.pendingDescription().c_str());
+            std::fflush(stderr);
+            end(3);
+          }
+        }) {}
+  ~Watchdog() {
+    stop = true;
+    thread.join();
+  }
+
+private:
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
+[[noreturn]] void endProcess(int code) { std::_Exit(code); }
+[[noreturn]] void endMPIJob(int code) { mpiAbort(code); }
+
+void fatalInProcess(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+void fatalInMPIJob(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fflush(stderr);
+  mpiAbort(1);
+}
+
+/// Runs rank `rank` of `program` over `transport` on this thread.
+int runRank(Transport &transport, int64_t rank, Entry const *entries,
+            const Program &program, const Options &options,
+            const std::string &self, int threads, void (*end)(int)) {
+  Placement where = Placement::of(program, rank);
+  std::vector<std::vector<int64_t>> groups = program.groups;
+  groups.emplace_back();
+  for (size_t a = 0; a < program.grid.size(); ++a)
+    groups.back().push_back(static_cast<int64_t>(a));
+  try {
+    Channel channel(transport, where.grid, rank, groups);
+    where.channel = &channel;
+    setCurrentChannel(&channel);
+    struct Reset {
+      ~Reset() { setCurrentChannel(nullptr); }
+    } reset;
+    if (int64_t other = differentExecutable(where); other >= 0)
+      return rank == 0 ? report(self,
+                                "rank " + std::to_string(other) +
+                                    " runs another executable than rank 0; "
+                                    "start every rank with the same one",
+                                2)
+                       : 2;
+    if (!prepareRank(program, threads, self))
+      return 70;
+    Watchdog watchdog(channel, options.commTimeout, end);
+    return train(entries[where.stage], program, options, self, where);
+  } catch (const CommError &e) {
+    return report(self, "rank " + std::to_string(rank) + ": " + e.what(), 1);
+  }
+}
+
+/// The threads of each rank: --threads, else the node's cores shared.
+int threadsPerRank(const Options &options, int64_t ranksOnNode) {
+  if (options.threads > 0)
+    return options.threads;
+  int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max<int64_t>(1, cores / ranksOnNode));
+}
+
+/// Every rank as a thread of this process.
+int trainAsThreads(Entry const *entries, const Program &program,
+                   const Options &options, const std::string &self) {
+  int64_t devices = program.devices();
+  std::shared_ptr<ThreadHub> hub = makeThreadHub(devices, options.commTimeout);
+  setFatalHandler(fatalInProcess);
+  std::vector<int> codes(devices, 0);
+  std::vector<std::thread> ranks;
+  int threads = threadsPerRank(options, devices);
+  for (int64_t r = 0; r < devices; ++r)
+    ranks.emplace_back([&, r] {
+      std::unique_ptr<Transport> t = threadTransport(hub, r);
+      codes[r] = runRank(*t, r, entries, program, options, self, threads,
+                         endProcess);
+      if (codes[r])
+        failThreadHub(*hub, "rank " + std::to_string(r) + " failed");
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  for (int code : codes)
+    if (code)
+      return code;
+  return 0;
+}
+} // namespace
+
+bool ober::rt::prepareRank(const Program &program, int threads,
+                           const std::string &self) {
+  ober_rt_cpu_set_threads(threads);
+  for (const ProgramKernel &k : program.kernels)
+    if (ober_rt_cpu_prepare_kernel(k.name.c_str(), k.desc.data(),
+                                   static_cast<int64_t>(k.desc.size()))) {
+      report(self,
+             "program manifest: kernel '" + k.name + "' with a descriptor of " +
+                 std::to_string(k.desc.size()) +
+                 " fields is not in this runtime",
+             70);
+      return false;
+    }
+  return true;
+}
+
+int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
+                           const Options &options, const std::string &self) {
+  ober_rt_launch_env env;
+  char error[512];
+  if (ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error)))
+    return report(self, error, 2);
+  std::string launcher = env.launcher;
+  int64_t devices = program.devices();
+  if (launcher == "none")
+    return trainAsThreads(entries, program, options, self);
+  if (env.world_size != devices)
+    return env.rank == 0
+               ? report(self,
+                        "the plan runs on " + std::to_string(devices) +
+                            " devices but this job has " +
+                            std::to_string(env.world_size) + " rank(s) (" +
+                            launcher + "); start " + std::to_string(devices) +
+                            " (mpirun -np " + std::to_string(devices) +
+                            ", srun -n " + std::to_string(devices) +
+                            "), or run it without a launcher for threads",
+                        2)
+               : 2;
+  if (launcher == "torchrun")
+    return report(self,
+                  "started by a torchrun-style launcher: executables "
+                  "communicate through MPI; start them with mpirun or srun",
+                  2);
+  std::string why;
+  std::unique_ptr<Transport> transport = mpiTransport(why);
+  if (!transport)
+    return report(self, why, 2);
+  if (transport->size() != devices || transport->rank() != env.rank) {
+    report(self,
+           "MPI sees rank " + std::to_string(transport->rank()) + " of " +
+               std::to_string(transport->size()) + ", the launcher rank " +
+               std::to_string(env.rank) + " of " +
+               std::to_string(env.world_size),
+           2);
+    mpiAbort(2);
+  }
+  setFatalHandler(fatalInMPIJob);
+  int code = runRank(*transport, transport->rank(), entries, program, options,
+                     self, threadsPerRank(options, env.local_size), endMPIJob);
+  if (code)
+    mpiAbort(code); // the other ranks may wait for this one
+  transport.reset();
+  mpiFinalize();
+  return 0;
+}

@@ -1,0 +1,31 @@
+//===- Ranks.h - a partitioned program on the ranks of a job ----*- C++ -*-===//
+//
+// Part of Ober-Train's runtime (no MLIR). Under a launcher (mpirun, srun)
+// each process is one rank of the plan's grid, communicating through MPI;
+// started directly, the executable runs every rank as a thread of its own
+// process. Before the first step every rank checks that the job has the
+// plan's size and that all run the same executable; a rank that waits
+// longer than --comm-timeout for its peers ends the job.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_RUNTIME_EXECUTABLE_RANKS_H
+#define OBER_LIB_RUNTIME_EXECUTABLE_RANKS_H
+
+#include "Run.h"
+
+namespace ober::rt {
+
+/// Trains the partitioned `program` (entries by stage) on the ranks of
+/// this job. Returns the exit code.
+int trainOnRanks(Entry const *entries, const Program &program,
+                 const Options &options, const std::string &self);
+
+/// Sets the threads of this rank's kernels and loops, and creates the
+/// program's library kernels on this thread; false (with a message) when
+/// the runtime lacks one.
+bool prepareRank(const Program &program, int threads, const std::string &self);
+
+} // namespace ober::rt
+
+#endif // OBER_LIB_RUNTIME_EXECUTABLE_RANKS_H

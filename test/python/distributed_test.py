@@ -1,0 +1,297 @@
+#!/usr/bin/python3
+"""Training executables on many ranks against the simulated devices.
+
+A GPT-style decoder and a CNN with training-mode batch norm (torch.nn,
+exported to ONNX, AdamW steps built by `ober-opt --ober-build-train-step`)
+are planned and partitioned for each plan below; the partitioned step is
+trained 5 steps by `ober-run` on simulated devices (the reference) and by
+the executable `ober-compile` builds from it, launched with
+`mpirun -np <devices>` (one process per device, collectives through MPI).
+Every step's loss and every final parameter (gathered by --save-params)
+must agree within 1e-5, relative. One plan also runs without a launcher
+(every rank a thread of one process).
+
+Also checked: a job of the wrong size is refused before the first step,
+ranks running different executables are refused, and a rank killed with
+SIGKILL ends the job (every process exits non-zero, naming the lost rank)
+well within 30 s.
+
+  distributed_test.py --bin build/bin [--models gpt,cnn] [--plans N,...]
+"""
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import warnings
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from partition_test import GPT, losses_of  # noqa: E402
+
+BIN = None
+MODELS = ["gpt", "cnn"]
+STEPS, TOLERANCE = 5, 1e-5
+warnings.filterwarnings("ignore")
+
+# (name, dp, tp, pp, zero, micro-batches, schedule, sequence parallelism)
+PLANS = [
+    ("dp2", 2, 1, 1, 0, 1, "1f1b", 0),
+    ("tp2", 1, 2, 1, 0, 1, "1f1b", 0),
+    ("pp2-1f1b", 1, 1, 2, 0, 2, "1f1b", 0),
+    ("dp2xtp2", 2, 2, 1, 0, 1, "1f1b", 0),
+    ("dp2xpp2", 2, 1, 2, 0, 2, "1f1b", 0),
+    ("tp2xpp2-interleaved", 1, 2, 2, 0, 2, "interleaved-1f1b", 0),
+    ("dp4-zero3", 4, 1, 1, 3, 1, "1f1b", 0),
+    ("tp2-sp", 1, 2, 1, 0, 1, "1f1b", 1),
+    ("dp2xtp2xpp2", 2, 2, 2, 0, 2, "1f1b", 0),
+]
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def run(cmd, env=None, check=True, timeout=600):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+    if check and proc.returncode:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed "
+                           f"({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def mpirun(n, cmd, **kw):
+    return run(["mpirun", "-np", n, "--bind-to", "none"] + cmd, env=MPI_ENV,
+               **kw)
+
+
+class CNN(torch.nn.Module):
+    """Three convolutions with training-mode batch norm and a linear head:
+    enough segments for two model chunks on each of two stages."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.c1, self.b1 = nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.c2, self.b2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.c3, self.b3 = nn.Conv2d(8, 16, 3, stride=2, bias=False), nn.BatchNorm2d(16)
+        self.pool = nn.MaxPool2d(3)
+        self.fc = nn.Linear(16, 6)
+
+    def forward(self, x):
+        relu = torch.nn.functional.relu
+        x = relu(self.b1(self.c1(x)))
+        x = relu(self.b2(self.c2(x)))
+        x = self.pool(relu(self.b3(self.c3(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
+def model_case(name):
+    torch.manual_seed(3 if name == "gpt" else 2)
+    if name == "gpt":
+        return (GPT(), torch.randint(0, 40, (4, 8)),
+                torch.randint(0, 40, (4, 8)), 3e-3)
+    return (CNN(), torch.randn(8, 3, 8, 8), torch.randint(0, 6, (8,)), 5e-3)
+
+
+class Case:
+    """A model's steps (one per micro-batch count) and batch files."""
+
+    def __init__(self, name, tmp):
+        self.name, self.tmp = name, tmp
+        self.model, self.x, self.y, self.lr = model_case(name)
+        self.model.train()
+        self.steps = {}
+
+    def step(self, micro):
+        if micro in self.steps:
+            return self.steps[micro]
+        batch = self.x.shape[0]
+        onnx_path = os.path.join(self.tmp, f"{self.name}{micro}.onnx")
+        torch.onnx.export(self.model, (self.x[:batch // micro],), onnx_path,
+                          opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=["x"],
+                          output_names=["logits"])
+        step = os.path.join(self.tmp, f"{self.name}-step{micro}.mlir")
+        run([os.path.join(BIN, "ober-opt"), onnx_path,
+             "--ober-build-train-step=loss=cross-entropy optimizer=adamw "
+             f"micro-batches={micro}", "-o", step])
+        args = []
+        for n, t in (("x", self.x), ("y", self.y)):
+            path = os.path.join(self.tmp, f"{self.name}-{n}{micro}.npy")
+            shape = ((micro, batch // micro) + tuple(t.shape[1:])
+                     if micro > 1 else tuple(t.shape))
+            np.save(path, t.numpy().reshape(shape))
+            args += ["--input", path]
+        self.steps[micro] = (step, args)
+        return self.steps[micro]
+
+    def partition(self, plan):
+        name, dp, tp, pp, zero, micro, schedule, sp = plan
+        step, args = self.step(micro)
+        batch = self.x.shape[0]
+        part = os.path.join(self.tmp, f"{self.name}-{name}.mlir")
+        run([os.path.join(BIN, "ober-opt"), step,
+             f"--ober-plan=cluster=cpu gpus={dp * tp * pp} "
+             f"global-batch={batch} dp={dp} tp={tp} pp={pp} zero={zero} "
+             f"recompute=none schedule={schedule} precision=f32 "
+             f"sequence-parallel={sp} micro-batch={batch // (dp * micro)}"
+             + (" chunks=2" if schedule == "interleaved-1f1b" else ""),
+             "--ober-partition", "-o", part])
+        return part, args
+
+
+def compare(test, what, got_dir, got_losses, ref_dir, ref_losses):
+    test.assertEqual(len(got_losses), STEPS, what)
+    for i, (a, b) in enumerate(zip(got_losses, ref_losses)):
+        test.assertLessEqual(abs(a - b), TOLERANCE * abs(b),
+                             f"{what} step {i}: {a} vs simulated {b}")
+    names = sorted(os.listdir(ref_dir))
+    test.assertEqual(names, sorted(os.listdir(got_dir)), what)
+    for f in names:
+        a, b = np.load(os.path.join(got_dir, f)), np.load(os.path.join(ref_dir, f))
+        test.assertEqual(a.shape, b.shape, f"{what}: {f}")
+        err = float(np.abs(a - b).max())
+        test.assertLessEqual(err, TOLERANCE * float(np.abs(b).max()) + 1e-7,
+                             f"{what}: parameter {f[:-4]} off by {err}")
+
+
+class Distributed(unittest.TestCase):
+    tmp = None
+    cases = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ober-distributed-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def case(self, name):
+        if name not in self.cases:
+            self.cases[name] = Case(name, self.tmp)
+        return self.cases[name]
+
+    def build(self, case, plan):
+        """The partitioned step, its simulated run and its executable."""
+        part, args = case.partition(plan)
+        base = os.path.join(self.tmp, f"{case.name}-{plan[0]}")
+        common = args + ["--lr", case.lr]
+        ref = losses_of(run([os.path.join(BIN, "ober-run"), part,
+                             "--train-steps", STEPS, "--save-params",
+                             base + "-ref"] + common).stdout)
+        exe = base + "-train"
+        run([os.path.join(BIN, "ober-compile"), part, "-o", exe])
+        return exe, common, ref, base
+
+    def test_plans(self):
+        for model in MODELS:
+            case = self.case(model)
+            for plan in PLANS:
+                with self.subTest(model=model, plan=plan[0]):
+                    exe, common, ref, base = self.build(case, plan)
+                    devices = plan[1] * plan[2] * plan[3]
+                    start = time.time()
+                    out = mpirun(devices, [exe, "--steps", STEPS,
+                                           "--save-params", base + "-got"]
+                                 + common)
+                    print(f"{model} {plan[0]}: {devices} ranks, "
+                          f"{time.time() - start:.1f} s", flush=True)
+                    compare(self, f"{model} {plan[0]}", base + "-got",
+                            losses_of(out.stdout), base + "-ref", ref)
+
+    def test_threads(self):
+        # Without a launcher every rank is a thread of one process.
+        case = self.case(MODELS[0])
+        plan = PLANS[3]
+        exe, common, ref, base = self.build(case, plan)
+        out = run([exe, "--steps", STEPS, "--save-params", base + "-threads"]
+                  + common)
+        compare(self, f"{case.name} {plan[0]} as threads", base + "-threads",
+                losses_of(out.stdout), base + "-ref", ref)
+
+    def test_refusals(self):
+        case = self.case("cnn")
+        exe, common, _, base = self.build(case, PLANS[0])
+        # A job of another size than the plan's.
+        proc = mpirun(3, [exe, "--steps", 1] + common, check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("the plan runs on 2 devices but this job has 3 rank(s)",
+                      proc.stderr)
+        # Two executables of the same plan that differ.
+        other = base + "-other"
+        shutil.copy(exe, other)
+        with open(other, "ab") as f:
+            f.write(b"\0")
+        proc = run(["mpirun", "--bind-to", "none", "-np", 1, exe, "--steps", 1]
+                   + common + [":", "-np", 1, other, "--steps", 1] + common,
+                   env=MPI_ENV, check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("rank 1 runs another executable than rank 0",
+                      proc.stderr)
+        self.assertNotIn("step 0", proc.stdout)
+
+    def test_lost_rank(self):
+        # A 4-rank job whose rank 2 is killed mid-run ends within 30 s.
+        case = self.case("cnn")
+        exe, common, _, base = self.build(case, PLANS[6])
+        proc = subprocess.Popen(
+            ["mpirun", "--bind-to", "none", "-np", "4", exe, "--steps",
+             "100000", "--comm-timeout", "20"] + [str(c) for c in common],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=MPI_ENV, start_new_session=True)
+        try:
+            # Wait for training to run, then kill rank 2.
+            line = proc.stdout.readline()
+            self.assertTrue(line.startswith("step "), line)
+            pids = run(["pgrep", "-f", "-d", " ", exe]).stdout.split()
+            ranks = {}
+            for pid in pids:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0")
+                               if b"=" in kv)
+                rank = env.get(b"OMPI_COMM_WORLD_RANK")
+                if rank is not None:
+                    ranks[int(rank)] = int(pid)
+            self.assertEqual(sorted(ranks), [0, 1, 2, 3])
+            start = time.time()
+            os.kill(ranks[2], signal.SIGKILL)
+            _, err = proc.communicate(timeout=60)
+            elapsed = time.time() - start
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertLess(elapsed, 30)
+        self.assertRegex(err, r"rank 2")
+        left = run(["pgrep", "-f", exe], check=False).stdout.split()
+        self.assertEqual(left, [], "processes left behind")
+        print(f"lost rank: the job ended {elapsed:.1f} s after the kill",
+              flush=True)
+
+
+def main():
+    global BIN, MODELS, PLANS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--plans", default="")
+    args, rest = parser.parse_known_args()
+    BIN = os.path.abspath(args.bin)
+    MODELS = args.models.split(",")
+    if args.plans:
+        PLANS = [p for p in PLANS if p[0] in args.plans.split(",")]
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
