@@ -32,6 +32,7 @@ packages=(
   libdnnl-dev                  # the CPU kernel library (matmul, convolution)
   libomp-22-dev                # LLVM's OpenMP: generated loops' threads (and oneDNN's)
   openmpi-bin libopenmpi-dev   # the MPI transport: executables under mpirun
+  slurm-wlm                    # srun: the Slurm test's one-node cluster
   libclang-rt-22-dev           # libFuzzer and sanitizers for the fuzz target
 )
 

@@ -9,7 +9,8 @@ the executable `ober-compile` builds from it, launched with
 `mpirun -np <devices>` (one process per device, collectives through MPI).
 Every step's loss and every final parameter (gathered by --save-params)
 must agree within 1e-5, relative. One plan also runs without a launcher
-(every rank a thread of one process).
+(every rank a thread of one process), and two plans run under `srun` on
+a one-node Slurm cluster the test starts (utils/slurm/local-cluster.sh).
 
 Also checked: a job of the wrong size is refused before the first step,
 ranks running different executables are refused, and a rank killed with
@@ -208,6 +209,30 @@ class Distributed(unittest.TestCase):
                           f"{time.time() - start:.1f} s", flush=True)
                     compare(self, f"{model} {plan[0]}", base + "-got",
                             losses_of(out.stdout), base + "-ref", ref)
+
+    def test_srun(self):
+        # A one-node Slurm cluster on loopback (slurmctld and slurmd as
+        # root), the executable launched by srun.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "..")
+        cluster = os.path.join(self.tmp, "slurm")
+        script = os.path.join(root, "utils", "slurm", "local-cluster.sh")
+        run([script, "start", cluster, 8])
+        env = dict(os.environ, SLURM_CONF=os.path.join(cluster, "slurm.conf"))
+        try:
+            for model, plan in (("gpt", PLANS[3]), ("cnn", PLANS[2])):
+                with self.subTest(model=model, plan=plan[0]):
+                    case = self.case(model)
+                    exe, common, ref, base = self.build(case, plan)
+                    devices = plan[1] * plan[2] * plan[3]
+                    out = run(["srun", "-n", devices, "--kill-on-bad-exit=1",
+                               exe, "--steps", STEPS, "--save-params",
+                               base + "-srun"] + common, env=env)
+                    compare(self, f"{model} {plan[0]} under srun",
+                            base + "-srun", losses_of(out.stdout),
+                            base + "-ref", ref)
+        finally:
+            run([script, "stop", cluster], check=False)
 
     def test_threads(self):
         # Without a launcher every rank is a thread of one process.
