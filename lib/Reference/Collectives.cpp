@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Reference/Collectives.h"
+#include "ober/Runtime/Comm.h"
 
 #include <chrono>
 
@@ -173,10 +174,13 @@ int64_t bytesOf(const Tensor &t) { return t.getSizeInBytes(); }
 
 FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
                                     const Tensor &input) {
-  auto record = [&](StringRef kind, int64_t bytes, int64_t groupSize) {
+  // Counted by the runtime's convention (ober::rt::trafficOf).
+  auto record = [&](int64_t kind, int64_t groupSize) {
     if (recording(rank)) {
+      ::ober::rt::Traffic t =
+          ::ober::rt::trafficOf(kind, bytesOf(input), groupSize);
       std::lock_guard<std::mutex> lock(mutex);
-      log.push_back({kind.str(), bytes, groupSize});
+      log.push_back({t.kind, t.bytes, groupSize});
     }
   };
   auto tagOf = [&]() {
@@ -185,7 +189,7 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
   };
   if (auto send = dyn_cast<shard::SendOp>(op)) {
     int64_t to = moveAlong(rank, send.getGridAxes(), send.getDestination());
-    record("send/recv", bytesOf(input), 2);
+    record(OBER_COLL_SEND, 2);
     std::lock_guard<std::mutex> lock(mutex);
     mailbox[{rank, to, tagOf()}].push_back(input);
     arrivedAll.notify_all();
@@ -244,22 +248,21 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
     std::vector<Tensor> parts = gather(ar.getGridAxes());
     if (parts.empty())
       return missing();
-    record("all-reduce", bytesOf(input), members.size());
+    record(OBER_COLL_ALL_REDUCE, members.size());
     return sum(parts, ar.getReduction());
   }
   if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
     std::vector<Tensor> parts = gather(ag.getGridAxes());
     if (parts.empty())
       return missing();
-    record("all-gather", bytesOf(input) * members.size(), members.size());
+    record(OBER_COLL_ALL_GATHER, members.size());
     return concat(parts, ag.getGatherAxis().getSExtValue());
   }
   if (auto a2a = dyn_cast<shard::AllToAllOp>(op)) {
     std::vector<Tensor> parts = gather(a2a.getGridAxes());
     if (parts.empty())
       return missing();
-    // The bytes of the full tensor, the planner's convention.
-    record("all-to-all", bytesOf(input) * members.size(), members.size());
+    record(OBER_COLL_ALL_TO_ALL, members.size());
     int64_t index = std::find(members.begin(), members.end(), rank) -
                     members.begin();
     int64_t n = static_cast<int64_t>(members.size());
@@ -272,7 +275,7 @@ FailureOr<Tensor> Communicator::run(Operation *op, int64_t rank,
     std::vector<Tensor> parts = gather(rs.getGridAxes());
     if (parts.empty())
       return missing();
-    record("reduce-scatter", bytesOf(input), members.size());
+    record(OBER_COLL_REDUCE_SCATTER, members.size());
     int64_t index = std::find(members.begin(), members.end(), rank) -
                     members.begin();
     return block(sum(parts, rs.getReduction()),

@@ -80,6 +80,18 @@ public:
   virtual void recv(int64_t from, int64_t tag, void *data, int64_t bytes) = 0;
 };
 
+/// What statistics and the planner's report count of a collective: its
+/// name ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+/// "send/recv"; empty for what moves nothing or is counted at the other
+/// end: all-slice, recv) and its bytes for a group of `members` whose
+/// input is `inputBytes` (the full buffer each member contributes; the
+/// whole result of an all-gather and an all-to-all).
+struct Traffic {
+  const char *kind;
+  int64_t bytes;
+};
+Traffic trafficOf(int64_t kind, int64_t inputBytes, int64_t members);
+
 /// Reduces `count` elements of `x` into `acc` (acc = acc op x).
 void reduceInto(DType type, int reduction, void *acc, const void *x,
                 int64_t count);
@@ -128,6 +140,10 @@ public:
   /// The oldest pending operation, for a message ("all-reduce over grid
   /// axes [0] (group of ranks 0, 2)").
   std::string pendingDescription() const;
+  /// Counts `desc` in the program's traffic (trafficOf).
+  void count(const CollectiveDesc &desc);
+  /// The program's traffic so far: bytes by kind.
+  std::vector<std::pair<std::string, int64_t>> traffic() const;
 
 private:
   struct Task {
@@ -145,6 +161,7 @@ private:
   int64_t self;
   std::vector<std::vector<int64_t>> groupAxes;
   std::vector<std::vector<int64_t>> groupMembers;
+  std::vector<std::pair<std::string, int64_t>> bytesByKind;
 
   mutable std::mutex mutex;
   std::condition_variable changed;

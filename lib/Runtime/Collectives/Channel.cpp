@@ -135,6 +135,30 @@ std::string Channel::pendingDescription() const {
   return queue.empty() ? "nothing" : describe(queue.front().desc);
 }
 
+void Channel::count(const CollectiveDesc &desc) {
+  int64_t members =
+      desc.group >= 0 && desc.group < static_cast<int64_t>(groupMembers.size())
+          ? static_cast<int64_t>(groupMembers[desc.group].size())
+          : 1;
+  int64_t bytes = product(desc.shape, 0, desc.shape.size()) *
+                  static_cast<int64_t>(dtypeSize(desc.dtype));
+  Traffic t = trafficOf(desc.kind, bytes, members);
+  if (!*t.kind)
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto &[kind, total] : bytesByKind)
+    if (kind == t.kind) {
+      total += t.bytes;
+      return;
+    }
+  bytesByKind.emplace_back(t.kind, t.bytes);
+}
+
+std::vector<std::pair<std::string, int64_t>> Channel::traffic() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return bytesByKind;
+}
+
 std::string Channel::describe(const CollectiveDesc &desc) const {
   std::string axes;
   for (int64_t a : desc.gridAxes)
@@ -292,6 +316,7 @@ int64_t startFromCode(ober_rt_buffer *desc, ober_rt_buffer *in,
   try {
     CollectiveDesc d = descriptorOf(desc);
     size_t esize = dtypeSize(d.dtype);
+    channel.count(d);
     return channel.start(d, dataOf(in, esize),
                          const_cast<char *>(dataOf(out, esize)));
   } catch (const std::exception &e) {

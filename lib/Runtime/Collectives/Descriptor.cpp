@@ -110,3 +110,23 @@ std::vector<int64_t> CollectiveDesc::resultShape(int64_t members) const {
   }
   return out;
 }
+
+Traffic ober::rt::trafficOf(int64_t kind, int64_t inputBytes,
+                            int64_t members) {
+  switch (kind) {
+  case OBER_COLL_ALL_REDUCE:
+    return {"all-reduce", inputBytes};
+  case OBER_COLL_REDUCE_SCATTER:
+    return {"reduce-scatter", inputBytes};
+  case OBER_COLL_ALL_GATHER:
+    return {"all-gather", inputBytes * members};
+  case OBER_COLL_ALL_TO_ALL:
+    return {"all-to-all", inputBytes * members};
+  case OBER_COLL_BROADCAST:
+    return {"broadcast", inputBytes};
+  case OBER_COLL_SEND:
+    return {"send/recv", inputBytes};
+  default:
+    return {"", 0};
+  }
+}

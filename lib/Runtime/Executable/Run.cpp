@@ -518,6 +518,17 @@ int ober::rt::train(Entry entry, const Program &program,
     }
     if (options.timing && where.rank == 0)
       clock.print();
+    // One replica's collectives per step (the ranks at 0 on every axis
+    // but the pipeline's), as the planner's report counts them.
+    if (options.timing && where.channel && options.steps > 0 &&
+        ownsBlock(program, where, where.rank, Split(), where.stage)) {
+      std::string line;
+      for (auto &[kind, bytes] : where.channel->traffic())
+        line += ", " + kind + " " + std::to_string(bytes / options.steps);
+      std::fprintf(stderr, "traffic: rank %lld, bytes per step%s\n",
+                   static_cast<long long>(where.rank),
+                   line.empty() ? ": none" : line.c_str());
+    }
     if (!options.saveParams.empty())
       saveParameters(program, options, where, args);
     return 0;
