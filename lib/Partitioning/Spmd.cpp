@@ -103,7 +103,16 @@ Value Spmd::create(Location loc, Value v, unsigned axis, Placement from,
   auto gridRef = FlatSymbolRefAttr::get(grid.getSymNameAttr());
   auto axes = builder.getDenseI16ArrayAttr({static_cast<int16_t>(axis)});
   Value out;
-  if (from.isPartial() && to.isRep()) {
+  if (localAxis && axis == *localAxis && from.isPartial() && to.isRep()) {
+    // Local SGD: this device's share stands for each device's (a new
+    // value, so that `v` keeps its partial layout).
+    double factor = from.reduction == shard::ReductionKind::Sum
+                        ? static_cast<double>(axisSize(axis))
+                        : 1.0;
+    out = MulOp::create(
+        builder, loc, v,
+        scalar(loc, getElementTypeOrSelf(v.getType()), factor));
+  } else if (from.isPartial() && to.isRep()) {
     out = shard::AllReduceOp::create(
         builder, loc, type, gridRef, axes, v,
         shard::ReductionKindAttr::get(builder.getContext(), from.reduction));

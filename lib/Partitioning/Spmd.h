@@ -80,6 +80,11 @@ public:
   /// use that needs whole values (data parallelism's gradients, which wait
   /// for their bucket).
   void setEager(unsigned axis) { eager.insert(axis); }
+  /// Local SGD along `axis`: a partial sum over its devices completes
+  /// without communication, as this device's share times their number
+  /// (what the device would compute alone on as many samples like its
+  /// own); a partial max or min is this device's.
+  void setLocalAxis(unsigned axis) { localAxis = axis; }
   /// With sequence parallelism, an eager completion scatters the tokens
   /// (dimension rank - 2) instead of replicating: a reduce-scatter, with
   /// the all-gather where whole tokens are next needed.
@@ -127,6 +132,7 @@ private:
   OpBuilder &builder;
   DenseMap<Value, Layout> layouts;
   llvm::SmallDenseSet<unsigned> eager, sequence;
+  std::optional<unsigned> localAxis;
   Type computeType;
   DenseMap<Value, std::pair<Value, Value>> statistics;
   /// (value, axis, kind, dimension, reduction, groups) -> the value moved

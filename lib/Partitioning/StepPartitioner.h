@@ -28,6 +28,8 @@ constexpr unsigned kDp = 0, kTp = 1, kPp = 2;
 /// The plan's fields (`#ober.plan`, verified) as the partitioner uses them.
 struct PlanFields {
   int64_t tp = 1, pp = 1, dp = 1, zero = 0, microBatches = 1, chunks = 1;
+  /// Local SGD: steps the data-parallel replicas take apart (1: none).
+  int64_t localSteps = 1;
   /// Samples per step over every data-parallel replica.
   int64_t globalBatch = 1;
   Recompute recompute = Recompute::None;

@@ -45,6 +45,7 @@ FailureOr<PlanFields> mlir::ober::partition::readPlan(ModuleOp module) {
   f.precision = plan.getPrecision();
   f.schedule = plan.getSchedule();
   f.sequenceParallel = plan.getSequenceParallel();
+  f.localSteps = plan.getLocalSteps();
   return f;
 }
 
@@ -198,6 +199,8 @@ LogicalResult StepPartitioner::run() {
     compute = builder.getF16Type();
   if (plan.tp > 1)
     spmd->setEager(kTp);
+  if (plan.localSteps > 1)
+    spmd->setLocalAxis(kDp);
   if (plan.tp > 1 && plan.sequenceParallel)
     spmd->setSequenceParallel(kTp);
   if (failed(assignStages()))
@@ -369,6 +372,12 @@ LogicalResult StepPartitioner::finish(ArrayRef<Layout> argLayouts) {
     }
     eraseUnused(func);
     names.push_back(FlatSymbolRefAttr::get(func.getSymNameAttr()));
+  }
+  if (plan.localSteps > 1) {
+    stages.front().func->setAttr("ober.local_steps",
+                                 builder.getI64IntegerAttr(plan.localSteps));
+    stages.front().func->setAttr("ober.replica_axis",
+                                 builder.getI64IntegerAttr(kDp));
   }
   if (stages.size() > 1) {
     stages.front().func->setAttr("ober.stage_functions",

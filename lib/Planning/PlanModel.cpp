@@ -371,28 +371,37 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     // precision, like the updated master weights ZeRO shares); ZeRO-3
     // gathers compute copies.
     double gradBytes = st.parameterElements * 4;
-    double reduce;
-    if (c.zeroStage == 0)
+    double reduce, exposed;
+    if (c.localSteps > 1) {
+      // Local SGD: nothing reduced in the step; every H steps the replicas
+      // average their parameters' deltas (f32), between steps.
       reduce = groupCollectiveTime(Collective::AllReduce, gradBytes, c.dp,
-                                   c.tp, cluster);
-    else
-      reduce = groupCollectiveTime(Collective::ReduceScatter, gradBytes, c.dp,
-                                   c.tp, cluster) +
-               groupCollectiveTime(Collective::AllGather, gradBytes, c.dp,
-                                   c.tp, cluster);
-    // Buckets of 25 MB: the last one cannot overlap.
-    double lastBucket = reduce * std::min(1.0, 25e6 / std::max(gradBytes, 1.0));
-    double exposed = std::max(reduce - st.backward, lastBucket);
-    if (c.zeroStage >= 3) {
-      // Parameters are gathered for every forward and backward pass.
-      double gather = groupCollectiveTime(Collective::AllGather,
-                                          st.parameterElements * w, c.dp,
-                                          c.tp, cluster);
-      reduce += 2 * mbs * gather;
-      exposed += gather + std::max(0.0, 2 * mbs * gather -
-                                            mbs * (st.forward + st.backward));
+                                   c.tp, cluster) /
+               static_cast<double>(c.localSteps);
+      exposed = reduce;
+    } else {
+      reduce = c.zeroStage == 0
+                   ? groupCollectiveTime(Collective::AllReduce, gradBytes,
+                                         c.dp, c.tp, cluster)
+                   : groupCollectiveTime(Collective::ReduceScatter, gradBytes,
+                                         c.dp, c.tp, cluster) +
+                         groupCollectiveTime(Collective::AllGather, gradBytes,
+                                             c.dp, c.tp, cluster);
+      // Buckets of 25 MB: the last one cannot overlap.
+      double lastBucket =
+          reduce * std::min(1.0, 25e6 / std::max(gradBytes, 1.0));
+      exposed = std::max(reduce - st.backward, lastBucket);
+      if (c.zeroStage >= 3) {
+        // Parameters are gathered for every forward and backward pass.
+        double gather = groupCollectiveTime(Collective::AllGather,
+                                            st.parameterElements * w, c.dp,
+                                            c.tp, cluster);
+        reduce += 2 * mbs * gather;
+        exposed += gather + std::max(0.0, 2 * mbs * gather -
+                                              mbs * (st.forward + st.backward));
+      }
+      exposed = std::max(0.0, exposed - j * st.backward);
     }
-    exposed = std::max(0.0, exposed - j * st.backward);
     e.dpComm = std::max(e.dpComm, reduce);
     e.dpCommExposed = std::max(e.dpCommExposed, exposed);
     // Optimizer: gradient and parameter at the precision, fp32 master and

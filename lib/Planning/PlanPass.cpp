@@ -110,6 +110,13 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       }
       out.zeroStage = static_cast<int>(zero);
     }
+    if (localSteps < 0) {
+      error = "local-steps=" + std::to_string(localSteps) +
+              " must be at least 1";
+      return failure();
+    }
+    if (localSteps > 0)
+      out.localSteps = localSteps;
     return success();
   }
 
@@ -239,7 +246,7 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
                        problem.globalBatch, c.schedule, c.chunks, c.recompute,
                        c.sequenceParallel, c.zeroStage,
                        *ober::symbolizePrecision(problem.precision),
-                       m.function));
+                       m.function, c.localSteps));
   auto grad = module.lookupSymbol<func::FuncOp>(m.function);
   // Segment -> (stage, chunk).
   std::vector<std::pair<int64_t, int64_t>> where(m.segments.size());

@@ -202,7 +202,21 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
             again += local;
         }
       }
-      if (reduced - sharded > 0)
+      // Local SGD: the replicas reduce nothing in the step (gradients, the
+      // loss and batch-norm statistics stay their own); every H steps they
+      // average their parameters' deltas.
+      bool synchronous = c.localSteps == 1;
+      if (!synchronous && reduced > 0) {
+        PlannedCollective outer{
+            "data-parallel", "all-reduce", stage, c.dp, reduced * 4, 1,
+            "average the replicas' parameter deltas (local SGD's outer "
+            "step, f32)",
+            "between steps, every " + std::to_string(c.localSteps) +
+                " steps"};
+        outer.everySteps = c.localSteps;
+        out.push_back(outer);
+      }
+      if (synchronous && reduced - sharded > 0)
         out.push_back({"data-parallel", "all-reduce", stage, c.dp,
                        (reduced - sharded) * 4, 1,
                        c.zeroStage == 0
@@ -245,17 +259,17 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
               if (recomputes(c, m, i, op))
                 recomputed += count;
             }
-      if (channels > 0)
+      if (synchronous && channels > 0)
         out.push_back({"data-parallel", "all-reduce", stage, c.dp,
                        channels * 4, 6 * micro,
                        "synchronized batch-norm statistics (f32)",
                        "in each training batch norm and its gradient"});
-      if (recomputed > 0)
+      if (synchronous && recomputed > 0)
         out.push_back({"data-parallel", "all-reduce", stage, c.dp,
                        recomputed * 4, 2 * micro,
                        "synchronized batch-norm statistics, recomputed",
                        "before the backward pass of recomputed batch norms"});
-      if (j + 1 == plan.stages.size())
+      if (synchronous && j + 1 == plan.stages.size())
         out.push_back({"data-parallel", "all-reduce", stage, c.dp, 4, 1,
                        "the step's loss: the mean over the replicas (f32)",
                        "after the last micro-batch"});
@@ -354,7 +368,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
 /// A configuration's choices, as the report names them (also the names of
 /// the `--ober-plan` pins, with `_` for `-`).
 static json::Object configJSON(const PlanConfig &c) {
-  return json::Object{{"tp", c.tp},
+  json::Object o{{"tp", c.tp},
                       {"pp", c.pp},
                       {"dp", c.dp},
                       {"micro_batch", c.microBatch},
@@ -364,6 +378,9 @@ static json::Object configJSON(const PlanConfig &c) {
                       {"recompute", stringifyRecompute(c.recompute)},
                       {"sequence_parallel", c.sequenceParallel},
                       {"zero_stage", c.zeroStage}};
+  if (c.localSteps > 1)
+    o["local_steps"] = c.localSteps;
+  return o;
 }
 
 json::Object mlir::ober::planning::reportJSON(
@@ -394,15 +411,19 @@ json::Object mlir::ober::planning::reportJSON(
   }
   auto listJSON = [](const std::vector<PlannedCollective> &list) {
     json::Array out;
-    for (const PlannedCollective &col : list)
-      out.push_back(json::Object{{"scope", col.scope},
-                                 {"kind", col.kind},
-                                 {"stage", col.stage},
-                                 {"group_size", col.groupSize},
-                                 {"bytes", col.bytes},
-                                 {"per_step", col.perStep},
-                                 {"reason", col.reason},
-                                 {"where", col.where}});
+    for (const PlannedCollective &col : list) {
+      json::Object o{{"scope", col.scope},
+                     {"kind", col.kind},
+                     {"stage", col.stage},
+                     {"group_size", col.groupSize},
+                     {"bytes", col.bytes},
+                     {"per_step", col.perStep},
+                     {"reason", col.reason},
+                     {"where", col.where}};
+      if (col.everySteps > 1)
+        o["every_steps"] = col.everySteps;
+      out.push_back(std::move(o));
+    }
     return out;
   };
   json::Array collectives = listJSON(plannedCollectives(problem, plan));
@@ -470,7 +491,10 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
   if (c.schedule == Schedule::Interleaved)
     os << " (" << c.chunks << " chunks)";
   os << "\n  recompute " << stringifyRecompute(c.recompute) << "  sequence-parallel "
-     << (c.sequenceParallel ? "on" : "off") << "  zero " << c.zeroStage << "\n";
+     << (c.sequenceParallel ? "on" : "off") << "  zero " << c.zeroStage;
+  if (c.localSteps > 1)
+    os << "  local SGD: " << c.localSteps << " steps between averages";
+  os << "\n";
   os << llvm::format("  step %.4g s   model %.1f TFLOP/s/GPU   hardware %.1f "
                      "TFLOP/s/GPU   MFU %.1f%%\n",
                      plan.stepTime, model,
@@ -521,9 +545,12 @@ void mlir::ober::planning::printPlanExplain(const PlanProblem &problem,
   for (const PlannedCollective &col : plannedCollectives(problem, plan)) {
     os << "  stage " << col.stage << ": " << col.scope << " " << col.kind
        << " over " << col.groupSize << " ranks, " << formatBytes(col.bytes)
-       << " x " << col.perStep << ", " << col.where << ": " << col.reason
-       << "\n";
-    total[col.kind] += col.bytes * col.perStep;
+       << " x " << col.perStep
+       << (col.everySteps > 1
+               ? " every " + std::to_string(col.everySteps) + " steps"
+               : std::string())
+       << ", " << col.where << ": " << col.reason << "\n";
+    total[col.kind] += col.bytes * col.perStep / col.everySteps;
   }
   os << "  per step:";
   for (auto &[kind, bytes] : total)

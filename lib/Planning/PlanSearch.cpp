@@ -151,10 +151,12 @@ void forEachConfig(const PlanProblem &problem, const PlanPins &pins,
                     (sched == Schedule::Interleaved &&
                      c.numMicroBatches % pp))
                   continue;
+                c.localSteps = pins.localSteps.value_or(1);
                 for (int zero = 0; zero <= 3; ++zero) {
                   c.zeroStage = zero;
                   if ((pins.zeroStage && zero != *pins.zeroStage) ||
-                      (!pins.zeroStage && c.dp == 1 && zero > 0))
+                      (!pins.zeroStage && c.dp == 1 && zero > 0) ||
+                      (c.localSteps > 1 && (zero > 0 || c.dp < 2)))
                     continue;
                   if (!visit(c))
                     return;
@@ -204,6 +206,19 @@ LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
                 " samples of each of the dp=" + str(*pins.dp) + " replicas");
   if (pins.sequenceParallel.value_or(false) && pins.tp && *pins.tp == 1)
     return fail("sequence-parallel=1 needs tp >= 2 (tp=1 is pinned)");
+  if (pins.localSteps && *pins.localSteps > 1) {
+    if (pins.zeroStage && *pins.zeroStage > 0)
+      return fail("local-steps=" + str(*pins.localSteps) + " needs zero=0: "
+                  "each replica keeps its own optimizer state (zero=" +
+                  str(*pins.zeroStage) + " is pinned)");
+    if (pins.dp && *pins.dp < 2)
+      return fail("local-steps=" + str(*pins.localSteps) +
+                  " needs dp >= 2 (dp=1 is pinned)");
+    if (gpus < 2)
+      return fail("local-steps=" + str(*pins.localSteps) +
+                  " needs data-parallel replicas, and the cluster has one "
+                  "device");
+  }
   if (pins.schedule != Schedule::Interleaved)
     return success();
   if (pins.pp && *pins.pp == 1)

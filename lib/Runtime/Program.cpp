@@ -180,7 +180,11 @@ std::string ober::rt::writeProgram(const Program &p) {
      << ", \"stages\": " << p.stages << ", \"groups\": [";
   for (size_t i = 0; i < p.groups.size(); ++i)
     os << (i ? ", " : "") << shapeJson(p.groups[i]);
-  os << "],\n \"args\": [";
+  os << "]";
+  if (p.localSteps > 1)
+    os << ", \"local_steps\": " << p.localSteps
+       << ", \"replica_axis\": " << p.replicaAxis;
+  os << ",\n \"args\": [";
   for (size_t i = 0; i < p.args.size(); ++i) {
     const ProgramArg &a = p.args[i];
     os << (i ? ",\n  " : "\n  ") << "{\"role\": \""
@@ -269,6 +273,20 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
     r.fail("pipeline_axis " + std::to_string(out.pipelineAxis) + " and " +
            std::to_string(out.stages) + " stage(s) do not fit grid " +
            grid->dump());
+  auto local = root.object.find("local_steps");
+  auto replica = root.object.find("replica_axis");
+  if (local != root.object.end() || replica != root.object.end()) {
+    if (local == root.object.end() || replica == root.object.end() ||
+        !local->second.isInteger() || !replica->second.isInteger() ||
+        local->second.integer < 2 || replica->second.integer < 0 ||
+        replica->second.integer >= static_cast<int64_t>(gridRank))
+      r.fail("local_steps needs at least 2 steps and a replica_axis of the "
+             "grid");
+    else {
+      out.localSteps = local->second.integer;
+      out.replicaAxis = replica->second.integer;
+    }
+  }
   for (const json::Value &g : groups->array) {
     std::vector<int64_t> axes;
     if (!Reader::integers(g, 0, axes) || axes.empty()) {

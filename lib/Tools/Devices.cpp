@@ -127,6 +127,12 @@ void copyBlock(Tensor &global, Tensor &local, const rt::Split &split,
 FailureOr<DeviceRun>
 mlir::ober::runOnDevices(ModuleOp module, func::FuncOp func, shard::GridOp grid,
                          ArrayRef<Tensor> globalArgs) {
+  if (auto steps = func->getAttrOfType<IntegerAttr>("ober.local_steps");
+      steps && steps.getInt() > 1)
+    return func.emitError("local SGD (local_steps = ")
+           << steps.getInt()
+           << ") runs in executables (ober-compile): the simulated devices "
+              "keep one copy of each parameter, not one per replica";
   ArrayRef<int64_t> gridShape = grid.getShape();
   reference::Communicator comm(gridShape);
   int64_t n = comm.size();

@@ -202,6 +202,12 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
       return failure();
     stages = *found;
     program.stages = static_cast<int64_t>(stages.size());
+    auto steps = func->getAttrOfType<IntegerAttr>("ober.local_steps");
+    auto axis = func->getAttrOfType<IntegerAttr>("ober.replica_axis");
+    if (steps && axis && steps.getInt() > 1) {
+      program.localSteps = steps.getInt();
+      program.replicaAxis = axis.getInt();
+    }
   }
   auto splitOrWhole = [&](unsigned i, bool result,
                           rt::Split &out) -> LogicalResult {

@@ -12,6 +12,10 @@ must agree within 1e-5, relative. One plan also runs without a launcher
 (every rank a thread of one process), and two plans run under `srun` on
 a one-node Slurm cluster the test starts (utils/slurm/local-cluster.sh).
 
+Local SGD (dp2, two steps between averages): each replica against
+`ober-run` training the serial step alone on its half of the batch, the
+outer Nesterov step done in numpy.
+
 Also checked: a job of the wrong size is refused before the first step,
 ranks running different executables are refused, and a rank killed with
 SIGKILL ends the job (every process exits non-zero, naming the lost rank)
@@ -20,6 +24,7 @@ well within 30 s.
   distributed_test.py --bin build/bin [--models gpt,cnn] [--plans N,...]
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -150,6 +155,21 @@ class Case:
         return part, args
 
 
+def write_safetensors(path, tensors):
+    """`tensors` (name -> array) as f32 safetensors."""
+    header, blobs, at = {}, [], 0
+    for name, a in tensors.items():
+        data = np.ascontiguousarray(a, dtype=np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [at, at + len(data)]}
+        blobs.append(data)
+        at += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
 def compare(test, what, got_dir, got_losses, ref_dir, ref_losses):
     test.assertEqual(len(got_losses), STEPS, what)
     for i, (a, b) in enumerate(zip(got_losses, ref_losses)):
@@ -233,6 +253,91 @@ class Distributed(unittest.TestCase):
                             base + "-ref", ref)
         finally:
             run([script, "stop", cluster], check=False)
+
+    def test_local_sgd(self):
+        # dp2 with local SGD, 2 steps between averages, 4 steps (SGD inner
+        # optimizer): against each replica trained alone by ober-run on its
+        # half of the batch, and the outer Nesterov step in numpy.
+        H, steps, lr, outer_lr, mu = 2, 4, 0.05, 0.7, 0.9
+        case = self.case("gpt")
+        model, x, y = case.model, case.x, case.y
+        half = x.shape[0] // 2
+        tmp = os.path.join(self.tmp, "local-sgd")
+        os.makedirs(tmp, exist_ok=True)
+        onnx_path = os.path.join(tmp, "half.onnx")
+        torch.onnx.export(model, (x[:half],), onnx_path, opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=["x"],
+                          output_names=["logits"])
+        build = "--ober-build-train-step=loss=cross-entropy optimizer=sgd"
+        serial = os.path.join(tmp, "serial.mlir")
+        run([os.path.join(BIN, "ober-opt"), onnx_path, build, "-o", serial])
+        files = {}
+        for name, t in (("x", x), ("y", y)):
+            files[name] = os.path.join(tmp, f"{name}.npy")
+            np.save(files[name], t.numpy())
+            for r in range(2):
+                files[name, r] = os.path.join(tmp, f"{name}{r}.npy")
+                np.save(files[name, r], t.numpy()[r * half:(r + 1) * half])
+        # The executable.
+        whole = os.path.join(tmp, "whole.onnx")
+        torch.onnx.export(model, (x,), whole, opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=["x"],
+                          output_names=["logits"])
+        exe = os.path.join(tmp, "train")
+        report = os.path.join(tmp, "plan.json")
+        run([os.path.join(BIN, "ober-compile"), whole,
+             "--train-step=loss=cross-entropy optimizer=sgd",
+             f"--plan=cluster=cpu gpus=2 dp=2 tp=1 pp=1 zero=0 "
+             f"global-batch={x.shape[0]} local-steps={H}",
+             f"--plan-report={report}", "-o", exe])
+        got = os.path.join(tmp, "got")
+        out = mpirun(2, [exe, "--input", files["x"], "--input", files["y"],
+                         "--steps", steps, "--lr", lr, "--outer-lr", outer_lr,
+                         "--outer-momentum", mu, "--save-params", got])
+        with open(report) as f:
+            outer = [c for c in json.load(f)["collectives"]
+                     if c.get("every_steps") == H]
+        self.assertEqual(len(outer), 1, "the report's outer all-reduce")
+        # The reference: rounds of H steps per replica, then the outer step.
+        weights, anchor, velocity, losses = None, None, None, []
+        for k in range(steps // H):
+            params = []
+            for r in range(2):
+                saved = os.path.join(tmp, f"ref{k}-{r}")
+                cmd = [os.path.join(BIN, "ober-run"), serial, "--input",
+                       files["x", r], "--input", files["y", r],
+                       "--train-steps", H, "--lr", lr, "--save-params", saved]
+                if weights:
+                    cmd += ["--weights", weights]
+                text = run(cmd).stdout
+                if r == 0:
+                    losses += losses_of(text)
+                params.append({f[:-4]: np.load(os.path.join(saved, f))
+                               .astype(np.float64) for f in os.listdir(saved)})
+            if anchor is None:
+                # The model's own initial values (its ONNX initializers).
+                state = model.state_dict()
+                anchor = {n: state[n].detach().double().numpy()
+                          for n in params[0]}
+                velocity = {n: np.zeros_like(a) for n, a in anchor.items()}
+            for n in anchor:
+                g = anchor[n] - (params[0][n] + params[1][n]) / 2
+                velocity[n] = mu * velocity[n] + g
+                anchor[n] = anchor[n] - outer_lr * (g + mu * velocity[n])
+            weights = os.path.join(tmp, f"round{k}.safetensors")
+            write_safetensors(weights, anchor)
+        got_losses = losses_of(out.stdout)
+        self.assertEqual(len(got_losses), steps)
+        for i, (a, b) in enumerate(zip(got_losses, losses)):
+            self.assertLessEqual(abs(a - b), TOLERANCE * abs(b),
+                                 f"local SGD step {i}: {a} vs {b}")
+        for n, want in anchor.items():
+            have = np.load(os.path.join(got, n + ".npy"))
+            err = float(np.abs(have - want).max())
+            self.assertLessEqual(err, TOLERANCE * float(np.abs(want).max())
+                                 + 1e-6, f"local SGD: parameter {n} off by {err}")
 
     def test_threads(self):
         # Without a launcher every rank is a thread of one process.

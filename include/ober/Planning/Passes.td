@@ -76,6 +76,10 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
     Option<"sequenceParallel", "sequence-parallel", "int64_t",
            /*default=*/"-1", "Pin sequence parallelism (0 or 1)">,
     Option<"zero", "zero", "int64_t", /*default=*/"-1", "Pin the ZeRO stage (0-3)">,
+    Option<"localSteps", "local-steps", "int64_t", /*default=*/"0",
+           "Local SGD for slow links: data-parallel replicas take this many "
+           "steps apart between averages of their parameters (DiLoCo's "
+           "outer step; needs dp >= 2 and ZeRO 0)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"auto\"",
            "Compute precision: auto (bf16 where the device has it), bf16, "
            "f16, f32">,

@@ -45,6 +45,9 @@ struct PlanConfig {
   Recompute recompute = Recompute::None;
   bool sequenceParallel = false;
   int zeroStage = 0;
+  /// Steps each data-parallel replica takes alone between averages of
+  /// their parameters (local SGD; 1: gradients averaged every step).
+  int64_t localSteps = 1;
 };
 
 /// Bytes one device of a stage holds.
@@ -144,6 +147,9 @@ struct PlanPins {
   std::optional<Recompute> recompute;
   std::optional<bool> sequenceParallel;
   std::optional<int> zeroStage;
+  /// Local SGD is never chosen by the search (it changes the training
+  /// algorithm); a plan takes it when pinned.
+  std::optional<int64_t> localSteps;
 };
 
 /// How many of the fastest plans that fit the search keeps, ranked.
@@ -179,10 +185,12 @@ struct PlannedCollective {
   /// all-gather" or "send/recv".
   std::string kind;
   int64_t stage = 0, groupSize = 1;
-  /// Bytes of the full buffer per occurrence, and occurrences per step.
+  /// Bytes of the full buffer per occurrence, and occurrences per step
+  /// (or, with `everySteps` > 1, per that many steps).
   double bytes = 0;
   int64_t perStep = 0;
   std::string reason, where;
+  int64_t everySteps = 1;
 };
 
 /// Every collective of `plan`, stage by stage, by the cost model.

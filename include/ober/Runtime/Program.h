@@ -111,6 +111,10 @@ struct Program {
   /// The grid axes of each group kind the collectives use (a collective's
   /// descriptor indexes this list).
   std::vector<std::vector<int64_t>> groups;
+  /// Local SGD: the steps the replicas along grid axis `replicaAxis` take
+  /// apart between averages of their parameters (1: none).
+  int64_t localSteps = 1;
+  int64_t replicaAxis = -1;
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;

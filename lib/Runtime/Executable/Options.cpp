@@ -43,6 +43,10 @@ constexpr OptionInfo kOptions[] = {
     {"--print", nullptr, Inference, "print the outputs' shapes and values"},
     {"--threads", "T", Both,
      "threads per rank (default: the node's cores shared by its ranks)"},
+    {"--outer-lr", "LR", Train,
+     "local SGD plans: the outer step's learning rate (default 0.7)"},
+    {"--outer-momentum", "M", Train,
+     "local SGD plans: the outer step's Nesterov momentum (default 0.9)"},
     {"--comm-timeout", "S", Train,
      "end the job when a rank waits S seconds for a collective or transfer "
      "(a lost or hung rank; default 300)"},
@@ -125,6 +129,12 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 1 || n > 4096)
         return bad("a positive integer");
       out.threads = static_cast<int>(n);
+    } else if (arg == "--outer-lr" || arg == "--outer-momentum") {
+      char *end = nullptr;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(v >= 0))
+        return bad("a non-negative number");
+      (arg == "--outer-lr" ? out.outerLearningRate : out.outerMomentum) = v;
     } else if (arg == "--comm-timeout") {
       char *end = nullptr;
       out.commTimeout = std::strtod(value.c_str(), &end);

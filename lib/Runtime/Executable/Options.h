@@ -25,6 +25,8 @@ struct Options {
   std::string outputDir;
   int threads = 0; // 0: the node's cores shared by its ranks
   double commTimeout = 300;
+  /// Local SGD's outer Nesterov step (DiLoCo's defaults).
+  double outerLearningRate = 0.7, outerMomentum = 0.9;
   bool print = false;
   bool timing = false;
   bool help = false;

@@ -109,10 +109,13 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
             const Program &program, const Options &options,
             const std::string &self, int threads, void (*end)(int)) {
   Placement where = Placement::of(program, rank);
+  // The program's group kinds, then the world's, then the replicas'.
   std::vector<std::vector<int64_t>> groups = program.groups;
   groups.emplace_back();
   for (size_t a = 0; a < program.grid.size(); ++a)
     groups.back().push_back(static_cast<int64_t>(a));
+  if (program.localSteps > 1)
+    groups.push_back({program.replicaAxis});
   try {
     Channel channel(transport, where.grid, rank, groups);
     where.channel = &channel;

@@ -10,6 +10,8 @@
 
 #include "Run.h"
 
+#include "LocalSGD.h"
+
 #include "ober/Runtime/Batches.h"
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
@@ -462,6 +464,8 @@ Placement Placement::of(const Program &program, int64_t rank) {
   p.coords = p.grid.coordinates(rank);
   p.stage = program.pipelineAxis >= 0 ? p.coords[program.pipelineAxis] : 0;
   p.worldGroup = static_cast<int64_t>(program.groups.size());
+  if (program.localSteps > 1)
+    p.replicaGroup = p.worldGroup + 1;
   return p;
 }
 
@@ -488,6 +492,7 @@ int ober::rt::train(Entry entry, const Program &program,
     for (size_t i : batchArgs)
       batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
                                where);
+    LocalSGD local(program, where, options, args);
     Clock clock;
     for (int64_t s = 0; s < options.steps; ++s) {
       for (size_t k = 0; k < batchArgs.size(); ++k) {
@@ -510,6 +515,7 @@ int ober::rt::train(Entry entry, const Program &program,
         if (res.arg >= 0 && ours)
           args[res.arg] = results[r];
       }
+      local.afterStep(s, args);
       shareAcrossStages(program, where, args);
       double loss = stepLoss(program, where, results);
       if (where.rank == 0)

@@ -29,6 +29,8 @@ struct Placement {
   /// group of every rank among its groups.
   Channel *channel = nullptr;
   int64_t worldGroup = 0;
+  /// The group of the data-parallel replicas under local SGD (-1: none).
+  int64_t replicaGroup = -1;
 
   /// The placement of `rank` on `program`'s grid.
   static Placement of(const Program &program, int64_t rank);

@@ -34,8 +34,8 @@ module attributes {ober.plan = #ober.plan<tp = 0, pp = 1, dp = 1, micro_batch = 
 
 // -----
 
-// A missing field: the struct parser wants every one.
-// expected-error@+1 {{expected ','}}
+// A missing field: the struct parser wants every one (but local_steps).
+// expected-error@+1 {{struct is missing required parameter: zero_stage}}
 module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 1, num_micro_batches = 1, global_batch = 2, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, precision = f32, function = "loss_grad">} {
 }
 
@@ -85,4 +85,23 @@ module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 1, micro_batch = 
 
 // expected-error@+1 {{'builtin.module' op 'ober.plan' must be a #ober.plan<...> on a builtin.module}}
 module attributes {ober.plan = {tp = 1 : i64}} {
+}
+
+// -----
+
+// Local SGD: printed when not 1.
+// CHECK: function = "loss_grad", local_steps = 8>
+module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 1, num_micro_batches = 1, global_batch = 2, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, zero_stage = 0, precision = f32, function = "loss_grad", local_steps = 8>} {
+}
+
+// -----
+
+// expected-error@+1 {{#ober.plan: local_steps = 8 (local SGD) needs dp >= 2 and zero_stage = 0, got dp = 2 and zero_stage = 1}}
+module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 1, num_micro_batches = 1, global_batch = 2, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, zero_stage = 1, precision = f32, function = "loss_grad", local_steps = 8>} {
+}
+
+// -----
+
+// expected-error@+1 {{#ober.plan: local_steps = 0 must be at least 1}}
+module attributes {ober.plan = #ober.plan<tp = 1, pp = 1, dp = 2, micro_batch = 1, num_micro_batches = 1, global_batch = 2, schedule = "1f1b", chunks = 1, recompute = none, sequence_parallel = false, zero_stage = 0, precision = f32, function = "loss_grad", local_steps = 0>} {
 }

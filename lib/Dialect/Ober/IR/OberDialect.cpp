@@ -172,6 +172,15 @@ LogicalResult OberDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'ober.tag' must be an integer";
     return success();
   }
+  if (attr.getName() == "ober.local_steps" ||
+      attr.getName() == "ober.replica_axis") {
+    // Local SGD: the steps between averages and the replicas' grid axis,
+    // on the partitioned step (read by executables).
+    if (!isa<func::FuncOp>(op) || !isa<IntegerAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << attr.getName().getValue()
+                               << "' must be an integer on a func.func";
+    return success();
+  }
   if (attr.getName() == "ober.stage_functions" ||
       attr.getName() == "ober.pipeline_axis") {
     // The partitioner's pipeline programs; read by the simulated devices.

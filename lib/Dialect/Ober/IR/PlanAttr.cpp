@@ -17,7 +17,8 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t tp,
                  int64_t numMicroBatches, int64_t globalBatch,
                  Schedule schedule, int64_t chunks, Recompute recompute,
                  bool sequenceParallel, int64_t zeroStage,
-                 Precision precision, StringRef function) {
+                 Precision precision, StringRef function,
+                 int64_t localSteps) {
   (void)recompute;
   (void)precision;
   for (auto [name, value] :
@@ -54,6 +55,14 @@ PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t tp,
     return emitError() << "#ober.plan: chunks = " << chunks
                        << " needs schedule interleaved-1f1b";
   }
+  if (localSteps < 1)
+    return emitError() << "#ober.plan: local_steps = " << localSteps
+                       << " must be at least 1";
+  if (localSteps > 1 && (dp < 2 || zeroStage != 0))
+    return emitError() << "#ober.plan: local_steps = " << localSteps
+                       << " (local SGD) needs dp >= 2 and zero_stage = 0, "
+                          "got dp = "
+                       << dp << " and zero_stage = " << zeroStage;
   if (function.empty())
     return emitError() << "#ober.plan: function must name the gradient "
                           "function the plan is for";

@@ -50,8 +50,12 @@ def Ober_PlanAttr : AttrDef<Ober_Dialect, "Plan"> {
     `micro_batch` x `num_micro_batches`), the pipeline `schedule` with
     `chunks` model chunks per device (more than one only for
     `interleaved-1f1b`), `recompute`, `sequence_parallel` (needs `tp` > 1),
-    the ZeRO stage `zero_stage` (0-3), the compute `precision`, and the
-    gradient function the plan was made for.
+    the ZeRO stage `zero_stage` (0-3), the compute `precision`, the
+    gradient function the plan was made for, and `local_steps` (default 1,
+    omitted): with H > 1 the data-parallel replicas train apart on their
+    shares of each batch (local SGD) and every H steps average their
+    parameter deltas and take an outer Nesterov step (DiLoCo), which the
+    executables run; it needs `dp` > 1 and `zero_stage` 0.
 
     ```mlir
     module attributes {ober.plan = #ober.plan<tp = 2, pp = 2, dp = 2,
@@ -68,7 +72,8 @@ def Ober_PlanAttr : AttrDef<Ober_Dialect, "Plan"> {
     EnumParameter<Ober_Schedule>:$schedule, "int64_t":$chunks,
     EnumParameter<Ober_Recompute>:$recompute, "bool":$sequence_parallel,
     "int64_t":$zero_stage, EnumParameter<Ober_Precision>:$precision,
-    StringRefParameter<"the gradient function">:$function);
+    StringRefParameter<"the gradient function">:$function,
+    DefaultValuedParameter<"int64_t", "1">:$local_steps);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -1,0 +1,63 @@
+//===- LocalSGD.cpp - the outer step of local SGD -------------------------===//
+//
+// Part of Ober-Train's runtime (no MLIR).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LocalSGD.h"
+
+using namespace ober::rt;
+
+LocalSGD::LocalSGD(const Program &program, const Placement &where,
+                   const Options &options, const std::vector<HostTensor> &args)
+    : program(program), where(where), lr(options.outerLearningRate),
+      momentum(options.outerMomentum) {
+  if (program.localSteps <= 1)
+    return;
+  for (const ProgramResult &res : program.results) {
+    if (res.role != ResultRole::Parameter ||
+        (res.stage >= 0 && res.stage != where.stage))
+      continue;
+    Slot slot;
+    slot.arg = static_cast<size_t>(res.arg);
+    const HostTensor &t = args[slot.arg];
+    int64_t n = elementCount(t.shape());
+    slot.anchor.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      slot.anchor[i] = static_cast<float>(loadFloat(t, i));
+    slot.velocity.assign(n, 0.0f);
+    slots.push_back(std::move(slot));
+  }
+}
+
+void LocalSGD::afterStep(int64_t step, std::vector<HostTensor> &args) {
+  if (program.localSteps <= 1 || (step + 1) % program.localSteps)
+    return;
+  double replicas = static_cast<double>(where.grid.shape()[program.replicaAxis]);
+  for (Slot &slot : slots) {
+    HostTensor &param = args[slot.arg];
+    int64_t n = static_cast<int64_t>(slot.anchor.size());
+    // Sum the replicas' deltas (f32), then step every replica alike.
+    std::vector<float> delta(n), sum(n);
+    for (int64_t i = 0; i < n; ++i)
+      delta[i] = slot.anchor[i] - static_cast<float>(loadFloat(param, i));
+    CollectiveDesc d;
+    d.kind = OBER_COLL_ALL_REDUCE;
+    d.dtype = DType::F32;
+    d.shape = {n};
+    d.group = where.replicaGroup;
+    d.gridAxes = {program.replicaAxis};
+    where.channel->run(d, delta.data(), sum.data());
+    // The step's result may share its buffer with the program's: write a
+    // new one.
+    HostTensor next(param.dtype(), param.shape());
+    for (int64_t i = 0; i < n; ++i) {
+      double g = sum[i] / replicas;
+      double v = momentum * slot.velocity[i] + g;
+      slot.velocity[i] = static_cast<float>(v);
+      slot.anchor[i] = static_cast<float>(slot.anchor[i] - lr * (g + momentum * v));
+      storeFloat(next, i, slot.anchor[i]);
+    }
+    param = next;
+  }
+}
