@@ -13,8 +13,8 @@ memref::GlobalOp mlir::ober::descriptorGlobal(OpBuilder &b, ModuleOp module,
                                               StringRef prefix,
                                               ArrayRef<int64_t> fields,
                                               bool *created) {
-  auto type = MemRefType::get({static_cast<int64_t>(fields.size())},
-                              b.getI64Type());
+  auto type =
+      MemRefType::get({static_cast<int64_t>(fields.size())}, b.getI64Type());
   auto value = DenseIntElementsAttr::get(
       RankedTensorType::get(type.getShape(), b.getI64Type()), fields);
   unsigned count = 0;

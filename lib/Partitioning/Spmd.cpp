@@ -109,9 +109,8 @@ Value Spmd::create(Location loc, Value v, unsigned axis, Placement from,
     double factor = from.reduction == shard::ReductionKind::Sum
                         ? static_cast<double>(axisSize(axis))
                         : 1.0;
-    out = MulOp::create(
-        builder, loc, v,
-        scalar(loc, getElementTypeOrSelf(v.getType()), factor));
+    out = MulOp::create(builder, loc, v,
+                        scalar(loc, getElementTypeOrSelf(v.getType()), factor));
   } else if (from.isPartial() && to.isRep()) {
     out = shard::AllReduceOp::create(
         builder, loc, type, gridRef, axes, v,

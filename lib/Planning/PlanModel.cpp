@@ -375,14 +375,14 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     if (c.localSteps > 1) {
       // Local SGD: nothing reduced in the step; every H steps the replicas
       // average their parameters' deltas (f32), between steps.
-      reduce = groupCollectiveTime(Collective::AllReduce, gradBytes, c.dp,
-                                   c.tp, cluster) /
+      reduce = groupCollectiveTime(Collective::AllReduce, gradBytes, c.dp, c.tp,
+                                   cluster) /
                static_cast<double>(c.localSteps);
       exposed = reduce;
     } else {
       reduce = c.zeroStage == 0
-                   ? groupCollectiveTime(Collective::AllReduce, gradBytes,
-                                         c.dp, c.tp, cluster)
+                   ? groupCollectiveTime(Collective::AllReduce, gradBytes, c.dp,
+                                         c.tp, cluster)
                    : groupCollectiveTime(Collective::ReduceScatter, gradBytes,
                                          c.dp, c.tp, cluster) +
                          groupCollectiveTime(Collective::AllGather, gradBytes,
@@ -393,9 +393,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       exposed = std::max(reduce - st.backward, lastBucket);
       if (c.zeroStage >= 3) {
         // Parameters are gathered for every forward and backward pass.
-        double gather = groupCollectiveTime(Collective::AllGather,
-                                            st.parameterElements * w, c.dp,
-                                            c.tp, cluster);
+        double gather =
+            groupCollectiveTime(Collective::AllGather, st.parameterElements * w,
+                                c.dp, c.tp, cluster);
         reduce += 2 * mbs * gather;
         exposed += gather + std::max(0.0, 2 * mbs * gather -
                                               mbs * (st.forward + st.backward));

@@ -111,8 +111,8 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       out.zeroStage = static_cast<int>(zero);
     }
     if (localSteps < 0) {
-      error = "local-steps=" + std::to_string(localSteps) +
-              " must be at least 1";
+      error =
+          "local-steps=" + std::to_string(localSteps) + " must be at least 1";
       return failure();
     }
     if (localSteps > 0)
@@ -241,12 +241,12 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
   const ModelProfile &m = *problem.profile;
   module->setAttr("ober.cluster", problem.cluster.toAttr(ctx));
   module->setAttr("ober.plan",
-                   ober::PlanAttr::get(
-                       ctx, c.tp, c.pp, c.dp, c.microBatch, c.numMicroBatches,
-                       problem.globalBatch, c.schedule, c.chunks, c.recompute,
-                       c.sequenceParallel, c.zeroStage,
-                       *ober::symbolizePrecision(problem.precision),
-                       m.function, c.localSteps));
+                  ober::PlanAttr::get(
+                      ctx, c.tp, c.pp, c.dp, c.microBatch, c.numMicroBatches,
+                      problem.globalBatch, c.schedule, c.chunks, c.recompute,
+                      c.sequenceParallel, c.zeroStage,
+                      *ober::symbolizePrecision(problem.precision), m.function,
+                      c.localSteps));
   auto grad = module.lookupSymbol<func::FuncOp>(m.function);
   // Segment -> (stage, chunk).
   std::vector<std::pair<int64_t, int64_t>> where(m.segments.size());

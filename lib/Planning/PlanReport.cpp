@@ -208,11 +208,15 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       bool synchronous = c.localSteps == 1;
       if (!synchronous && reduced > 0) {
         PlannedCollective outer{
-            "data-parallel", "all-reduce", stage, c.dp, reduced * 4, 1,
+            "data-parallel",
+            "all-reduce",
+            stage,
+            c.dp,
+            reduced * 4,
+            1,
             "average the replicas' parameter deltas (local SGD's outer "
             "step, f32)",
-            "between steps, every " + std::to_string(c.localSteps) +
-                " steps"};
+            "between steps, every " + std::to_string(c.localSteps) + " steps"};
         outer.everySteps = c.localSteps;
         out.push_back(outer);
       }
@@ -369,15 +373,15 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
 /// the `--ober-plan` pins, with `_` for `-`).
 static json::Object configJSON(const PlanConfig &c) {
   json::Object o{{"tp", c.tp},
-                      {"pp", c.pp},
-                      {"dp", c.dp},
-                      {"micro_batch", c.microBatch},
-                      {"num_micro_batches", c.numMicroBatches},
-                      {"schedule", stringifySchedule(c.schedule)},
-                      {"chunks", c.chunks},
-                      {"recompute", stringifyRecompute(c.recompute)},
-                      {"sequence_parallel", c.sequenceParallel},
-                      {"zero_stage", c.zeroStage}};
+                 {"pp", c.pp},
+                 {"dp", c.dp},
+                 {"micro_batch", c.microBatch},
+                 {"num_micro_batches", c.numMicroBatches},
+                 {"schedule", stringifySchedule(c.schedule)},
+                 {"chunks", c.chunks},
+                 {"recompute", stringifyRecompute(c.recompute)},
+                 {"sequence_parallel", c.sequenceParallel},
+                 {"zero_stage", c.zeroStage}};
   if (c.localSteps > 1)
     o["local_steps"] = c.localSteps;
   return o;
@@ -412,14 +416,10 @@ json::Object mlir::ober::planning::reportJSON(
   auto listJSON = [](const std::vector<PlannedCollective> &list) {
     json::Array out;
     for (const PlannedCollective &col : list) {
-      json::Object o{{"scope", col.scope},
-                     {"kind", col.kind},
-                     {"stage", col.stage},
-                     {"group_size", col.groupSize},
-                     {"bytes", col.bytes},
-                     {"per_step", col.perStep},
-                     {"reason", col.reason},
-                     {"where", col.where}};
+      json::Object o{{"scope", col.scope},   {"kind", col.kind},
+                     {"stage", col.stage},   {"group_size", col.groupSize},
+                     {"bytes", col.bytes},   {"per_step", col.perStep},
+                     {"reason", col.reason}, {"where", col.where}};
       if (col.everySteps > 1)
         o["every_steps"] = col.everySteps;
       out.push_back(std::move(o));
@@ -490,8 +490,9 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                      stringifySchedule(c.schedule).str().c_str());
   if (c.schedule == Schedule::Interleaved)
     os << " (" << c.chunks << " chunks)";
-  os << "\n  recompute " << stringifyRecompute(c.recompute) << "  sequence-parallel "
-     << (c.sequenceParallel ? "on" : "off") << "  zero " << c.zeroStage;
+  os << "\n  recompute " << stringifyRecompute(c.recompute)
+     << "  sequence-parallel " << (c.sequenceParallel ? "on" : "off")
+     << "  zero " << c.zeroStage;
   if (c.localSteps > 1)
     os << "  local SGD: " << c.localSteps << " steps between averages";
   os << "\n";

@@ -208,7 +208,8 @@ LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
     return fail("sequence-parallel=1 needs tp >= 2 (tp=1 is pinned)");
   if (pins.localSteps && *pins.localSteps > 1) {
     if (pins.zeroStage && *pins.zeroStage > 0)
-      return fail("local-steps=" + str(*pins.localSteps) + " needs zero=0: "
+      return fail("local-steps=" + str(*pins.localSteps) +
+                  " needs zero=0: "
                   "each replica keeps its own optimizer state (zero=" +
                   str(*pins.zeroStage) + " is pinned)");
     if (pins.dp && *pins.dp < 2)

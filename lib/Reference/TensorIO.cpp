@@ -202,7 +202,9 @@ void mlir::ober::reference::encodeTensor(const Tensor &tensor, bool bf16AsF32,
     case DType::F16:
     case DType::BF16:
     case DType::F32:
-    case DType::F64: ::ober::rt::storeFloat(dtype, p, tensor.getFloat(i)); break;
+    case DType::F64:
+      ::ober::rt::storeFloat(dtype, p, tensor.getFloat(i));
+      break;
     case DType::Bool: store(p, static_cast<uint8_t>(tensor.getInt(i) != 0)); break;
     case DType::I8: store(p, static_cast<int8_t>(tensor.getInt(i))); break;
     case DType::U8: store(p, static_cast<uint8_t>(tensor.getInt(i))); break;

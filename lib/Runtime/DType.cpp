@@ -47,7 +47,9 @@ template <typename T> T load(const void *p) {
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
-template <typename T> void store(void *p, T v) { std::memcpy(p, &v, sizeof(T)); }
+template <typename T> void store(void *p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
 
 /// The bf16 nearest to `f` (ties to even); a NaN stays a (quiet) NaN.
 uint16_t bf16Bits(float f) {

@@ -92,10 +92,9 @@ std::vector<int64_t> ober::rt::globalShape(const std::vector<int64_t> &local,
   return shape;
 }
 
-std::vector<int64_t> ober::rt::blockOffsets(const std::vector<int64_t> &local,
-                                            const Split &split,
-                                            const Grid &grid,
-                                            const std::vector<int64_t> &coords) {
+std::vector<int64_t>
+ober::rt::blockOffsets(const std::vector<int64_t> &local, const Split &split,
+                       const Grid &grid, const std::vector<int64_t> &coords) {
   std::vector<int64_t> global = globalShape(local, split, grid);
   size_t rank = local.size();
   // Per dimension, the global index of each local index.

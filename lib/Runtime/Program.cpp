@@ -153,6 +153,17 @@ bool ProgramArg::isReadBy(int64_t stage) const {
   return false;
 }
 
+bool Program::touches(int64_t stage, size_t i) const {
+  if (args[i].isReadBy(stage))
+    return true;
+  for (const ProgramResult &r : results)
+    if (r.arg == static_cast<int64_t>(i) &&
+        ((r.stage < 0 || r.stage == stage) ||
+         r.inPlaceIn(stage) != static_cast<int64_t>(i)))
+      return true;
+  return false;
+}
+
 int64_t Program::devices() const { return elementCount(grid); }
 
 int64_t ober::rt::elementCount(const std::vector<int64_t> &shape) {

@@ -21,9 +21,8 @@ shard::GridOp mlir::ober::findGrid(ModuleOp module) {
   return {};
 }
 
-FailureOr<rt::Split> mlir::ober::splitOf(func::FuncOp func,
-                                         shard::GridOp grid, unsigned i,
-                                         bool result) {
+FailureOr<rt::Split> mlir::ober::splitOf(func::FuncOp func, shard::GridOp grid,
+                                         unsigned i, bool result) {
   auto type = dyn_cast<RankedTensorType>(
       result ? func.getResultTypes()[i] : func.getArgumentTypes()[i]);
   if (!type)
@@ -50,8 +49,9 @@ FailureOr<rt::Split> mlir::ober::splitOf(func::FuncOp func,
   // Per dimension, the groups a split dimension is made of (each device
   // holds its block of every group).
   auto groups =
-      result ? func.getResultAttrOfType<DenseI64ArrayAttr>(i, "ober.split_groups")
-             : func.getArgAttrOfType<DenseI64ArrayAttr>(i, "ober.split_groups");
+      result
+          ? func.getResultAttrOfType<DenseI64ArrayAttr>(i, "ober.split_groups")
+          : func.getArgAttrOfType<DenseI64ArrayAttr>(i, "ober.split_groups");
   if (groups && groups.size() == type.getRank())
     for (auto [d, g] : llvm::enumerate(groups.asArrayRef()))
       split.groups[d] = std::max<int64_t>(1, g);
@@ -76,9 +76,8 @@ mlir::ober::stageFunctions(ModuleOp module, func::FuncOp func,
     auto ref = dyn_cast<FlatSymbolRefAttr>(name);
     auto f = ref ? module.lookupSymbol<func::FuncOp>(ref) : nullptr;
     if (!f || f.getFunctionType() != func.getFunctionType())
-      return func.emitError("stage ")
-             << stage << " has no function of @" << func.getSymName()
-             << "'s type";
+      return func.emitError("stage ") << stage << " has no function of @"
+                                      << func.getSymName() << "'s type";
     stages.push_back(f);
   }
   return stages;
@@ -112,9 +111,9 @@ namespace {
 /// Copies between a global tensor and device `rank`'s block of it.
 void copyBlock(Tensor &global, Tensor &local, const rt::Split &split,
                const rt::Grid &grid, int64_t rank, bool toLocal) {
-  std::vector<int64_t> offsets = rt::blockOffsets(
-      {local.getShape().begin(), local.getShape().end()}, split, grid,
-      grid.coordinates(rank));
+  std::vector<int64_t> offsets =
+      rt::blockOffsets({local.getShape().begin(), local.getShape().end()},
+                       split, grid, grid.coordinates(rank));
   for (int64_t i = 0; i < local.getNumElements(); ++i) {
     if (toLocal)
       local.copyElement(i, global, offsets[i]);

@@ -118,9 +118,17 @@ LogicalResult link(StringRef object, StringRef output, Location loc) {
   std::string rtMain = lib + "/libober_rt_main.a",
               rtCpu = lib + "/libober_rt_cpu.a",
               rtMpi = lib + "/libober_rt_mpi.a", rtCore = lib + "/libober_rt.a";
-  SmallVector<StringRef> cmd = {*driver, object, "-o",   output, rtMain,
-                                rtCpu,   rtMpi,  rtCore, OBER_DNNL_LIBRARY,
-                                OBER_OMP_LIBRARY, OBER_CPU_LINK_FLAGS};
+  SmallVector<StringRef> cmd = {*driver,
+                                object,
+                                "-o",
+                                output,
+                                rtMain,
+                                rtCpu,
+                                rtMpi,
+                                rtCore,
+                                OBER_DNNL_LIBRARY,
+                                OBER_OMP_LIBRARY,
+                                OBER_CPU_LINK_FLAGS};
   SmallVector<StringRef> mpi;
   StringRef(OBER_MPI_LIBRARIES).split(mpi, ';', -1, /*KeepEmpty=*/false);
   cmd.append(mpi.begin(), mpi.end());
@@ -253,11 +261,6 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
     }
     if (failed(splitOrWhole(i, /*result=*/false, arg.split)))
       return failure();
-    // Which stages read it: an update from its owner goes there.
-    if (stages.size() > 1)
-      for (auto [s, f] : llvm::enumerate(stages))
-        if (!f.getArgument(i).use_empty())
-          arg.readBy.push_back(static_cast<int64_t>(s));
     program.args.push_back(std::move(arg));
   }
   std::vector<size_t> params = program.argsWith(rt::ArgRole::Parameter),
@@ -293,6 +296,22 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
     }
     program.results.push_back(std::move(res));
   }
+  // Which stages read each argument (an update from its owner goes
+  // there); returning it unchanged as its own new value is no read (the
+  // executable sees from the stage's in-place results whether that
+  // touches the buffer).
+  if (stages.size() > 1)
+    for (auto [i, arg] : llvm::enumerate(program.args))
+      for (auto [s, f] : llvm::enumerate(stages)) {
+        bool reads = false;
+        for (OpOperand &use : f.getArgument(i).getUses()) {
+          unsigned r = use.getOperandNumber();
+          reads |= !isa<func::ReturnOp>(use.getOwner()) ||
+                   program.results[r].arg != static_cast<int64_t>(i);
+        }
+        if (reads)
+          arg.readBy.push_back(static_cast<int64_t>(s));
+      }
   return program;
 }
 
@@ -351,8 +370,7 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
       stageFunctions(module, func, findGrid(module), pipelineAxis);
   if (failed(stages))
     return failure();
-  OwningOpRef<ModuleOp> lowered =
-      prepareForCodegen(module, *stages, writable);
+  OwningOpRef<ModuleOp> lowered = prepareForCodegen(module, *stages, writable);
   if (failed(renameForLinking(*lowered)))
     return failure();
   PassManager pm(module.getContext());

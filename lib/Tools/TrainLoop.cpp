@@ -17,12 +17,18 @@
 using namespace mlir;
 using namespace mlir::ober;
 
-func::FuncOp mlir::ober::findTrainStep(ModuleOp module, StringRef name) {
-  if (!name.empty())
-    return module.lookupSymbol<func::FuncOp>(name);
+func::FuncOp mlir::ober::trainStepIn(ModuleOp module) {
   for (auto f : module.getOps<func::FuncOp>())
     if (f->hasAttr(OberDialect::kTrainStepAttrName))
       return f;
+  return nullptr;
+}
+
+func::FuncOp mlir::ober::findTrainStep(ModuleOp module, StringRef name) {
+  if (!name.empty())
+    return module.lookupSymbol<func::FuncOp>(name);
+  if (func::FuncOp step = trainStepIn(module))
+    return step;
   emitError(module.getLoc())
       << "no train step in the module: build one with "
          "--ober-build-train-step, or name it with --function";

@@ -40,15 +40,21 @@ def tool(name):
         "to its build/bin, or put the tools on PATH")
 
 
-def run(name, args, cwd=None):
-    """Runs tool `name`; returns (stdout, stderr) or raises OberError."""
-    command = [tool(name)] + [str(a) for a in args]
+def run_command(command, cwd=None):
+    """Runs `command` (a program and its arguments); returns (stdout,
+    stderr) or raises OberError with what it printed."""
+    command = [str(a) for a in command]
     proc = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
     if proc.returncode != 0:
         message = proc.stderr.strip() or proc.stdout.strip() or (
-            f"{name} exited with status {proc.returncode}")
+            f"{command[0]} exited with status {proc.returncode}")
         raise OberError(message, command)
     return proc.stdout, proc.stderr
+
+
+def run(name, args, cwd=None):
+    """Runs tool `name`; returns (stdout, stderr) or raises OberError."""
+    return run_command([tool(name)] + list(args), cwd=cwd)
 
 
 def supports_torchscript():

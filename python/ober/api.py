@@ -11,12 +11,11 @@ inference executable that calling the Compiled runs.
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 
 import numpy as np
 
-from ._tools import OberError, run, supports_torchscript
+from ._tools import OberError, run, run_command, supports_torchscript
 
 _PIN_OPTIONS = {
     "tp": "tp", "pp": "pp", "dp": "dp", "micro_batch": "micro-batch",
@@ -239,8 +238,8 @@ class Compiled:
         else:
             if threads is not None:
                 args += ["--threads", threads]
-            out, _ = _run_executable(self.executable(),
-                                     ["--steps", steps] + args)
+            out, _ = run_command([self.executable(), "--steps", steps]
+                                 + args)
         losses = [float(line.split()[3]) for line in out.splitlines()
                   if line.startswith("step ")]
         parameters = {f[:-4]: np.load(os.path.join(saved, f))
@@ -264,7 +263,7 @@ class Compiled:
             args += ["--weights", self._trained]
         if threads is not None:
             args += ["--threads", threads]
-        _run_executable(self.executable(inference=True), args)
+        run_command([self.executable(inference=True)] + args)
         out = os.path.join(tmp, "out")
         results = [np.load(os.path.join(out, f"{i}.npy"))
                    for i in range(len(os.listdir(out)))]
@@ -276,16 +275,6 @@ class Compiled:
     def __repr__(self):
         head = f"Compiled({self.path})"
         return head + ("\n" + repr(self.report) if self.report else "")
-
-
-def _run_executable(exe, args):
-    proc = subprocess.run([exe] + [str(a) for a in args], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        raise OberError(proc.stderr.strip() or
-                        f"{exe} exited with status {proc.returncode}",
-                        [exe] + args)
-    return proc.stdout, proc.stderr
 
 
 _SAFETENSORS_DTYPES = {"float32": "F32", "float64": "F64", "float16": "F16",

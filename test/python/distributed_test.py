@@ -38,8 +38,13 @@ import warnings
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from partition_test import GPT, losses_of  # noqa: E402
+from ober.api import _write_safetensors  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
+from plan_options import plan_option  # noqa: E402
 
 BIN = None
 MODELS = ["gpt", "cnn"]
@@ -85,9 +90,12 @@ class CNN(torch.nn.Module):
     def __init__(self):
         super().__init__()
         nn = torch.nn
-        self.c1, self.b1 = nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
-        self.c2, self.b2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
-        self.c3, self.b3 = nn.Conv2d(8, 16, 3, stride=2, bias=False), nn.BatchNorm2d(16)
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(8)
+        self.c3 = nn.Conv2d(8, 16, 3, stride=2, bias=False)
+        self.b3 = nn.BatchNorm2d(16)
         self.pool = nn.MaxPool2d(3)
         self.fc = nn.Linear(16, 6)
 
@@ -146,28 +154,10 @@ class Case:
         batch = self.x.shape[0]
         part = os.path.join(self.tmp, f"{self.name}-{name}.mlir")
         run([os.path.join(BIN, "ober-opt"), step,
-             f"--ober-plan=cluster=cpu gpus={dp * tp * pp} "
-             f"global-batch={batch} dp={dp} tp={tp} pp={pp} zero={zero} "
-             f"recompute=none schedule={schedule} precision=f32 "
-             f"sequence-parallel={sp} micro-batch={batch // (dp * micro)}"
-             + (" chunks=2" if schedule == "interleaved-1f1b" else ""),
+             "--ober-plan=" + plan_option(batch, dp, tp, pp, zero, micro,
+                                          schedule, sp=sp),
              "--ober-partition", "-o", part])
         return part, args
-
-
-def write_safetensors(path, tensors):
-    """`tensors` (name -> array) as f32 safetensors."""
-    header, blobs, at = {}, [], 0
-    for name, a in tensors.items():
-        data = np.ascontiguousarray(a, dtype=np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
-                        "data_offsets": [at, at + len(data)]}
-        blobs.append(data)
-        at += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
 
 
 def compare(test, what, got_dir, got_losses, ref_dir, ref_losses):
@@ -178,7 +168,8 @@ def compare(test, what, got_dir, got_losses, ref_dir, ref_losses):
     names = sorted(os.listdir(ref_dir))
     test.assertEqual(names, sorted(os.listdir(got_dir)), what)
     for f in names:
-        a, b = np.load(os.path.join(got_dir, f)), np.load(os.path.join(ref_dir, f))
+        a = np.load(os.path.join(got_dir, f))
+        b = np.load(os.path.join(ref_dir, f))
         test.assertEqual(a.shape, b.shape, f"{what}: {f}")
         err = float(np.abs(a - b).max())
         test.assertLessEqual(err, TOLERANCE * float(np.abs(b).max()) + 1e-7,
@@ -327,7 +318,8 @@ class Distributed(unittest.TestCase):
                 velocity[n] = mu * velocity[n] + g
                 anchor[n] = anchor[n] - outer_lr * (g + mu * velocity[n])
             weights = os.path.join(tmp, f"round{k}.safetensors")
-            write_safetensors(weights, anchor)
+            _write_safetensors(weights, {n: a.astype(np.float32)
+                                         for n, a in anchor.items()})
         got_losses = losses_of(out.stdout)
         self.assertEqual(len(got_losses), steps)
         for i, (a, b) in enumerate(zip(got_losses, losses)):
@@ -336,8 +328,9 @@ class Distributed(unittest.TestCase):
         for n, want in anchor.items():
             have = np.load(os.path.join(got, n + ".npy"))
             err = float(np.abs(have - want).max())
-            self.assertLessEqual(err, TOLERANCE * float(np.abs(want).max())
-                                 + 1e-6, f"local SGD: parameter {n} off by {err}")
+            self.assertLessEqual(
+                err, TOLERANCE * float(np.abs(want).max()) + 1e-6,
+                f"local SGD: parameter {n} off by {err}")
 
     def test_threads(self):
         # Without a launcher every rank is a thread of one process.
@@ -387,8 +380,8 @@ class Distributed(unittest.TestCase):
             ranks = {}
             for pid in pids:
                 with open(f"/proc/{pid}/environ", "rb") as f:
-                    env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0")
-                               if b"=" in kv)
+                    env = dict(kv.split(b"=", 1)
+                               for kv in f.read().split(b"\0") if b"=" in kv)
                 rank = env.get(b"OMPI_COMM_WORLD_RANK")
                 if rank is not None:
                     ranks[int(rank)] = int(pid)

@@ -25,8 +25,11 @@ import warnings
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
 from training_parity_test import MLP, SmallCNN, DecoderBlock  # noqa: E402
+from plan_options import plan_option, predicted_bytes  # noqa: E402
 
 BIN = None
 STEPS = 5
@@ -75,14 +78,6 @@ def measured_bytes(stderr):
                               r"(\d+) bytes", stderr):
         out[kind] = out.get(kind, 0) + int(b)
     return out
-
-
-def predicted_bytes(collectives):
-    out = {}
-    for c in collectives:
-        for kind in c["kind"].split(" + "):
-            out[kind] = out.get(kind, 0) + c["bytes"] * c["per_step"]
-    return {k: int(round(v)) for k, v in out.items()}
 
 
 class GPT(DecoderBlock):
@@ -146,11 +141,8 @@ class Partitioned(unittest.TestCase):
         part = os.path.join(tmp, name + ".mlir")
         report = os.path.join(tmp, name + ".json")
         run([os.path.join(BIN, "ober-opt"), path,
-             f"--ober-plan=cluster=cpu gpus={dp * tp * pp} "
-             f"global-batch={batch} dp={dp} tp={tp} pp={pp} zero={zero} "
-             f"recompute={recompute} schedule={schedule} precision={precision} "
-             f"sequence-parallel={sp} micro-batch={batch // (dp * micro)}"
-             + (" chunks=2" if schedule == "interleaved-1f1b" else ""),
+             "--ober-plan=" + plan_option(batch, dp, tp, pp, zero, micro,
+                                          schedule, recompute, precision, sp),
              f"--ober-plan-report={report}", "--ober-partition", "-o", part])
         saved = os.path.join(tmp, name)
         out, stats = run([os.path.join(BIN, "ober-run"), part,

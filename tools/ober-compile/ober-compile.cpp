@@ -96,16 +96,9 @@ static LogicalResult runPasses(ModuleOp module, StringRef pipeline) {
   return pm.run(module);
 }
 
-static func::FuncOp findTrainStepIfAny(ModuleOp module) {
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f->hasAttr(OberDialect::kTrainStepAttrName))
-      return f;
-  return nullptr;
-}
-
 /// The training step: the module's, or one built with --train-step.
 static func::FuncOp trainingStep(ModuleOp module) {
-  if (func::FuncOp step = findTrainStepIfAny(module)) {
+  if (func::FuncOp step = trainStepIn(module)) {
     if (!trainStep.empty())
       emitWarning(step.getLoc())
           << "ober-compile: the module already holds a training step; "
@@ -118,8 +111,7 @@ static func::FuncOp trainingStep(ModuleOp module) {
 }
 
 /// Plans and partitions when asked (or when the module carries a plan that
-/// is not realized yet); a program for several devices needs the
-/// collectives runtime, which executables do not have yet.
+/// is not realized yet).
 static LogicalResult planAndPartition(ModuleOp module) {
   if (!planOptions.empty()) {
     if (module->hasAttr("ober.plan") || findGrid(module))

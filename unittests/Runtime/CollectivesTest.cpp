@@ -130,8 +130,8 @@ void runRank(Transport &transport, int64_t r) {
     for (int64_t row = 0; row < 2; ++row)
       for (int64_t c = 0; c < 2; ++c)
         for (int64_t m : grid.group(r, {1}))
-          w[row * 2 + c] += static_cast<float>(
-              valueOf(m, row * 4 + coords[1] * 2 + c));
+          w[row * 2 + c] +=
+              static_cast<float>(valueOf(m, row * 4 + coords[1] * 2 + c));
     expectEqual(out, w, "reduce-scatter along axis 1", r);
   }
 
@@ -145,7 +145,8 @@ void runRank(Transport &transport, int64_t r) {
     std::vector<int64_t> members = grid.group(r, {0});
     for (int64_t m = 0; m < 2; ++m)
       for (int64_t c = 0; c < 3; ++c)
-        w[m * 3 + c] = static_cast<float>(valueOf(members[m], coords[0] * 3 + c));
+        w[m * 3 + c] =
+            static_cast<float>(valueOf(members[m], coords[0] * 3 + c));
     expectEqual(out, w, "all-to-all", r);
   }
 
@@ -163,7 +164,8 @@ void runRank(Transport &transport, int64_t r) {
     channel.run(sl, in.data(), part.data());
     for (int64_t row = 0; row < 2; ++row)
       for (int64_t c = 0; c < 2; ++c)
-        w[row * 2 + c] = static_cast<float>(valueOf(0, row * 4 + coords[1] * 2 + c));
+        w[row * 2 + c] =
+            static_cast<float>(valueOf(0, row * 4 + coords[1] * 2 + c));
     expectEqual(part, w, "all-slice", r);
   }
 

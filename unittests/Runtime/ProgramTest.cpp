@@ -26,6 +26,7 @@ Program sample() {
   w.shape = {4, 3};
   w.init = InitKind::Normal;
   w.initKey = 18446744073709551557ull; // above int64's range
+  w.readBy = {1};
   ProgramArg x;
   x.role = ArgRole::Batch;
   x.name = "x";
@@ -46,6 +47,7 @@ Program sample() {
   nw.arg = 0;
   nw.shape = {4, 3};
   nw.inPlace = {0, -1};
+  nw.stage = 1;
   p.results = {loss, nw};
   p.kernels = {{"ober_rt_cpu_matmul", {1, 1, 1, 8, 4, 3, 0, 1}},
                {"ober_rt_cpu_conv", {2, -1}}};
@@ -65,7 +67,10 @@ void roundTrip() {
   EXPECT(q.results.size() == 2 && q.results[1].inPlaceIn(0) == 0 &&
          q.results[1].inPlaceIn(1) == -1 && q.results[0].inPlaceIn(0) == -1 &&
          q.results[0].role == ResultRole::Loss && q.results[0].stage == 1 &&
-         q.results[1].stage == -1);
+         q.results[1].stage == 1);
+  // Stage 0 returns the parameter in place, unread: it never touches it.
+  EXPECT(q.args[0].readBy == std::vector<int64_t>{1});
+  EXPECT(!q.touches(0, 0) && q.touches(1, 0) && q.touches(0, 1));
   EXPECT(q.grid == p.grid && q.pipelineAxis == 0 && q.stages == 2 &&
          q.groups == p.groups && q.devices() == 4);
   EXPECT(q.args[1].split.axes == p.args[1].split.axes &&
@@ -126,10 +131,13 @@ void errors() {
           "argument #1: split names grid axis 2 of 2");
   rejects(replaced(good, "\"stages\": 2", "\"stages\": 3"),
           "pipeline_axis 0 and 3 stage(s) do not fit grid [2,2]");
-  rejects(replaced(good, "\"groups\": [[1], [0,1]]", "\"groups\": [[1], [0,7]]"),
-          "group [0,7] names an axis the grid lacks");
+  rejects(
+      replaced(good, "\"groups\": [[1], [0,1]]", "\"groups\": [[1], [0,7]]"),
+      "group [0,7] names an axis the grid lacks");
   rejects(replaced(good, "\"stage\": 1", "\"stage\": 2"),
           "result #0: stage 2 is not a stage");
+  rejects(replaced(good, "\"read_by\": [1]", "\"read_by\": [5]"),
+          "argument #0: read_by [5] is not a list of stages");
   rejects(replaced(good, "\"role\": \"param\", \"arg\": 0",
                    "\"role\": \"param\", \"arg\": 5"),
           "result #1: updates argument #5");

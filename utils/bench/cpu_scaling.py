@@ -33,6 +33,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plan_options import plan_option, predicted_bytes  # noqa: E402
+
 # (name, dp, tp, pp, zero, micro-batches, schedule)
 PLANS = [
     ("serial", 1, 1, 1, 0, 1, "1f1b"),
@@ -55,14 +58,6 @@ def run(cmd, env=None):
     if proc.returncode:
         sys.exit(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-3000:]}")
     return proc
-
-
-def predicted_bytes(collectives):
-    out = {}
-    for c in collectives:
-        for kind in c["kind"].split(" + "):
-            out[kind] = out.get(kind, 0) + c["bytes"] * c["per_step"]
-    return {k: int(round(v)) for k, v in out.items()}
 
 
 def measured_bytes(stderr):
@@ -93,7 +88,8 @@ def main():
         inputs = []
         for name in ("tokens", "targets"):
             path = os.path.join(tmp, name + ".npy")
-            np.save(path, rng.integers(0, vocab, (BATCH, seq)).astype(np.int64))
+            np.save(path,
+                    rng.integers(0, vocab, (BATCH, seq)).astype(np.int64))
             inputs += ["--input", path]
         for name, dp, tp, pp, zero, micro, schedule in chosen:
             if micro not in steps:
@@ -111,10 +107,8 @@ def main():
             report = os.path.join(tmp, name + ".json")
             exe = os.path.join(tmp, name)
             run([os.path.join(bindir, "ober-compile"), steps[micro],
-                 f"--plan=cluster=cpu gpus={devices} global-batch={BATCH} "
-                 f"dp={dp} tp={tp} pp={pp} zero={zero} recompute=none "
-                 f"schedule={schedule} precision=f32 "
-                 f"micro-batch={BATCH // (dp * micro)}",
+                 "--plan=" + plan_option(BATCH, dp, tp, pp, zero, micro,
+                                         schedule),
                  f"--plan-report={report}", "-o", exe])
             with open(report) as f:
                 planned = json.load(f)
@@ -123,7 +117,8 @@ def main():
                 for k in (1, 3):
                     a = np.load(inputs[k])
                     path = os.path.join(tmp, f"m{micro}-{k}.npy")
-                    np.save(path, a.reshape((micro, BATCH // micro) + a.shape[1:]))
+                    np.save(path, a.reshape((micro, BATCH // micro)
+                                            + a.shape[1:]))
                 launch = list(inputs)
                 launch[1] = os.path.join(tmp, f"m{micro}-1.npy")
                 launch[3] = os.path.join(tmp, f"m{micro}-3.npy")

@@ -15,9 +15,9 @@ batch 8) and each thread count, in the same run:
     three warm-up steps.
 
 Peak memory is each process's maximum resident set (wait4), each started
-from a small launcher so that the bench's own memory does not count. Prints one row
-per model and thread count with both step times, the speed-up (PyTorch's
-time over ober's) and both peaks with their ratio.
+from a small launcher so that the bench's own memory does not count. Prints
+one row per model and thread count with both step times, the speed-up
+(PyTorch's time over ober's) and both peaks with their ratio.
 
   utils/bench/cpu_train.py [--bin build/bin] [--threads 1,2] [--models ...]
 """
@@ -102,7 +102,6 @@ def compile_model(name, workdir, bindir):
     import warnings
     warnings.filterwarnings("ignore")
     import numpy as np
-    import torch
     import ober
     import torch_models
     model, inputs, target, loss = torch_models.build(name)
@@ -155,8 +154,9 @@ def main():
                  name, str(t), str(steps), log + ".torch"], pinned_env(t))
             torch_s = float([l for l in text.splitlines()
                              if l.startswith("seconds")][0].split()[1])
-            print(f"{name:<10} {t:>7} {ober_s * 1e3:>9.2f} {torch_s * 1e3:>9.2f} "
-                  f"{torch_s / ober_s:>7.2f}x {ober_mib:>9.0f} {torch_mib:>9.0f} "
+            print(f"{name:<10} {t:>7} {ober_s * 1e3:>9.2f} "
+                  f"{torch_s * 1e3:>9.2f} {torch_s / ober_s:>7.2f}x "
+                  f"{ober_mib:>9.0f} {torch_mib:>9.0f} "
                   f"{ober_mib / torch_mib:>6.2f}x", flush=True)
         print(f"{'':<10} (compile {compile_s:.1f} s)", flush=True)
 

@@ -102,7 +102,7 @@ def input_types(model_path):
     return [i.type.tensor_type.elem_type for i in graph.input if i.name not in inits]
 
 
-def prepare_inputs(case_dir, data_set, types, tmp):
+def prepare_inputs(data_set, types, tmp):
     """The data set's inputs as .npy files ([--input, path] ...), or
     (None, why) when ober takes no such input."""
     inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
@@ -165,7 +165,7 @@ def run_data_sets(case_dir, command, timeout):
     types = input_types(os.path.join(case_dir, "model.onnx"))
     for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         with tempfile.TemporaryDirectory() as tmp:
-            args, why = prepare_inputs(case_dir, data_set, types, tmp)
+            args, why = prepare_inputs(data_set, types, tmp)
             if args is None:
                 return "unsupported", why
             out = os.path.join(tmp, "out")

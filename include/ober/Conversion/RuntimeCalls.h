@@ -1,4 +1,4 @@
-//===- RuntimeCalls.h - calls from generated code into the runtime -*- C++ -*-===//
+//===- RuntimeCalls.h - generated code calling the runtime ---*- C++ -*-===//
 //
 // Part of Ober-Train. The conversions that call the runtime's C ABI (the
 // kernel library, the collectives) build the calls the same way: a

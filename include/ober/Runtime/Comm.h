@@ -64,15 +64,13 @@ public:
                          int64_t bytes) = 0;
   /// out = this member's block (`count` elements) of the reduction of the
   /// members' in (one block per member, in order).
-  virtual void reduceScatter(size_t g, const void *in, void *out,
-                             int64_t count, DType type, int reduction) = 0;
+  virtual void reduceScatter(size_t g, const void *in, void *out, int64_t count,
+                             DType type, int reduction) = 0;
   /// Block m of in (`bytes` each) goes to member m; out holds the blocks
   /// received, in member order.
-  virtual void allToAll(size_t g, const void *in, void *out,
-                        int64_t bytes) = 0;
+  virtual void allToAll(size_t g, const void *in, void *out, int64_t bytes) = 0;
   /// data = member `root`'s data.
-  virtual void broadcast(size_t g, void *data, int64_t bytes,
-                         int64_t root) = 0;
+  virtual void broadcast(size_t g, void *data, int64_t bytes, int64_t root) = 0;
   /// Sends to world rank `to`; returns at once (the data is copied).
   /// Messages between two ranks with one tag arrive in the order sent.
   virtual void send(int64_t to, int64_t tag, const void *data,

@@ -54,7 +54,8 @@ struct ProgramArg {
   uint64_t initKey = 0;
   /// How the global tensor is cut over the grid (`shape` is one block).
   Split split;
-  /// The pipeline stages whose functions read it (empty: every stage).
+  /// The pipeline stages whose functions read it, other than to return it
+  /// unchanged as its new value (empty: every stage).
   std::vector<int64_t> readBy;
 
   bool isReadBy(int64_t stage) const;
@@ -118,6 +119,9 @@ struct Program {
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;
+  /// Whether the function of `stage` touches argument `i`: reads it, or
+  /// computes its new value, or returns it in a new buffer (a copy).
+  bool touches(int64_t stage, size_t i) const;
   /// The devices the program runs on.
   int64_t devices() const;
 };

@@ -48,6 +48,9 @@ runTrainLoop(ModuleOp module, func::FuncOp step, const TrainLoopOptions &options
 
 /// The train_step function: `name`, or the one carrying `ober.train_step`.
 func::FuncOp findTrainStep(ModuleOp module, StringRef name);
+/// The module's training step (marked by --ober-build-train-step), if
+/// any; no error.
+func::FuncOp trainStepIn(ModuleOp module);
 
 } // namespace mlir::ober
 

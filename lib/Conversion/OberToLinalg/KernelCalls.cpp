@@ -78,12 +78,12 @@ Value lowering::callKernel(OpBuilder &b, Location loc, StringRef name,
     args.push_back(unrankedBuffer(b, loc, buffer));
   }
   auto outType = MemRefType::get(result.getShape(), f32);
-  Value out = memref::AllocOp::create(b, loc, outType,
-                                      b.getI64IntegerAttr(kRuntimeBufferAlignment));
+  Value out = memref::AllocOp::create(
+      b, loc, outType, b.getI64IntegerAttr(kRuntimeBufferAlignment));
   args.push_back(unrankedBuffer(b, loc, out));
   func::CallOp::create(
-      b, loc,
-      runtimeFunction(b, module, name, ValueRange(args).getTypes(), {}), args);
+      b, loc, runtimeFunction(b, module, name, ValueRange(args).getTypes(), {}),
+      args);
   Value tensor = bufferization::ToTensorOp::create(
       b, loc, result.clone(f32), out, /*restrict=*/true, /*writable=*/true);
   if (result.getElementType() == f32)

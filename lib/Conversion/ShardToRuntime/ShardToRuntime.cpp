@@ -229,16 +229,15 @@ LogicalResult Lowering::lower(Operation *op) {
   Value in = unrankedBuffer(b, loc, inBuffer ? inBuffer : outBuffer);
   Value out = unrankedBuffer(b, loc, outBuffer ? outBuffer : inBuffer);
   SmallVector<Value> startArgs = {descValue, in, out};
-  func::FuncOp start = runtimeFunction(
-      b, module, (OBER_RT_COLL_START + suffix),
-      ValueRange(startArgs).getTypes(), {b.getI64Type()});
+  func::FuncOp start =
+      runtimeFunction(b, module, (OBER_RT_COLL_START + suffix),
+                      ValueRange(startArgs).getTypes(), {b.getI64Type()});
   Value handle = func::CallOp::create(b, loc, start, startArgs).getResult(0);
 
   b.setInsertionPoint(waitPoint(op));
   SmallVector<Value> waitArgs = {handle, in, out};
-  func::FuncOp wait =
-      runtimeFunction(b, module, (OBER_RT_COLL_WAIT + suffix),
-                      ValueRange(waitArgs).getTypes(), {});
+  func::FuncOp wait = runtimeFunction(b, module, (OBER_RT_COLL_WAIT + suffix),
+                                      ValueRange(waitArgs).getTypes(), {});
   func::CallOp::create(b, loc, wait, waitArgs);
   if (sends) {
     // A send's result is its input (the interpreter's meaning).

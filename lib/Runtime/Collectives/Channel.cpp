@@ -81,8 +81,8 @@ Channel::Channel(Transport &transport, Grid grid, int64_t rank,
     for (int64_t a : axes)
       if (a < 0 || a >= static_cast<int64_t>(layout.shape().size()))
         throw CommError("a group names grid axis " + std::to_string(a) +
-                        " of a rank-" +
-                        std::to_string(layout.shape().size()) + " grid");
+                        " of a rank-" + std::to_string(layout.shape().size()) +
+                        " grid");
     groupMembers.push_back(layout.group(self, axes));
     specs.push_back({groupMembers.back(), layout.groupIndex(self, axes)});
   }
@@ -115,8 +115,7 @@ int64_t Channel::start(const CollectiveDesc &desc, const void *in, void *out) {
 
 void Channel::wait(int64_t handle) {
   std::unique_lock<std::mutex> lock(mutex);
-  changed.wait(lock,
-               [&] { return doneThrough >= handle || !failure.empty(); });
+  changed.wait(lock, [&] { return doneThrough >= handle || !failure.empty(); });
   if (!failure.empty())
     throw CommError(failure);
 }
@@ -163,8 +162,8 @@ std::string Channel::describe(const CollectiveDesc &desc) const {
   std::string axes;
   for (int64_t a : desc.gridAxes)
     axes += (axes.empty() ? "" : ", ") + std::to_string(a);
-  std::string text = std::string(desc.kindName()) + " over grid axes [" + axes +
-                     "]";
+  std::string text =
+      std::string(desc.kindName()) + " over grid axes [" + axes + "]";
   if (desc.kind == OBER_COLL_SEND || desc.kind == OBER_COLL_RECV) {
     int64_t peer = layout.moveAlong(self, desc.gridAxes, desc.peer);
     return text + (desc.kind == OBER_COLL_SEND ? " to rank " : " from rank ") +
@@ -272,8 +271,7 @@ void Channel::execute(const Task &task) {
     std::vector<char> sendBuf(bytes), recvBuf(bytes);
     regroup(in, sendBuf.data(), split.outer, n, split.inner,
             /*srcPartsMajor=*/false);
-    transport.allToAll(g, sendBuf.data(), recvBuf.data(),
-                       split.bytesPerPart());
+    transport.allToAll(g, sendBuf.data(), recvBuf.data(), split.bytesPerPart());
     std::vector<int64_t> block = d.shape;
     block[d.axis] /= n;
     Blocks joined(block, d.concatAxis, 1, esize);
@@ -298,8 +296,8 @@ const char *dataOf(ober_rt_buffer *b, size_t elementBytes) {
 
 /// The descriptor's fields: a rank-1 memref of i64 {.., size, stride}.
 CollectiveDesc descriptorOf(ober_rt_buffer *desc) {
-  const auto *fields = reinterpret_cast<const int64_t *>(
-      dataOf(desc, sizeof(int64_t)));
+  const auto *fields =
+      reinterpret_cast<const int64_t *>(dataOf(desc, sizeof(int64_t)));
   const auto *sizes = reinterpret_cast<const int64_t *>(desc->descriptor + 1);
   return CollectiveDesc::parse(fields, desc->rank == 1 ? sizes[0] : 0);
 }
@@ -337,11 +335,11 @@ void waitFromCode(int64_t handle) {
 
 #define OBER_RT_COLL_DEFINE(T)                                                 \
   extern "C" int64_t _mlir_ciface_ober_rt_coll_start_##T(                      \
-      ober_rt_buffer *desc, ober_rt_buffer *in, ober_rt_buffer *out) {        \
+      ober_rt_buffer *desc, ober_rt_buffer *in, ober_rt_buffer *out) {         \
     return startFromCode(desc, in, out);                                       \
   }                                                                            \
   extern "C" void _mlir_ciface_ober_rt_coll_wait_##T(                          \
-      int64_t handle, ober_rt_buffer *, ober_rt_buffer *) {                   \
+      int64_t handle, ober_rt_buffer *, ober_rt_buffer *) {                    \
     waitFromCode(handle);                                                      \
   }
 OBER_RT_COLL_TYPES(OBER_RT_COLL_DEFINE)

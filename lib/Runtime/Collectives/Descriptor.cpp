@@ -15,9 +15,9 @@ const char *const kKindNames[] = {"all-reduce", "all-gather", "reduce-scatter",
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == OBER_COLL_KINDS,
               "a name per kind");
 
-const DType kDTypes[] = {DType::F16, DType::BF16, DType::F32, DType::F64,
-                         DType::Bool, DType::I8,  DType::U8,  DType::I16,
-                         DType::I32, DType::I64};
+const DType kDTypes[] = {DType::F16,  DType::BF16, DType::F32, DType::F64,
+                         DType::Bool, DType::I8,   DType::U8,  DType::I16,
+                         DType::I32,  DType::I64};
 
 [[noreturn]] void malformed(const std::string &why) {
   throw CommError("malformed collective descriptor: " + why);
@@ -111,8 +111,7 @@ std::vector<int64_t> CollectiveDesc::resultShape(int64_t members) const {
   return out;
 }
 
-Traffic ober::rt::trafficOf(int64_t kind, int64_t inputBytes,
-                            int64_t members) {
+Traffic ober::rt::trafficOf(int64_t kind, int64_t inputBytes, int64_t members) {
   switch (kind) {
   case OBER_COLL_ALL_REDUCE:
     return {"all-reduce", inputBytes};

@@ -104,15 +104,15 @@ public:
       while (g.members[key] != self)
         ++key;
       MPI_Comm comm;
-      check(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(g.color), key,
-                           &comm),
-            "MPI_Comm_split");
+      check(
+          MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(g.color), key, &comm),
+          "MPI_Comm_split");
       comms.push_back(comm);
     }
   }
 
-  void allReduce(size_t g, const void *in, void *out, int64_t count,
-                 DType type, int reduction) override {
+  void allReduce(size_t g, const void *in, void *out, int64_t count, DType type,
+                 int reduction) override {
     auto [t, op] = typeAndOp(type, reduction);
     check(MPI_Allreduce(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Allreduce");
@@ -125,8 +125,7 @@ public:
   void reduceScatter(size_t g, const void *in, void *out, int64_t count,
                      DType type, int reduction) override {
     auto [t, op] = typeAndOp(type, reduction);
-    check(MPI_Reduce_scatter_block(in, out, countOf(count), t, op,
-                                   comms.at(g)),
+    check(MPI_Reduce_scatter_block(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Reduce_scatter_block");
   }
   void allToAll(size_t g, const void *in, void *out, int64_t bytes) override {
@@ -139,15 +138,14 @@ public:
                     comms.at(g)),
           "MPI_Bcast");
   }
-  void send(int64_t to, int64_t tag, const void *data,
-            int64_t bytes) override {
+  void send(int64_t to, int64_t tag, const void *data, int64_t bytes) override {
     reap();
     const char *p = static_cast<const char *>(data);
     sends.push_back({MPI_REQUEST_NULL, std::vector<char>(p, p + bytes)});
     Pending &s = sends.back();
     check(MPI_Isend(s.data.data(), countOf(bytes), MPI_BYTE,
-                    static_cast<int>(to), static_cast<int>(tag),
-                    MPI_COMM_WORLD, &s.request),
+                    static_cast<int>(to), static_cast<int>(tag), MPI_COMM_WORLD,
+                    &s.request),
           "MPI_Isend");
   }
   void recv(int64_t from, int64_t tag, void *data, int64_t bytes) override {

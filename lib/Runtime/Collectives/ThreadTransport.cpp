@@ -45,7 +45,8 @@ public:
       changed.notify_all();
       return m.complete;
     }
-    await(lock, [&] { return m.generation != mine; }, members);
+    await(
+        lock, [&] { return m.generation != mine; }, members);
     return m.complete;
   }
 
@@ -71,8 +72,8 @@ public:
     std::deque<std::vector<char>> &queue = mailbox[key];
     if (static_cast<int64_t>(queue.front().size()) != bytes)
       throw CommError("rank " + std::to_string(from) + " sent " +
-                      std::to_string(queue.front().size()) +
-                      " bytes, rank " + std::to_string(to) + " expected " +
+                      std::to_string(queue.front().size()) + " bytes, rank " +
+                      std::to_string(to) + " expected " +
                       std::to_string(bytes));
     std::memcpy(data, queue.front().data(), bytes);
     queue.pop_front();
@@ -109,8 +110,7 @@ private:
   std::mutex mutex;
   std::condition_variable changed;
   std::map<std::vector<int64_t>, Meeting> meetings;
-  std::map<std::tuple<int64_t, int64_t, int64_t>,
-           std::deque<std::vector<char>>>
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<std::vector<char>>>
       mailbox;
   std::string failure;
 };
@@ -135,8 +135,8 @@ public:
     }
   }
 
-  void allReduce(size_t g, const void *in, void *out, int64_t count,
-                 DType type, int reduction) override {
+  void allReduce(size_t g, const void *in, void *out, int64_t count, DType type,
+                 int reduction) override {
     std::vector<const void *> parts = meet(g, in);
     std::memcpy(out, parts[0], count * dtypeSize(type));
     for (size_t m = 1; m < parts.size(); ++m)
@@ -158,8 +158,8 @@ public:
     int64_t at = groups[g].index * bytes;
     std::memcpy(out, static_cast<const char *>(parts[0]) + at, bytes);
     for (size_t m = 1; m < parts.size(); ++m)
-      reduceInto(type, reduction, out,
-                 static_cast<const char *>(parts[m]) + at, count);
+      reduceInto(type, reduction, out, static_cast<const char *>(parts[m]) + at,
+                 count);
     meet(g, nullptr);
   }
 
@@ -179,8 +179,7 @@ public:
     meet(g, nullptr);
   }
 
-  void send(int64_t to, int64_t tag, const void *data,
-            int64_t bytes) override {
+  void send(int64_t to, int64_t tag, const void *data, int64_t bytes) override {
     hub->post(self, to, tag, data, bytes);
   }
   void recv(int64_t from, int64_t tag, void *data, int64_t bytes) override {

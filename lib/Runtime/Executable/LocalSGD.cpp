@@ -33,7 +33,8 @@ LocalSGD::LocalSGD(const Program &program, const Placement &where,
 void LocalSGD::afterStep(int64_t step, std::vector<HostTensor> &args) {
   if (program.localSteps <= 1 || (step + 1) % program.localSteps)
     return;
-  double replicas = static_cast<double>(where.grid.shape()[program.replicaAxis]);
+  double replicas =
+      static_cast<double>(where.grid.shape()[program.replicaAxis]);
   for (Slot &slot : slots) {
     HostTensor &param = args[slot.arg];
     int64_t n = static_cast<int64_t>(slot.anchor.size());
@@ -55,7 +56,8 @@ void LocalSGD::afterStep(int64_t step, std::vector<HostTensor> &args) {
       double g = sum[i] / replicas;
       double v = momentum * slot.velocity[i] + g;
       slot.velocity[i] = static_cast<float>(v);
-      slot.anchor[i] = static_cast<float>(slot.anchor[i] - lr * (g + momentum * v));
+      slot.anchor[i] =
+          static_cast<float>(slot.anchor[i] - lr * (g + momentum * v));
       storeFloat(next, i, slot.anchor[i]);
     }
     param = next;

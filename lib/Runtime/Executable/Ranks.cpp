@@ -159,8 +159,8 @@ int trainAsThreads(Entry const *entries, const Program &program,
   for (int64_t r = 0; r < devices; ++r)
     ranks.emplace_back([&, r] {
       std::unique_ptr<Transport> t = threadTransport(hub, r);
-      codes[r] = runRank(*t, r, entries, program, options, self, threads,
-                         endProcess);
+      codes[r] =
+          runRank(*t, r, entries, program, options, self, threads, endProcess);
       if (codes[r])
         failThreadHub(*hub, "rank " + std::to_string(r) + " failed");
     });

@@ -20,8 +20,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <functional>
+#include <map>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,7 +38,6 @@ int report(const std::string &self, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", self.c_str(), message.c_str());
   return 1;
 }
-
 
 /// The directory of this executable (for the weights compiled beside it).
 std::string executableDir() {
@@ -71,6 +70,14 @@ bool makeDirectories(const std::string &path) {
 std::vector<int64_t> globalShapeOf(const ProgramArg &a,
                                    const Placement &where) {
   return globalShape(a.shape, a.split, where.grid);
+}
+
+/// A stand-in for an argument the rank's stage never touches (another
+/// stage's parameter or state): its shape for the descriptor over one
+/// element of storage.
+HostTensor standIn(const ProgramArg &a) {
+  HostTensor one(a.dtype, {1});
+  return HostTensor::share(one, a.dtype, a.shape, one.data());
 }
 
 /// "float32 [8, 3]": the argument's type as the user's files hold it.
@@ -117,7 +124,10 @@ std::map<size_t, HostTensor> loadParameters(const Program &program,
                                             uint64_t seed,
                                             const Placement &where) {
   std::map<size_t, HostTensor> params;
-  std::vector<size_t> indices = program.argsWith(ArgRole::Parameter);
+  std::vector<size_t> indices;
+  for (size_t i : program.argsWith(ArgRole::Parameter))
+    if (program.touches(where.stage, i))
+      indices.push_back(i);
   if (path.empty()) {
     for (size_t i : indices) {
       const ProgramArg &a = program.args[i];
@@ -383,8 +393,7 @@ void shareAcrossStages(const Program &program, const Placement &where,
     if (where.stage == res.stage) {
       for (int64_t t = 0; t < program.stages; ++t)
         if (t != res.stage && a.isReadBy(t))
-          transfer(where, /*send=*/true, rankAt(t), kStageTag,
-                   args[res.arg]);
+          transfer(where, /*send=*/true, rankAt(t), kStageTag, args[res.arg]);
     } else if (a.isReadBy(where.stage)) {
       HostTensor fresh(a.dtype, a.shape);
       transfer(where, /*send=*/false, rankAt(res.stage), kStageTag, fresh);
@@ -469,9 +478,8 @@ Placement Placement::of(const Program &program, int64_t rank) {
   return p;
 }
 
-int ober::rt::train(Entry entry, const Program &program,
-                    const Options &options, const std::string &self,
-                    const Placement &where) {
+int ober::rt::train(Entry entry, const Program &program, const Options &options,
+                    const std::string &self, const Placement &where) {
   try {
     std::vector<HostTensor> args(program.args.size());
     for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
@@ -481,6 +489,10 @@ int ober::rt::train(Entry entry, const Program &program,
     }
     for (size_t i : program.argsWith(ArgRole::State))
       args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
+    // A pipeline stage holds only what its function touches.
+    for (size_t i = 0; i < args.size(); ++i)
+      if (!program.touches(where.stage, i))
+        args[i] = standIn(program.args[i]);
     for (size_t i : program.argsWith(ArgRole::LearningRate)) {
       args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
       storeFloat(args[i], 0, options.learningRate);
@@ -497,10 +509,14 @@ int ober::rt::train(Entry entry, const Program &program,
     for (int64_t s = 0; s < options.steps; ++s) {
       for (size_t k = 0; k < batchArgs.size(); ++k) {
         const ProgramArg &a = program.args[batchArgs[k]];
+        if (!program.touches(where.stage, batchArgs[k])) {
+          args[batchArgs[k]] = standIn(a);
+          continue;
+        }
         const HostTensor &f = files[k];
         std::vector<int64_t> shape = globalShapeOf(a, where);
-        int64_t offset = batchOffset(batchLayout(f.shape(), shape), f.shape(),
-                                     shape, s);
+        int64_t offset =
+            batchOffset(batchLayout(f.shape(), shape), f.shape(), shape, s);
         HostTensor step = HostTensor::share(
             f, a.dtype, shape, f.data() + offset * dtypeSize(a.dtype));
         args[batchArgs[k]] = batchBlocks[k](step, a.shape);
@@ -549,8 +565,8 @@ int ober::rt::infer(Entry entry, const Program &program,
                     const Options &options, const std::string &self) {
   try {
     std::vector<HostTensor> args(program.args.size());
-    for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
-                                       0, Placement()))
+    for (auto &[i, t] :
+         loadParameters(program, weightsPath(program, options), 0, Placement()))
       args[i] = std::move(t);
     std::vector<size_t> inputArgs = program.argsWith(ArgRole::Input);
     std::vector<HostTensor> inputs = readInputs(program, options, ArgRole::Input);

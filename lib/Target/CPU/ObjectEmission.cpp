@@ -1,4 +1,5 @@
-//===- ObjectEmission.cpp - LLVM IR and objects in the compiler process ----===//
+//===- ObjectEmission.cpp - LLVM IR and objects in the compiler process
+//----===//
 //
 // Part of Ober-Train. After the CPU pipeline, the LLVM dialect becomes LLVM
 // IR with the program's entry points (`ober_program_entries`, one per
@@ -96,10 +97,9 @@ LogicalResult addEntryPoints(llvm::Module &module,
   }
   auto *ptr = llvm::PointerType::getUnqual(module.getContext());
   auto *type = llvm::ArrayType::get(ptr, entries.size());
-  new llvm::GlobalVariable(module, type, /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantArray::get(type, entries),
-                           "ober_program_entries");
+  new llvm::GlobalVariable(
+      module, type, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantArray::get(type, entries), "ober_program_entries");
   return success();
 }
 

@@ -89,9 +89,9 @@ mlir::ober::prepareForCodegen(ModuleOp module, ArrayRef<func::FuncOp> funcs,
     target->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
     target.setPublic();
     for (unsigned i = 0; i < target.getNumArguments(); ++i)
-      target.setArgAttr(
-          i, bufferization::BufferizationDialect::kWritableAttrName,
-          BoolAttr::get(ctx, i < writable.size() && writable[i]));
+      target.setArgAttr(i,
+                        bufferization::BufferizationDialect::kWritableAttrName,
+                        BoolAttr::get(ctx, i < writable.size() && writable[i]));
   }
   // What the function does not call goes.
   PassManager pm(ctx);

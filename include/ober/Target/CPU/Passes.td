@@ -32,12 +32,13 @@ def ReuseDeadInputsPass : Pass<"ober-cpu-reuse-dead-inputs", "ModuleOp"> {
   let description = [{
     A linalg op whose output starts as `tensor.empty`, is written one
     element per iteration and never read by the body takes, as its output,
-    an input read with the same indexing map and of the same type that no op reads after it (its other readers
-    come before it in its block, and none is a call or a kernel call's
-    buffer, whose aliases bufferization cannot follow). One-shot bufferization then writes the
-    result into that input's buffer (an optimizer's new moment into the old
-    one's, an activation's gradient into the incoming gradient's) unless
-    the buffer is read only (a function argument the caller keeps).
+    an input read with the same indexing map and of the same type that no
+    op reads after it (its other readers come before it in its block, and
+    none is a call or a kernel call's buffer, whose aliases bufferization
+    cannot follow). One-shot bufferization then writes the result into
+    that input's buffer (an optimizer's new moment into the old one's, an
+    activation's gradient into the incoming gradient's) unless the buffer
+    is read only (a function argument the caller keeps).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -114,10 +115,11 @@ def OutlineKernelsPass : Pass<"ober-cpu-outline-kernels", "ModuleOp"> {
 def VectorizableMathPass : Pass<"ober-cpu-vectorizable-math", "ModuleOp"> {
   let summary = "Math functions as polynomials the loop vectorizer widens";
   let description = [{
-    `exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and `erf` on f32 become MLIR's polynomial approximations (arith ops,
-    about an ulp from libm, NaN and infinities handled), so that a loop of
-    them vectorizes instead of calling scalar libm once per element. Other
-    math functions, and every one on f64, stay libm calls.
+    `exp`, `expm1`, `log`, `log1p`, `log2`, `tanh` and `erf` on f32
+    become MLIR's polynomial approximations (arith ops, about an ulp from
+    libm, NaN and infinities handled), so that a loop of them vectorizes
+    instead of calling scalar libm once per element. Other math functions,
+    and every one on f64, stay libm calls.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

@@ -33,7 +33,8 @@ OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module,
 /// The function attribute `ober-cpu-return-in-place` sets: for each result
 /// it dropped, the pair (result index, argument index) of the argument
 /// whose buffer holds it.
-constexpr llvm::StringLiteral kResultsInPlaceAttrName = "ober_cpu.results_in_place";
+constexpr llvm::StringLiteral kResultsInPlaceAttrName =
+    "ober_cpu.results_in_place";
 
 /// Appends the CPU pipeline to `pm` (a module pass manager).
 void buildCPUPipeline(OpPassManager &pm);

@@ -11,14 +11,14 @@
 using namespace mlir;
 using namespace mlir::ober;
 
-LogicalResult
-PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t tp,
-                 int64_t pp, int64_t dp, int64_t microBatch,
-                 int64_t numMicroBatches, int64_t globalBatch,
-                 Schedule schedule, int64_t chunks, Recompute recompute,
-                 bool sequenceParallel, int64_t zeroStage,
-                 Precision precision, StringRef function,
-                 int64_t localSteps) {
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t tp, int64_t pp, int64_t dp,
+                               int64_t microBatch, int64_t numMicroBatches,
+                               int64_t globalBatch, Schedule schedule,
+                               int64_t chunks, Recompute recompute,
+                               bool sequenceParallel, int64_t zeroStage,
+                               Precision precision, StringRef function,
+                               int64_t localSteps) {
   (void)recompute;
   (void)precision;
   for (auto [name, value] :
