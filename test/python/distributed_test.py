@@ -3,7 +3,8 @@
 
 A GPT-style decoder and a CNN with training-mode batch norm (torch.nn,
 exported to ONNX, AdamW steps built by `ober-opt --ober-build-train-step`)
-are planned and partitioned for each plan below; the partitioned step is
+are planned and partitioned for each plan below (nine from the issue,
+and GPipe and zero-bubble pipelines); the partitioned step is
 trained 5 steps by `ober-run` on simulated devices (the reference) and by
 the executable `ober-compile` builds from it, launched with
 `mpirun -np <devices>` (one process per device, collectives through MPI).
@@ -62,6 +63,9 @@ PLANS = [
     ("dp4-zero3", 4, 1, 1, 3, 1, "1f1b", 0),
     ("tp2-sp", 1, 2, 1, 0, 1, "1f1b", 1),
     ("dp2xtp2xpp2", 2, 2, 2, 0, 2, "1f1b", 0),
+    # The other schedules' orders.
+    ("pp2-gpipe", 1, 1, 2, 0, 2, "gpipe", 0),
+    ("pp2-zero-bubble", 1, 1, 2, 0, 2, "zero-bubble", 0),
 ]
 
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
