@@ -92,12 +92,10 @@ std::vector<int64_t> ober::rt::globalShape(const std::vector<int64_t> &local,
   return shape;
 }
 
-std::vector<int64_t>
-ober::rt::blockOffsets(const std::vector<int64_t> &local, const Split &split,
+std::vector<std::vector<int64_t>>
+ober::rt::blockIndices(const std::vector<int64_t> &local, const Split &split,
                        const Grid &grid, const std::vector<int64_t> &coords) {
-  std::vector<int64_t> global = globalShape(local, split, grid);
   size_t rank = local.size();
-  // Per dimension, the global index of each local index.
   std::vector<std::vector<int64_t>> index(rank);
   for (size_t d = 0; d < rank; ++d) {
     index[d].resize(local[d]);
@@ -109,6 +107,17 @@ ober::rt::blockOffsets(const std::vector<int64_t> &local, const Split &split,
                              : (c / block) * block * grid.shape()[axis] +
                                    coords[axis] * block + c % block;
   }
+  return index;
+}
+
+std::vector<int64_t> ober::rt::blockOffsets(const std::vector<int64_t> &local,
+                                            const Split &split,
+                                            const Grid &grid,
+                                            const std::vector<int64_t> &coords) {
+  std::vector<int64_t> global = globalShape(local, split, grid);
+  size_t rank = local.size();
+  std::vector<std::vector<int64_t>> index =
+      blockIndices(local, split, grid, coords);
   std::vector<int64_t> strides(rank, 1);
   for (size_t d = rank; d-- > 1;)
     strides[d - 1] = strides[d] * global[d];

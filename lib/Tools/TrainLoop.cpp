@@ -102,7 +102,6 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
   }
   RankedTensorType lrType = serialArgumentType(step, *lrArg);
   args[*lrArg] = reference::Tensor(lrType.getElementType(), {});
-  args[*lrArg].setFloat(0, options.learningRate);
 
   reference::Interpreter interpreter(module);
   shard::GridOp grid = findGrid(module);
@@ -129,6 +128,7 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
         return failure();
       args[i] = std::move(*b);
     }
+    args[*lrArg].setFloat(0, options.lr.at(s));
     FailureOr<SmallVector<reference::Tensor>> results = failure();
     if (grid) {
       FailureOr<DeviceRun> run = runOnDevices(module, step, grid, args);

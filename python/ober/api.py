@@ -197,25 +197,22 @@ class Compiled:
                                 "executable from")
             run("ober-compile", [self.model_path, "--inference", "-o", exe])
         else:
-            if self.partitioned:
-                raise OberError(
-                    "the step is partitioned for several devices; "
-                    "executables run one device's program (train it with "
-                    "engine='reference', on simulated devices)")
             run("ober-compile", [self.path, "-o", exe])
         return exe
 
-    def train(self, batch, steps=1, lr=1e-3, init_seed=None, engine=None,
-              threads=None):
+    def train(self, batch, steps=1, lr=1e-3, init_seed=None, engine="cpu",
+              threads=None, lr_schedule="constant", warmup_steps=0,
+              min_lr=0.0, decay_steps=None):
         """Runs `steps` training steps. `batch` is a tuple of the model's
         inputs and the target (tensors or arrays), used for every step, or
         a list of such tuples, one per step. `engine` is "cpu" (the
-        training executable; the default) or "reference" (the interpreter,
-        which also runs steps partitioned for simulated devices, its
-        default then). Returns a TrainResult with each step's loss and the
-        final parameters; calling the Compiled afterwards uses them."""
-        if engine is None:
-            engine = "reference" if self.partitioned else "cpu"
+        training executable; a partitioned step runs each device as a
+        thread of it) or "reference" (the interpreter; simulated devices).
+        `lr` is the peak of `lr_schedule` ("constant", "cosine" or
+        "linear": `warmup_steps` of linear warm-up, then a decay to
+        `min_lr` by `decay_steps`, default `steps`). Returns a TrainResult
+        with each step's loss and the final parameters; calling the
+        Compiled afterwards uses them."""
         if engine not in ("cpu", "reference"):
             raise OberError(f"engine='{engine}' is not one of cpu, reference")
         per_step = isinstance(batch, list)
@@ -230,7 +227,11 @@ class Compiled:
             np.save(path, value)
             inputs += ["--input", path]
         saved = tempfile.mkdtemp(dir=self.workdir, prefix="params")
-        args = inputs + ["--lr", repr(float(lr)), "--save-params", saved]
+        args = inputs + ["--lr", repr(float(lr)), "--save-params", saved,
+                         "--lr-schedule", lr_schedule, "--warmup-steps",
+                         warmup_steps, "--min-lr", repr(float(min_lr))]
+        if decay_steps is not None:
+            args += ["--decay-steps", decay_steps]
         if init_seed is not None:
             args += ["--init-seed", init_seed]
         if engine == "reference":
@@ -360,7 +361,8 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     its training step (`loss`: cross-entropy, mse or output; `optimizer`:
     sgd, adam or adamw, PyTorch's defaults) and, with a `cluster` (a preset
     such as "h100-sxm" or a JSON file, with `gpus`/`nodes`), plans it;
-    `partition=True` also partitions it for simulated devices. Plan choices
+    `partition=True` also partitions it (its executable runs each device as
+    a thread; `train(engine="reference")` on simulated devices). Plan choices
     can be pinned by keyword (tp, pp, dp, micro_batch, schedule, recompute,
     sequence_parallel, zero, precision, chunks, memory_fraction). Returns a
     Compiled, whose `train` builds and runs the training executable and

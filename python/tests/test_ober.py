@@ -226,11 +226,12 @@ def test_compile_planned_and_partitioned_trains_like_serial():
     assert parts.report.dp == 2
     assert any(c["scope"] == "data-parallel" and c["kind"] == "all-reduce"
                for c in parts.report["collectives"])
-    # A partitioned step trains on simulated devices (the interpreter).
+    # A partitioned step trains in its executable (each device a thread)
+    # and on simulated devices (the interpreter) alike.
     result = parts.train((x, y), steps=3, lr=1e-2)
     np.testing.assert_allclose(result.losses, serial.losses, rtol=1e-5)
-    with pytest.raises(ober.OberError, match="partitioned for several"):
-        parts.train((x, y), engine="cpu")
+    simulated = parts.train((x, y), steps=3, lr=1e-2, engine="reference")
+    np.testing.assert_allclose(simulated.losses, serial.losses, rtol=1e-5)
     assert "shard.all_reduce" in parts.mlir or "shard.reduce_scatter" in parts.mlir
 
 
@@ -282,3 +283,72 @@ def test_tool_errors_become_exceptions():
         ober.plan(MLP(), (torch.randn(8, 12),), cluster="no-such-cluster")
     with pytest.raises(ober.OberError, match="unknown plan option 'tpp'"):
         ober.plan(MLP(), (torch.randn(8, 12),), cluster="cpu", tpp=2)
+
+
+def _torch_schedule(opt, kind, warmup, decay, min_lr, lr):
+    """PyTorch's composition of the schedule ober's executables run."""
+    sched = torch.optim.lr_scheduler
+    parts, milestones = [], []
+    if warmup:
+        parts.append(sched.LinearLR(opt, start_factor=1 / warmup,
+                                    end_factor=1.0,
+                                    total_iters=max(warmup - 1, 1)))
+        milestones.append(warmup)
+    if kind == "cosine":
+        parts.append(sched.CosineAnnealingLR(opt, T_max=decay - warmup,
+                                             eta_min=min_lr))
+    elif kind == "linear":
+        parts.append(sched.LinearLR(opt, start_factor=1.0,
+                                    end_factor=min_lr / lr,
+                                    total_iters=decay - warmup))
+    else:
+        parts.append(sched.ConstantLR(opt, factor=1.0, total_iters=0))
+    return parts[0] if len(parts) == 1 else sched.SequentialLR(
+        opt, parts, milestones=milestones)
+
+
+@pytest.mark.parametrize("kind,warmup", [("cosine", 3), ("linear", 2),
+                                         ("constant", 4), ("cosine", 0)])
+def test_lr_schedules_match_torch(kind, warmup):
+    # Plain SGD makes every step's learning rate visible in the loss.
+    torch.manual_seed(5)
+    model = torch.nn.Linear(6, 3)
+    x, y = torch.randn(16, 6), torch.randn(16, 3)
+    steps, lr, min_lr = 10, 0.2, 0.02
+    compiled = ober.compile(model, (x,), loss="mse", optimizer="sgd")
+    got = compiled.train((x, y), steps=steps, lr=lr, lr_schedule=kind,
+                         warmup_steps=warmup, min_lr=min_lr)
+    interpreted = compiled.train((x, y), steps=steps, lr=lr, lr_schedule=kind,
+                                 warmup_steps=warmup, min_lr=min_lr,
+                                 engine="reference")
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    schedule = _torch_schedule(opt, kind, warmup, steps, min_lr, lr)
+    want = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        schedule.step()
+        want.append(loss.item())
+    np.testing.assert_allclose(got.losses, want, rtol=1e-5)
+    np.testing.assert_allclose(interpreted.losses, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"lr": float("nan")}, "--lr must be a finite non-negative number"),
+    ({"lr": -0.1}, "--lr must be a finite non-negative number"),
+    ({"lr": 0.1, "min_lr": 0.5}, "--min-lr (0.500000) is above --lr"),
+    ({"lr": 0.1, "lr_schedule": "cosine", "warmup_steps": 5},
+     "--warmup-steps (5) leaves no step to decay over (3 steps)"),
+    ({"lr": 0.1, "lr_schedule": "step"}, "one of constant, cosine, linear"),
+])
+def test_bad_learning_rates_are_refused(options, message):
+    torch.manual_seed(6)
+    model = torch.nn.Linear(4, 2)
+    x, y = torch.randn(8, 4), torch.randn(8, 2)
+    compiled = ober.compile(model, (x,), loss="mse", optimizer="sgd")
+    for engine in ("cpu", "reference"):
+        with pytest.raises(ober.OberError) as error:
+            compiled.train((x, y), steps=3, engine=engine, **options)
+        assert message in str(error.value), (engine, str(error.value))

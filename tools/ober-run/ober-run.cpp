@@ -54,8 +54,23 @@ static cl::opt<bool> printStats("run-stats",
 static cl::opt<int64_t> trainSteps(
     "train-steps", cl::desc("Run the module's train step this many times"),
     cl::init(0));
-static cl::opt<double> learningRate("lr", cl::desc("Learning rate"),
-                                    cl::init(1e-3));
+static cl::opt<double> learningRate(
+    "lr", cl::desc("Learning rate (the peak of a schedule)"), cl::init(1e-3));
+static cl::opt<std::string> lrSchedule(
+    "lr-schedule",
+    cl::desc("constant, cosine or linear: after --warmup-steps of linear "
+             "warm-up, decay to --min-lr by --decay-steps (as the "
+             "executables do)"),
+    cl::init("constant"));
+static cl::opt<int64_t> warmupSteps("warmup-steps",
+                                    cl::desc("Steps of linear warm-up"),
+                                    cl::init(0));
+static cl::opt<double> minLearningRate("min-lr", cl::desc("The decay's floor"),
+                                       cl::init(0));
+static cl::opt<int64_t> decaySteps(
+    "decay-steps",
+    cl::desc("The step the decay reaches --min-lr (default --train-steps)"),
+    cl::init(-1));
 static cl::opt<std::string>
     saveParams("save-params", cl::desc("Write final parameters as DIR/<name>.npy"),
                cl::init(""));
@@ -145,7 +160,18 @@ static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
     return failure();
   TrainLoopOptions options;
   options.steps = trainSteps;
-  options.learningRate = learningRate;
+  options.lr.peak = learningRate;
+  options.lr.min = minLearningRate;
+  options.lr.warmup = warmupSteps;
+  options.lr.decaySteps = decaySteps >= 0 ? decaySteps : trainSteps;
+  // A bad option is the command line's fault, not the module's.
+  Location cli = UnknownLoc::get(module.getContext());
+  if (!::ober::rt::parseLRScheduleKind(lrSchedule, options.lr.kind))
+    return emitError(cli) << "--lr-schedule=" << lrSchedule
+                          << " is not one of "
+                          << ::ober::rt::lrScheduleKinds();
+  if (std::string why = options.lr.check(); !why.empty())
+    return emitError(cli) << why;
   options.batches = std::move(*batches);
   options.parameters = std::move(params);
   options.compiled = engine == "cpu";

@@ -62,6 +62,12 @@ struct Split {
 std::vector<int64_t> globalShape(const std::vector<int64_t> &local,
                                  const Split &split, const Grid &grid);
 
+/// Per dimension, the global index of each index of the block at grid
+/// coordinates `coords`.
+std::vector<std::vector<int64_t>>
+blockIndices(const std::vector<int64_t> &local, const Split &split,
+             const Grid &grid, const std::vector<int64_t> &coords);
+
 /// For each element of the block at grid coordinates `coords` (row-major
 /// over `local`), its element offset in the global tensor.
 std::vector<int64_t> blockOffsets(const std::vector<int64_t> &local,

@@ -8,6 +8,7 @@
 #define OBER_TOOLS_TRAINLOOP_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "ober/Runtime/LRSchedule.h"
 #include "ober/Reference/Collectives.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/Tensor.h"
@@ -19,7 +20,8 @@ namespace mlir::ober {
 
 struct TrainLoopOptions {
   int64_t steps = 1;
-  double learningRate = 1e-3;
+  /// The learning rate of each step.
+  ::ober::rt::LRSchedule lr;
   /// Batch inputs in order (arguments tagged `ober.batch`). An input with
   /// one more leading dimension than its argument holds one batch per step.
   SmallVector<reference::Tensor> batches;

@@ -8,6 +8,7 @@
 #include "Options.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -30,13 +31,30 @@ constexpr OptionInfo kOptions[] = {
      "an input, once per input in order (training: one batch for every "
      "step, or a leading dimension with one batch per step)"},
     {"--steps", "N", Train, "training steps to run (default 1)"},
-    {"--lr", "LR", Train, "learning rate (default 0.001)"},
+    {"--lr", "LR", Train,
+     "learning rate (default 0.001; the peak of a schedule)"},
+    {"--lr-schedule", "S", Train,
+     "constant (default), cosine or linear: after --warmup-steps of linear "
+     "warm-up, decay to --min-lr by --decay-steps (as "
+     "torch.optim.lr_scheduler)"},
+    {"--warmup-steps", "N", Train, "steps of linear warm-up (default 0)"},
+    {"--min-lr", "LR", Train, "the decay's floor (default 0)"},
+    {"--decay-steps", "N", Train,
+     "the step the decay reaches --min-lr (default --steps)"},
     {"--init-seed", "S", Train,
      "seed of the parameters' initialization when there are no weights "
      "(default 0)"},
     {"--weights", "FILE", Both,
      "safetensors weights (default: the file beside this executable, if "
      "it was compiled with weights)"},
+    {"--checkpoint-dir", "DIR", Train,
+     "save parameters, optimizer state and the step in DIR/step_<N> "
+     "(atomically; after the last step, and every --checkpoint-every)"},
+    {"--checkpoint-every", "N", Train, "steps between checkpoints"},
+    {"--keep", "K", Train, "keep the newest K checkpoints (default all)"},
+    {"--resume", nullptr, Train,
+     "continue from the newest complete checkpoint in --checkpoint-dir "
+     "(written under any plan), up to --steps"},
     {"--save-params", "DIR", Train,
      "write the trained parameters as DIR/<name>.npy"},
     {"--output-dir", "DIR", Inference, "write the outputs as DIR/0.npy, ..."},
@@ -73,6 +91,7 @@ bool parseInt(const char *text, int64_t &out) {
 
 bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
                             Options &out, std::string &error) {
+  int64_t decaySteps = -1;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     size_t eq = arg.find('=');
@@ -110,11 +129,19 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 0)
         return bad("a non-negative integer");
       out.steps = n;
-    } else if (arg == "--lr") {
+    } else if (arg == "--lr" || arg == "--min-lr") {
       char *end = nullptr;
-      out.learningRate = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end)
-        return bad("a number");
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !std::isfinite(v) || v < 0)
+        return bad("a finite non-negative number");
+      (arg == "--lr" ? out.lr.peak : out.lr.min) = v;
+    } else if (arg == "--lr-schedule") {
+      if (!parseLRScheduleKind(value, out.lr.kind))
+        return bad((std::string("one of ") + lrScheduleKinds()).c_str());
+    } else if (arg == "--warmup-steps" || arg == "--decay-steps") {
+      if (!parseInt(value.c_str(), n) || n < 0)
+        return bad("a non-negative integer");
+      (arg == "--warmup-steps" ? out.lr.warmup : decaySteps) = n;
     } else if (arg == "--init-seed") {
       if (!parseInt(value.c_str(), n) || n < 0)
         return bad("a non-negative integer");
@@ -129,6 +156,14 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 1 || n > 4096)
         return bad("a positive integer");
       out.threads = static_cast<int>(n);
+    } else if (arg == "--checkpoint-dir") {
+      out.checkpointDir = value;
+    } else if (arg == "--checkpoint-every" || arg == "--keep") {
+      if (!parseInt(value.c_str(), n) || n < 1)
+        return bad("a positive integer");
+      (arg == "--keep" ? out.keep : out.checkpointEvery) = n;
+    } else if (arg == "--resume") {
+      out.resume = true;
     } else if (arg == "--outer-lr" || arg == "--outer-momentum") {
       char *end = nullptr;
       double v = std::strtod(value.c_str(), &end);
@@ -148,7 +183,14 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       out.help = true;
     }
   }
-  return true;
+  out.lr.decaySteps = decaySteps >= 0 ? decaySteps : out.steps;
+  if ((out.resume || out.checkpointEvery || out.keep) &&
+      out.checkpointDir.empty()) {
+    error = "--resume, --checkpoint-every and --keep need --checkpoint-dir";
+    return false;
+  }
+  error = out.lr.check();
+  return error.empty();
 }
 
 std::string ober::rt::usage(const char *self, const Program &program) {

@@ -7,6 +7,7 @@
 #ifndef OBER_LIB_RUNTIME_EXECUTABLE_OPTIONS_H
 #define OBER_LIB_RUNTIME_EXECUTABLE_OPTIONS_H
 
+#include "ober/Runtime/LRSchedule.h"
 #include "ober/Runtime/Program.h"
 
 #include <cstdint>
@@ -18,13 +19,21 @@ namespace ober::rt {
 struct Options {
   std::vector<std::string> inputs;
   int64_t steps = 1;
-  double learningRate = 1e-3;
+  /// --lr (the peak), --lr-schedule, --warmup-steps, --min-lr and
+  /// --decay-steps (default: --steps).
+  LRSchedule lr;
   uint64_t initSeed = 0;
   std::string weights;
   std::string saveParams;
   std::string outputDir;
   int threads = 0; // 0: the node's cores shared by its ranks
   double commTimeout = 300;
+  /// Checkpoints: the folder, every how many steps (0: only after the
+  /// last), how many to keep (0: all), and whether to resume from the
+  /// newest complete one.
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0, keep = 0;
+  bool resume = false;
   /// Local SGD's outer Nesterov step (DiLoCo's defaults).
   double outerLearningRate = 0.7, outerMomentum = 0.9;
   bool print = false;

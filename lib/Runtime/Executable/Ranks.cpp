@@ -7,13 +7,13 @@
 #include "Ranks.h"
 
 #include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/Files.h"
 #include "ober/Runtime/LaunchEnv.h"
 #include "ober/Runtime/MPI.h"
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 using namespace ober::rt;
@@ -26,25 +26,10 @@ int report(const std::string &self, const std::string &message, int code) {
   return code;
 }
 
-/// A hash of this executable's file (FNV-1a, 64 bits): ranks running
-/// different executables disagree on it.
-uint64_t executableHash() {
-  uint64_t h = 1469598103934665603ull;
-  std::ifstream in("/proc/self/exe", std::ios::binary);
-  char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof(buffer));
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buffer[i]);
-      h *= 1099511628211ull;
-    }
-  }
-  return h;
-}
-
 /// The rank that runs another executable than rank 0, or -1.
 int64_t differentExecutable(const Placement &where) {
-  uint64_t mine = executableHash();
+  // A hash of this executable file: ranks running different ones differ.
+  uint64_t mine = hashFileValue("/proc/self/exe");
   std::vector<uint64_t> all(where.grid.size());
   CollectiveDesc d;
   d.kind = OBER_COLL_ALL_GATHER;

@@ -10,9 +10,11 @@
 
 #include "Run.h"
 
+#include "Checkpoint.h"
 #include "LocalSGD.h"
 
 #include "ober/Runtime/Batches.h"
+#include "ober/Runtime/Files.h"
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
 
@@ -50,21 +52,6 @@ std::string executableDir() {
   return slash == std::string::npos ? "." : p.substr(0, slash);
 }
 
-bool makeDirectories(const std::string &path) {
-  std::string partial;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    partial = path.substr(0, slash);
-    if (!partial.empty())
-      mkdir(partial.c_str(), 0777);
-    if (slash == std::string::npos)
-      break;
-    start = slash + 1;
-  }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 /// The global shape of argument `a` on `where`'s grid.
 std::vector<int64_t> globalShapeOf(const ProgramArg &a,
@@ -355,25 +342,6 @@ int64_t stageLeader(const Program &program, const Placement &where,
   return where.grid.rankAt(coords);
 }
 
-/// Whether `rank` holds a block of a result cut by `split` that no rank
-/// before it holds: at the owning stage, at 0 on the axes it is not split
-/// over.
-bool ownsBlock(const Program &program, const Placement &where, int64_t rank,
-               const Split &split, int64_t stage) {
-  std::vector<int64_t> c = where.grid.coordinates(rank);
-  for (size_t a = 0; a < c.size(); ++a) {
-    if (static_cast<int64_t>(a) == program.pipelineAxis)
-      continue;
-    bool splitHere = false;
-    for (int64_t s : split.axes)
-      splitHere |= s == static_cast<int64_t>(a);
-    if (!splitHere && c[a] != 0)
-      return false;
-  }
-  return program.pipelineAxis < 0 || stage < 0 ||
-         c[program.pipelineAxis] == stage;
-}
-
 /// Hands each updated parameter and state block from the stage that
 /// computed it to the other stages that read it (the rank at the same
 /// coordinates on the other axes), in result order.
@@ -464,6 +432,29 @@ void saveParameters(const Program &program, const Options &options,
 }
 } // namespace
 
+bool ober::rt::ownsBlock(const Program &program, const Placement &where,
+                         int64_t rank, const Split &split, int64_t stage) {
+  std::vector<int64_t> c = where.grid.coordinates(rank);
+  for (size_t a = 0; a < c.size(); ++a) {
+    if (static_cast<int64_t>(a) == program.pipelineAxis)
+      continue;
+    bool splitHere = false;
+    for (int64_t s : split.axes)
+      splitHere |= s == static_cast<int64_t>(a);
+    if (!splitHere && c[a] != 0)
+      return false;
+  }
+  return program.pipelineAxis < 0 || stage < 0 ||
+         c[program.pipelineAxis] == stage;
+}
+
+int64_t ober::rt::ownerStage(const Program &program, size_t arg) {
+  for (const ProgramResult &r : program.results)
+    if (r.arg == static_cast<int64_t>(arg))
+      return r.stage;
+  return -1;
+}
+
 Placement Placement::of(const Program &program, int64_t rank) {
   Placement p;
   if (program.grid.empty())
@@ -493,10 +484,9 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     for (size_t i = 0; i < args.size(); ++i)
       if (!program.touches(where.stage, i))
         args[i] = standIn(program.args[i]);
-    for (size_t i : program.argsWith(ArgRole::LearningRate)) {
+    std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);
+    for (size_t i : lrArgs)
       args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
-      storeFloat(args[i], 0, options.learningRate);
-    }
     std::vector<size_t> batchArgs = program.argsWith(ArgRole::Batch);
     std::vector<HostTensor> files =
         readInputs(program, options, ArgRole::Batch, where);
@@ -504,9 +494,26 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     for (size_t i : batchArgs)
       batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
                                where);
+    int64_t start = 0;
+    if (options.resume) {
+      std::string error;
+      start = loadCheckpoint(program, where, options.checkpointDir, args,
+                             error);
+      if (start < 0)
+        throw Failure{error};
+      if (where.rank == 0)
+        std::fprintf(stderr, "%s\n",
+                     start ? ("resuming after step " +
+                              std::to_string(start - 1) + " from " +
+                              options.checkpointDir)
+                                 .c_str()
+                           : ("no complete checkpoint in " +
+                              options.checkpointDir + ": starting at step 0")
+                                 .c_str());
+    }
     LocalSGD local(program, where, options, args);
     Clock clock;
-    for (int64_t s = 0; s < options.steps; ++s) {
+    for (int64_t s = start; s < options.steps; ++s) {
       for (size_t k = 0; k < batchArgs.size(); ++k) {
         const ProgramArg &a = program.args[batchArgs[k]];
         if (!program.touches(where.stage, batchArgs[k])) {
@@ -521,6 +528,8 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
             f, a.dtype, shape, f.data() + offset * dtypeSize(a.dtype));
         args[batchArgs[k]] = batchBlocks[k](step, a.shape);
       }
+      for (size_t i : lrArgs)
+        storeFloat(args[i], 0, options.lr.at(s));
       clock.begin();
       std::vector<HostTensor> results =
           invoke(entry, program, where.stage, args);
@@ -533,6 +542,14 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       }
       local.afterStep(s, args);
       shareAcrossStages(program, where, args);
+      bool due = s + 1 == options.steps ||
+                 (options.checkpointEvery &&
+                  (s + 1) % options.checkpointEvery == 0);
+      std::string error;
+      if (!options.checkpointDir.empty() && due &&
+          !saveCheckpoint(program, where, options.checkpointDir, s + 1,
+                          options.keep, args, error))
+        throw Failure{error};
       double loss = stepLoss(program, where, results);
       if (where.rank == 0)
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);

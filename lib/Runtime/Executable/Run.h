@@ -36,6 +36,15 @@ struct Placement {
   static Placement of(const Program &program, int64_t rank);
 };
 
+/// Whether `rank` holds a block of a value cut by `split` that no rank
+/// before it holds: at the value's `stage` (-1: every stage), at 0 on the
+/// axes it is not split over.
+bool ownsBlock(const Program &program, const Placement &where, int64_t rank,
+               const Split &split, int64_t stage);
+/// The stage that computes argument `arg`'s new value (-1: every stage, or
+/// none).
+int64_t ownerStage(const Program &program, size_t arg);
+
 /// Calls `entry` (the function of `stage`) on `args` (the program's
 /// arguments, in order) and returns its results; a result in an
 /// argument's buffer (written in place, or returned there) shares it.

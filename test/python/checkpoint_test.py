@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Checkpoints of training executables: resharded, atomic, checked.
+
+A GPT-style decoder (AdamW, six different batches, one per step) is
+compiled for four plans: one device, dp2 with ZeRO-1 (sharded optimizer
+state), tp2 (split and grouped weights), pp2. Each of the last three
+trains 3 steps writing a checkpoint, and two other plans resume from it
+for steps 3-5: their losses must equal the writer's uninterrupted run
+within 1e-5 (relative), so parameters, optimizer state, the step counter
+and the data position all came back. `ober.load_checkpoint` must equal
+`--save-params`. A truncated newest checkpoint is skipped for the one
+before it, a half-written `.tmp` folder is ignored, and a checkpoint of
+another model is refused naming the tensor.
+
+  checkpoint_test.py --bin build/bin
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
+from partition_test import GPT, losses_of  # noqa: E402
+from plan_options import plan_option  # noqa: E402
+import ober  # noqa: E402
+
+BIN = None
+STEPS, SPLIT, TOLERANCE = 6, 3, 1e-5
+warnings.filterwarnings("ignore")
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+# name -> (dp, tp, pp, zero)
+PLANS = {"serial": (1, 1, 1, 0), "dp2-zero1": (2, 1, 1, 1),
+         "tp2": (1, 2, 1, 0), "pp2": (1, 1, 2, 0)}
+RESUMES = {"dp2-zero1": ["tp2", "serial"], "tp2": ["pp2", "dp2-zero1"],
+           "pp2": ["serial", "tp2"]}
+
+
+def run(cmd, check=True):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
+                          text=True, env=MPI_ENV)
+    if check and proc.returncode:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed "
+                           f"({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc
+
+
+class Checkpoints(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ober-checkpoint-")
+        torch.manual_seed(3)
+        model = GPT().train()
+        batch = 4
+        x = torch.randint(0, 40, (STEPS, batch, 8))
+        y = torch.randint(0, 40, (STEPS, batch, 8))
+        onnx_path = os.path.join(cls.tmp, "gpt.onnx")
+        torch.onnx.export(model, (x[0],), onnx_path, opset_version=17,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, input_names=["x"],
+                          output_names=["logits"])
+        step = os.path.join(cls.tmp, "step.mlir")
+        run([os.path.join(BIN, "ober-opt"), onnx_path,
+             "--ober-build-train-step=loss=cross-entropy optimizer=adamw "
+             "eps=1e-4", "-o", step])
+        cls.inputs = []
+        for name, t in (("x", x), ("y", y)):
+            path = os.path.join(cls.tmp, name + ".npy")
+            np.save(path, t.numpy())
+            cls.inputs += ["--input", path]
+        cls.exes = {}
+        for name, (dp, tp, pp, zero) in PLANS.items():
+            exe = os.path.join(cls.tmp, name)
+            run([os.path.join(BIN, "ober-compile"), step,
+                 "--plan=" + plan_option(batch, dp, tp, pp, zero, 1, "1f1b"),
+                 "-o", exe])
+            cls.exes[name] = exe
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def train(self, plan, *args, check=True):
+        dp, tp, pp, _ = PLANS[plan]
+        cmd = [self.exes[plan]] + self.inputs + ["--lr", "3e-3"] + list(args)
+        n = dp * tp * pp
+        if n > 1:
+            cmd = ["mpirun", "-np", n, "--bind-to", "none"] + cmd
+        return run(cmd, check=check)
+
+    def test_resharding(self):
+        for writer, readers in RESUMES.items():
+            ref = losses_of(self.train(writer, "--steps", STEPS).stdout)
+            self.assertEqual(len(ref), STEPS)
+            ckpt = os.path.join(self.tmp, "ckpt-" + writer)
+            first = losses_of(self.train(writer, "--steps", SPLIT,
+                                         "--checkpoint-dir", ckpt).stdout)
+            self.assertEqual(first, ref[:SPLIT])
+            for reader in readers:
+                with self.subTest(writer=writer, reader=reader):
+                    resumed = os.path.join(self.tmp, f"c-{writer}-{reader}")
+                    shutil.copytree(ckpt, resumed)
+                    out = self.train(reader, "--steps", STEPS, "--resume",
+                                     "--checkpoint-dir", resumed)
+                    got = losses_of(out.stdout)
+                    self.assertIn(f"resuming after step {SPLIT - 1}",
+                                  out.stderr)
+                    self.assertEqual(len(got), STEPS - SPLIT)
+                    for i, (a, b) in enumerate(zip(got, ref[SPLIT:])):
+                        self.assertLessEqual(
+                            abs(a - b), TOLERANCE * abs(b),
+                            f"{writer} -> {reader} step {SPLIT + i}: "
+                            f"{a} vs {b}")
+
+    def test_load_checkpoint_matches_save_params(self):
+        ckpt = os.path.join(self.tmp, "ckpt-load")
+        saved = os.path.join(self.tmp, "saved-load")
+        self.train("tp2", "--steps", 2, "--checkpoint-dir", ckpt,
+                   "--save-params", saved)
+        tensors, steps = ober.load_checkpoint(ckpt)
+        self.assertEqual(steps, 2)
+        self.assertEqual(sorted(tensors), sorted(f[:-4]
+                                                 for f in os.listdir(saved)))
+        for name, value in tensors.items():
+            np.testing.assert_array_equal(
+                value, np.load(os.path.join(saved, name + ".npy")), name)
+        with_state, _ = ober.load_checkpoint(ckpt, optimizer=True)
+        self.assertTrue(any(n.startswith("optim.") for n in with_state))
+        # PyTorch's distributed checkpoint reader's metadata: each shard's
+        # offsets by tensor name.
+        folder = os.path.join(ckpt, "step_000000002")
+        with open(os.path.join(folder, "manifest.json")) as f:
+            manifest = json.load(f)
+        for entry in manifest["files"]:
+            with open(os.path.join(folder, entry["file"]), "rb") as f:
+                header = json.loads(f.read(int.from_bytes(f.read(8),
+                                                          "little")))
+            info = json.loads(header["__metadata__"]["DCP_SHARDING_INFO"])
+            for shard in entry["shards"]:
+                self.assertEqual(info[shard["name"]]["saved_offsets"],
+                                 shard["offsets"])
+        with open(os.path.join(ckpt, "latest")) as f:
+            self.assertEqual(f.read().strip(), "step_000000002")
+
+    def test_corrupt_and_partial_checkpoints(self):
+        ckpt = os.path.join(self.tmp, "ckpt-corrupt")
+        self.train("dp2-zero1", "--steps", 4, "--checkpoint-dir", ckpt,
+                   "--checkpoint-every", 2)
+        self.assertEqual(sorted(os.listdir(ckpt)),
+                         ["latest", "step_000000002", "step_000000004"])
+        # A half-written later save and a truncated newest file: the resume
+        # takes step 2.
+        os.makedirs(os.path.join(ckpt, "step_000000006.tmp"))
+        newest = os.path.join(ckpt, "step_000000004")
+        victim = sorted(f for f in os.listdir(newest)
+                        if f.endswith(".safetensors"))[0]
+        with open(os.path.join(newest, victim), "r+b") as f:
+            f.truncate(100)
+        out = self.train("dp2-zero1", "--steps", 3, "--resume",
+                         "--checkpoint-dir", ckpt)
+        self.assertIn("skipping checkpoint", out.stderr)
+        self.assertIn(f"{victim} is missing or has another size", out.stderr)
+        self.assertIn("resuming after step 1", out.stderr)
+        self.assertEqual(len(losses_of(out.stdout)), 1)
+        # --keep 1 leaves the newest only.
+        self.train("serial", "--steps", 2, "--checkpoint-dir",
+                   os.path.join(self.tmp, "kept"), "--checkpoint-every", 1,
+                   "--keep", 1)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.tmp, "kept"))),
+                         ["latest", "step_000000002"])
+
+    def test_other_model_refused(self):
+        # A folder without checkpoints: the run starts over.
+        out = self.train("serial", "--steps", 1, "--resume",
+                         "--checkpoint-dir", os.path.join(self.tmp, "empty"))
+        self.assertIn("starting at step 0", out.stderr)
+        ckpt = os.path.join(self.tmp, "ckpt-other")
+        os.makedirs(os.path.join(ckpt, "step_000000001"))
+        with open(os.path.join(ckpt, "step_000000001", "manifest.json"),
+                  "w") as f:
+            json.dump({"format": "ober-checkpoint", "version": 1, "steps": 1,
+                       "model": "x", "grid": [], "tensors": {}, "files": []},
+                      f)
+        out = self.train("serial", "--steps", 2, "--resume",
+                         "--checkpoint-dir", ckpt, check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("step_000000001 has no tensor", out.stderr)
+
+
+def main():
+    global BIN
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    args, rest = parser.parse_known_args()
+    BIN = os.path.abspath(args.bin)
+    os.environ["OBER_BIN"] = BIN
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
