@@ -12,6 +12,8 @@
 #include "ober/Runtime/Weights.h"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -73,7 +75,10 @@ std::string listJson(const std::vector<int64_t> &v) {
   return s + "]";
 }
 
-/// Whether every rank says `ok` (the logical and over the job).
+std::atomic<bool> stopSignal{false};
+
+void onStopSignal(int) { stopSignal = true; }
+
 bool agree(const Placement &where, bool ok) {
   if (!where.channel)
     return ok;
@@ -434,6 +439,20 @@ void place(const Shard &s, const std::vector<char> &data,
 }
 
 } // namespace
+
+bool ober::rt::allRanks(const Placement &where, bool ok) {
+  return agree(where, ok);
+}
+
+void ober::rt::stopOnSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+bool ober::rt::stopRequested() { return stopSignal.load(); }
 
 bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
                               const std::string &dir, int64_t steps,

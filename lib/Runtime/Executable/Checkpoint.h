@@ -31,6 +31,14 @@ bool saveCheckpoint(const Program &program, const Placement &where,
                     const std::string &dir, int64_t steps, int64_t keep,
                     const std::vector<HostTensor> &args, std::string &error);
 
+/// Whether every rank says `ok` (the logical and over the job).
+bool allRanks(const Placement &where, bool ok);
+
+/// Makes SIGTERM and SIGUSR1 ask for a clean stop (stopRequested) instead
+/// of ending the process.
+void stopOnSignals();
+bool stopRequested();
+
 /// Loads this rank's blocks of the newest complete checkpoint in `dir`
 /// into `args`; every rank calls it. Returns the steps it holds, 0 when
 /// there is none, -1 with `error` when it cannot be used.

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checkpoint.h"
 #include "Ranks.h"
 
 #include <cstdio>
@@ -48,6 +49,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   keepFreedMemory();
+  if (!options.checkpointDir.empty())
+    stopOnSignals();
   if (program.devices() > 1)
     return trainOnRanks(ober_program_entries, program, options, self);
   // Kernels are created on this thread, the one that runs the steps, so

@@ -545,11 +545,23 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       bool due = s + 1 == options.steps ||
                  (options.checkpointEvery &&
                   (s + 1) % options.checkpointEvery == 0);
+      // A stop asked of any rank (SIGTERM, SIGUSR1) stops them all here,
+      // after a checkpoint.
+      bool stop = !options.checkpointDir.empty() &&
+                  !allRanks(where, !stopRequested());
       std::string error;
-      if (!options.checkpointDir.empty() && due &&
+      if (!options.checkpointDir.empty() && (due || stop) &&
           !saveCheckpoint(program, where, options.checkpointDir, s + 1,
                           options.keep, args, error))
         throw Failure{error};
+      if (stop && s + 1 < options.steps) {
+        if (where.rank == 0)
+          std::fprintf(stderr,
+                       "stopped after step %lld on a signal; resume from "
+                       "%s with --resume\n",
+                       static_cast<long long>(s), options.checkpointDir.c_str());
+        return 0;
+      }
       double loss = stepLoss(program, where, results);
       if (where.rank == 0)
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
