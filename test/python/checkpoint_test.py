@@ -25,13 +25,13 @@ import unittest
 import warnings
 
 import numpy as np
-import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from partition_test import GPT, losses_of  # noqa: E402
+from gpt_job import gpt_job  # noqa: E402
+from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 import ober  # noqa: E402
 
@@ -62,25 +62,9 @@ class Checkpoints(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ober-checkpoint-")
-        torch.manual_seed(3)
-        model = GPT().train()
         batch = 4
-        x = torch.randint(0, 40, (STEPS, batch, 8))
-        y = torch.randint(0, 40, (STEPS, batch, 8))
-        onnx_path = os.path.join(cls.tmp, "gpt.onnx")
-        torch.onnx.export(model, (x[0],), onnx_path, opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, input_names=["x"],
-                          output_names=["logits"])
-        step = os.path.join(cls.tmp, "step.mlir")
-        run([os.path.join(BIN, "ober-opt"), onnx_path,
-             "--ober-build-train-step=loss=cross-entropy optimizer=adamw "
-             "eps=1e-4", "-o", step])
-        cls.inputs = []
-        for name, t in (("x", x), ("y", y)):
-            path = os.path.join(cls.tmp, name + ".npy")
-            np.save(path, t.numpy())
-            cls.inputs += ["--input", path]
+        step, cls.inputs = gpt_job(cls.tmp, BIN, STEPS, batch,
+                                   "optimizer=adamw eps=1e-4")
         cls.exes = {}
         for name, (dp, tp, pp, zero) in PLANS.items():
             exe = os.path.join(cls.tmp, name)

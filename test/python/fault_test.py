@@ -28,12 +28,12 @@ import unittest
 import warnings
 
 import numpy as np
-import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from partition_test import GPT, losses_of  # noqa: E402
+from gpt_job import gpt_job  # noqa: E402
+from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 
 BIN = None
@@ -98,25 +98,9 @@ class FaultRecovery(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ober-fault-")
-        torch.manual_seed(3)
-        model = GPT().train()
         batch = 4
-        x = torch.randint(0, 40, (STEPS, batch, 8))
-        y = torch.randint(0, 40, (STEPS, batch, 8))
-        onnx_path = os.path.join(cls.tmp, "gpt.onnx")
-        torch.onnx.export(model, (x[0],), onnx_path, opset_version=17,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, input_names=["x"],
-                          output_names=["logits"])
-        step = os.path.join(cls.tmp, "step.mlir")
-        run([os.path.join(BIN, "ober-opt"), onnx_path,
-             "--ober-build-train-step=loss=cross-entropy optimizer=adamw",
-             "-o", step])
-        cls.args = ["--steps", STEPS, "--lr", "3e-3"]
-        for name, t in (("x", x), ("y", y)):
-            path = os.path.join(cls.tmp, name + ".npy")
-            np.save(path, t.numpy())
-            cls.args += ["--input", path]
+        step, inputs = gpt_job(cls.tmp, BIN, STEPS, batch)
+        cls.args = ["--steps", STEPS, "--lr", "3e-3"] + inputs
         cls.exe = os.path.join(cls.tmp, "train")
         run([os.path.join(BIN, "ober-compile"), step,
              "--plan=" + plan_option(batch, 2, 2, 1, 0, 1, "1f1b"),
