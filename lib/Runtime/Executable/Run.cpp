@@ -469,24 +469,93 @@ Placement Placement::of(const Program &program, int64_t rank) {
   return p;
 }
 
+namespace {
+/// The arguments before the first step: parameters (this rank's blocks),
+/// zero optimizer state, stand-ins for what the stage never touches, and
+/// the learning rate's buffer.
+std::vector<HostTensor> initialArguments(const Program &program,
+                                         const Options &options,
+                                         const Placement &where) {
+  std::vector<HostTensor> args(program.args.size());
+  for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
+                                     options.initSeed, where)) {
+    const ProgramArg &a = program.args[i];
+    args[i] = BlockCopy(a.shape, a.split, where)(t, a.shape);
+  }
+  for (size_t i : program.argsWith(ArgRole::State))
+    args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
+  // A pipeline stage holds only what its function touches.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!program.touches(where.stage, i))
+      args[i] = standIn(program.args[i]);
+  for (size_t i : program.argsWith(ArgRole::LearningRate))
+    args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
+  return args;
+}
+
+/// With --resume, the state of the newest checkpoint; the steps it holds.
+int64_t resumeFrom(const Program &program, const Options &options,
+                   const Placement &where, std::vector<HostTensor> &args) {
+  if (!options.resume)
+    return 0;
+  std::string error;
+  int64_t start =
+      loadCheckpoint(program, where, options.checkpointDir, args, error);
+  if (start < 0)
+    throw Failure{error};
+  if (where.rank == 0)
+    std::fprintf(stderr, "%s\n",
+                 (start ? "resuming after step " + std::to_string(start - 1) +
+                              " from " + options.checkpointDir
+                        : "no complete checkpoint in " + options.checkpointDir +
+                              ": starting at step 0")
+                     .c_str());
+  return start;
+}
+
+/// After step `s`: a checkpoint when due or when any rank was asked to
+/// stop (SIGTERM, SIGUSR1); whether to stop now.
+bool checkpointAfter(int64_t s, const Program &program, const Options &options,
+                     const Placement &where,
+                     const std::vector<HostTensor> &args) {
+  if (options.checkpointDir.empty())
+    return false;
+  bool due = s + 1 == options.steps ||
+             (options.checkpointEvery && (s + 1) % options.checkpointEvery == 0);
+  bool stop = !allRanks(where, !stopRequested()) && s + 1 < options.steps;
+  std::string error;
+  if ((due || stop) && !saveCheckpoint(program, where, options.checkpointDir,
+                                       s + 1, options.keep, args, error))
+    throw Failure{error};
+  if (stop && where.rank == 0)
+    std::fprintf(stderr,
+                 "stopped after step %lld on a signal; resume from %s with "
+                 "--resume\n",
+                 static_cast<long long>(s), options.checkpointDir.c_str());
+  return stop;
+}
+
+/// One replica's collectives per step (the ranks at 0 on every axis but
+/// the pipeline's), as the planner's report counts them.
+void printTraffic(const Program &program, const Options &options,
+                  const Placement &where) {
+  if (!where.channel || options.steps <= 0 ||
+      !ownsBlock(program, where, where.rank, Split(), where.stage))
+    return;
+  std::string line;
+  for (auto &[kind, bytes] : where.channel->traffic())
+    line += ", " + kind + " " + std::to_string(bytes / options.steps);
+  std::fprintf(stderr, "traffic: rank %lld, bytes per step%s\n",
+               static_cast<long long>(where.rank),
+               line.empty() ? ": none" : line.c_str());
+}
+} // namespace
+
 int ober::rt::train(Entry entry, const Program &program, const Options &options,
                     const std::string &self, const Placement &where) {
   try {
-    std::vector<HostTensor> args(program.args.size());
-    for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
-                                       options.initSeed, where)) {
-      const ProgramArg &a = program.args[i];
-      args[i] = BlockCopy(a.shape, a.split, where)(t, a.shape);
-    }
-    for (size_t i : program.argsWith(ArgRole::State))
-      args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
-    // A pipeline stage holds only what its function touches.
-    for (size_t i = 0; i < args.size(); ++i)
-      if (!program.touches(where.stage, i))
-        args[i] = standIn(program.args[i]);
+    std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);
-    for (size_t i : lrArgs)
-      args[i] = HostTensor(program.args[i].dtype, program.args[i].shape);
     std::vector<size_t> batchArgs = program.argsWith(ArgRole::Batch);
     std::vector<HostTensor> files =
         readInputs(program, options, ArgRole::Batch, where);
@@ -494,23 +563,7 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     for (size_t i : batchArgs)
       batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
                                where);
-    int64_t start = 0;
-    if (options.resume) {
-      std::string error;
-      start = loadCheckpoint(program, where, options.checkpointDir, args,
-                             error);
-      if (start < 0)
-        throw Failure{error};
-      if (where.rank == 0)
-        std::fprintf(stderr, "%s\n",
-                     start ? ("resuming after step " +
-                              std::to_string(start - 1) + " from " +
-                              options.checkpointDir)
-                                 .c_str()
-                           : ("no complete checkpoint in " +
-                              options.checkpointDir + ": starting at step 0")
-                                 .c_str());
-    }
+    int64_t start = resumeFrom(program, options, where, args);
     LocalSGD local(program, where, options, args);
     Clock clock;
     for (int64_t s = start; s < options.steps; ++s) {
@@ -542,44 +595,17 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       }
       local.afterStep(s, args);
       shareAcrossStages(program, where, args);
-      bool due = s + 1 == options.steps ||
-                 (options.checkpointEvery &&
-                  (s + 1) % options.checkpointEvery == 0);
-      // A stop asked of any rank (SIGTERM, SIGUSR1) stops them all here,
-      // after a checkpoint.
-      bool stop = !options.checkpointDir.empty() &&
-                  !allRanks(where, !stopRequested());
-      std::string error;
-      if (!options.checkpointDir.empty() && (due || stop) &&
-          !saveCheckpoint(program, where, options.checkpointDir, s + 1,
-                          options.keep, args, error))
-        throw Failure{error};
-      if (stop && s + 1 < options.steps) {
-        if (where.rank == 0)
-          std::fprintf(stderr,
-                       "stopped after step %lld on a signal; resume from "
-                       "%s with --resume\n",
-                       static_cast<long long>(s), options.checkpointDir.c_str());
-        return 0;
-      }
       double loss = stepLoss(program, where, results);
       if (where.rank == 0)
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
       std::fflush(stdout);
+      if (checkpointAfter(s, program, options, where, args))
+        return 0;
     }
     if (options.timing && where.rank == 0)
       clock.print();
-    // One replica's collectives per step (the ranks at 0 on every axis
-    // but the pipeline's), as the planner's report counts them.
-    if (options.timing && where.channel && options.steps > 0 &&
-        ownsBlock(program, where, where.rank, Split(), where.stage)) {
-      std::string line;
-      for (auto &[kind, bytes] : where.channel->traffic())
-        line += ", " + kind + " " + std::to_string(bytes / options.steps);
-      std::fprintf(stderr, "traffic: rank %lld, bytes per step%s\n",
-                   static_cast<long long>(where.rank),
-                   line.empty() ? ": none" : line.c_str());
-    }
+    if (options.timing)
+      printTraffic(program, options, where);
     if (!options.saveParams.empty())
       saveParameters(program, options, where, args);
     return 0;
