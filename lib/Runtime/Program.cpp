@@ -192,6 +192,8 @@ std::string ober::rt::writeProgram(const Program &p) {
   for (size_t i = 0; i < p.groups.size(); ++i)
     os << (i ? ", " : "") << shapeJson(p.groups[i]);
   os << "]";
+  os << ", \"samples_per_step\": " << p.samplesPerStep
+     << ", \"tokens_per_sample\": " << p.tokensPerSample;
   if (p.localSteps > 1)
     os << ", \"local_steps\": " << p.localSteps
        << ", \"replica_axis\": " << p.replicaAxis;
@@ -284,6 +286,14 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
     r.fail("pipeline_axis " + std::to_string(out.pipelineAxis) + " and " +
            std::to_string(out.stages) + " stage(s) do not fit grid " +
            grid->dump());
+  for (auto [key, slot] : {std::pair("samples_per_step", &out.samplesPerStep),
+                           std::pair("tokens_per_sample", &out.tokensPerSample)})
+    if (auto it = root.object.find(key); it != root.object.end()) {
+      if (!it->second.isInteger() || it->second.integer < 0)
+        r.fail(std::string(key) + " must be a non-negative integer");
+      else
+        *slot = it->second.integer;
+    }
   auto local = root.object.find("local_steps");
   auto replica = root.object.find("replica_axis");
   if (local != root.object.end() || replica != root.object.end()) {

@@ -296,6 +296,31 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
     }
     program.results.push_back(std::move(res));
   }
+  // The throughput's units: samples per step (micro-batches times their
+  // samples), and tokens per sample when the first batch input is ids.
+  std::vector<size_t> batches = program.argsWith(rt::ArgRole::Batch);
+  if (!inference && !batches.empty()) {
+    const rt::ProgramArg &first = program.args[batches.front()];
+    std::vector<int64_t> shape = rt::globalShape(
+        first.shape, first.split,
+        rt::Grid(program.grid.empty() ? std::vector<int64_t>{1}
+                                      : program.grid));
+    int64_t micro = 1;
+    if (auto step = func->getAttrOfType<DictionaryAttr>(
+            OberDialect::kTrainStepAttrName))
+      if (auto m = step.getAs<IntegerAttr>("micro_batches"))
+        micro = m.getInt();
+    size_t lead = micro > 1 ? 2 : 1;
+    if (shape.size() >= lead) {
+      program.samplesPerStep = shape[0] * (lead == 2 ? shape[1] : 1);
+      bool ids = first.dtype == rt::DType::I64 || first.dtype == rt::DType::I32;
+      if (ids && shape.size() > lead) {
+        program.tokensPerSample = 1;
+        for (size_t d = lead; d < shape.size(); ++d)
+          program.tokensPerSample *= shape[d];
+      }
+    }
+  }
   // Which stages read each argument (an update from its owner goes
   // there); returning it unchanged as its own new value is no read (the
   // executable sees from the stage's in-place results whether that

@@ -116,6 +116,10 @@ struct Program {
   /// apart between averages of their parameters (1: none).
   int64_t localSteps = 1;
   int64_t replicaAxis = -1;
+  /// Samples in one step over every replica, and tokens per sample when
+  /// the first batch input holds token ids (0 otherwise): the throughput
+  /// a run reports.
+  int64_t samplesPerStep = 0, tokensPerSample = 0;
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;

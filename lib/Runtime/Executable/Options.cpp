@@ -47,6 +47,11 @@ constexpr OptionInfo kOptions[] = {
     {"--weights", "FILE", Both,
      "safetensors weights (default: the file beside this executable, if "
      "it was compiled with weights)"},
+    {"--log-dir", "DIR", Train,
+     "write each step's metrics to DIR: an MLflow file store "
+     "(DIR/mlruns), TensorBoard events (DIR/tensorboard) and "
+     "DIR/metrics.jsonl"},
+    {"--run-name", "NAME", Train, "the MLflow run's name"},
     {"--checkpoint-dir", "DIR", Train,
      "save parameters, optimizer state and the step in DIR/step_<N> "
      "(atomically; after the last step, and every --checkpoint-every)"},
@@ -156,6 +161,10 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 1 || n > 4096)
         return bad("a positive integer");
       out.threads = static_cast<int>(n);
+    } else if (arg == "--log-dir") {
+      out.logDir = value;
+    } else if (arg == "--run-name") {
+      out.runName = value;
     } else if (arg == "--checkpoint-dir") {
       out.checkpointDir = value;
     } else if (arg == "--checkpoint-every" || arg == "--keep") {

@@ -31,6 +31,8 @@ struct Options {
   /// Checkpoints: the folder, every how many steps (0: only after the
   /// last), how many to keep (0: all), and whether to resume from the
   /// newest complete one.
+  /// Tracking (rank 0): the folder and the run's name.
+  std::string logDir, runName;
   std::string checkpointDir;
   int64_t checkpointEvery = 0, keep = 0;
   bool resume = false;

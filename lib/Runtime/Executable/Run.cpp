@@ -15,6 +15,7 @@
 
 #include "ober/Runtime/Batches.h"
 #include "ober/Runtime/Files.h"
+#include "ober/Runtime/Tracking.h"
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
 
@@ -535,6 +536,71 @@ bool checkpointAfter(int64_t s, const Program &program, const Options &options,
   return stop;
 }
 
+/// Rank 0's tracking run: its parameters are the model, the plan's grid and
+/// the training options.
+void startTracking(Tracker &tracker, const Program &program,
+                   const Options &options, const Placement &where,
+                   int64_t start, const std::string &self) {
+  if (options.logDir.empty() || where.rank != 0)
+    return;
+  std::string grid;
+  for (int64_t d : program.grid)
+    grid += (grid.empty() ? "" : "x") + std::to_string(d);
+  const char *kinds[] = {"constant", "cosine", "linear"};
+  std::map<std::string, std::string> params = {
+      {"model", program.model},
+      {"grid", grid.empty() ? "1" : grid},
+      {"steps", std::to_string(options.steps)},
+      {"lr", std::to_string(options.lr.peak)},
+      {"lr_schedule", kinds[options.lr.kind]},
+      {"warmup_steps", std::to_string(options.lr.warmup)},
+      {"min_lr", std::to_string(options.lr.min)},
+      {"init_seed", std::to_string(options.initSeed)},
+      {"samples_per_step", std::to_string(program.samplesPerStep)}};
+  std::string name = options.runName;
+  if (name.empty()) {
+    size_t slash = self.rfind('/');
+    name = slash == std::string::npos ? self : self.substr(slash + 1);
+  }
+  std::string error;
+  if (!tracker.open(options.logDir, name, params, start, error))
+    throw Failure{error};
+}
+
+/// The step's metrics for tracking and the progress line.
+std::vector<std::pair<std::string, double>>
+stepMetrics(const Program &program, const Options &options, int64_t s,
+            double loss, double seconds) {
+  double units = static_cast<double>(program.samplesPerStep) *
+                 static_cast<double>(std::max<int64_t>(1, program.tokensPerSample));
+  return {{"loss", loss},
+          {"lr", options.lr.at(s)},
+          {"step_time", seconds},
+          {"throughput", seconds > 0 ? units / seconds : 0}};
+}
+
+/// On a terminal, rank 0 keeps one progress line on stderr.
+void showProgress(const Program &program, const Options &options, int64_t s,
+                  double loss, double seconds) {
+  static const bool terminal = isatty(STDERR_FILENO);
+  if (!terminal)
+    return;
+  double eta = seconds * static_cast<double>(options.steps - s - 1);
+  std::fprintf(stderr, "\r  step %lld/%lld  loss %.5g  %.4g %s/s  ETA %lld:%02lld ",
+               static_cast<long long>(s + 1),
+               static_cast<long long>(options.steps), loss,
+               seconds > 0 ? static_cast<double>(program.samplesPerStep) *
+                                 static_cast<double>(std::max<int64_t>(
+                                     1, program.tokensPerSample)) /
+                                 seconds
+                           : 0.0,
+               program.tokensPerSample ? "tokens" : "samples",
+               static_cast<long long>(eta) / 60,
+               static_cast<long long>(eta) % 60);
+  if (s + 1 == options.steps)
+    std::fprintf(stderr, "\n");
+}
+
 /// One replica's collectives per step (the ranks at 0 on every axis but
 /// the pipeline's), as the planner's report counts them.
 void printTraffic(const Program &program, const Options &options,
@@ -553,6 +619,7 @@ void printTraffic(const Program &program, const Options &options,
 
 int ober::rt::train(Entry entry, const Program &program, const Options &options,
                     const std::string &self, const Placement &where) {
+  Tracker tracker;
   try {
     std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);
@@ -564,6 +631,7 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
                                where);
     int64_t start = resumeFrom(program, options, where, args);
+    startTracking(tracker, program, options, where, start, self);
     LocalSGD local(program, where, options, args);
     Clock clock;
     for (int64_t s = start; s < options.steps; ++s) {
@@ -596,9 +664,13 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       local.afterStep(s, args);
       shareAcrossStages(program, where, args);
       double loss = stepLoss(program, where, results);
-      if (where.rank == 0)
+      if (where.rank == 0) {
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
-      std::fflush(stdout);
+        std::fflush(stdout);
+        double seconds = clock.seconds.back();
+        tracker.log(s, stepMetrics(program, options, s, loss, seconds));
+        showProgress(program, options, s, loss, seconds);
+      }
       if (checkpointAfter(s, program, options, where, args))
         return 0;
     }
@@ -608,10 +680,13 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       printTraffic(program, options, where);
     if (!options.saveParams.empty())
       saveParameters(program, options, where, args);
+    tracker.close(/*finished=*/true);
     return 0;
   } catch (const Failure &f) {
+    tracker.close(/*finished=*/false);
     return report(self, f.message);
   } catch (const CommError &e) {
+    tracker.close(/*finished=*/false);
     return report(self, e.what());
   }
 }
