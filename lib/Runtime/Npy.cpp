@@ -77,7 +77,7 @@ int64_t NpyArray::numElements() const {
 }
 
 bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
-                        std::string &error) {
+                        std::string &error, size_t *dataOffsetOut) {
   if (size < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0) {
     error = "not a .npy file (bad magic)";
     return false;
@@ -178,7 +178,10 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
             " (" + std::to_string(bytesNeeded) + " bytes)";
     return false;
   }
-  out.data.assign(bytes + dataOffset, bytes + size);
+  if (dataOffsetOut)
+    *dataOffsetOut = dataOffset;
+  else
+    out.data.assign(bytes + dataOffset, bytes + size);
   return true;
 }
 

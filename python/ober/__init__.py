@@ -11,14 +11,16 @@ executable (planned for a cluster on request), plan it alone, or export it.
     ober.plan(model, (x,), cluster="h100-sxm", gpus=64)
     ober.export(model, (x,), "model.pt")    # or "model.onnx"
     params, steps = ober.load_checkpoint("ckpt/")  # --checkpoint-dir
+    ober.data.write_tokens("corpus", documents)    # for --data corpus
 
 The package drives ober's C++ tools (found through $OBER_BIN, the build
 tree, or $PATH); their errors surface as ober.OberError.
 """
 from ._tools import OberError, supports_torchscript
 from .api import Compiled, PlanReport, TrainResult, compile, export, plan
+from . import data
 from .checkpoint import load_checkpoint
 
 __all__ = ["OberError", "Compiled", "PlanReport", "TrainResult", "compile",
-           "export", "load_checkpoint", "plan", "supports_torchscript"]
+           "data", "export", "load_checkpoint", "plan", "supports_torchscript"]
 __version__ = "0.1.0"

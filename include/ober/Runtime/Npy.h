@@ -31,8 +31,10 @@ struct NpyArray {
 };
 
 /// Parses an .npy image held in memory. On failure returns false and sets
-/// `error` (which does not name the file).
-bool parseNpy(const char *bytes, size_t size, NpyArray &out, std::string &error);
+/// `error` (which does not name the file). With `dataOffset`, only the
+/// header is read (`out.data` stays empty) and the data's offset is set.
+bool parseNpy(const char *bytes, size_t size, NpyArray &out, std::string &error,
+              size_t *dataOffset = nullptr);
 
 /// Reads `path`. On failure returns false and sets `error` naming the file.
 bool readNpy(const std::string &path, NpyArray &out, std::string &error);

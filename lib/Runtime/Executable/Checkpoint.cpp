@@ -162,6 +162,7 @@ struct Shard {
 
 struct Manifest {
   int64_t steps = 0;
+  std::map<std::string, std::string> extra;
   std::map<std::string, std::pair<DType, std::vector<int64_t>>> tensors;
   struct File {
     std::string name, hash;
@@ -269,7 +270,9 @@ bool readText(const std::string &path, std::string &out) {
 
 /// The manifest from the ranks' sidecars in `folder` (removed after).
 bool writeManifest(const std::string &folder, int64_t steps,
-                   const Program &program, std::string &error) {
+                   const Program &program,
+                   const std::map<std::string, std::string> &extra,
+                   std::string &error) {
   std::string tensors, files;
   std::map<std::string, bool> seen;
   for (const std::string &name : listDirectory(folder)) {
@@ -296,6 +299,16 @@ bool writeManifest(const std::string &folder, int64_t steps,
                      ", \"steps\": " + std::to_string(steps) +
                      ", \"model\": " + json::quote(program.model) +
                      ", \"grid\": " + listJson(program.grid) +
+                     [&] {
+                       std::string e = ", \"extra\": {";
+                       bool first = true;
+                       for (const auto &[k, v] : extra) {
+                         e += (first ? "" : ", ") + json::quote(k) + ": " +
+                              json::quote(v);
+                         first = false;
+                       }
+                       return e + "}";
+                     }() +
                      ",\n \"tensors\": {" + tensors + "},\n \"files\": [\n  " +
                      files + "]}\n";
   std::string path = folder + "/manifest.json";
@@ -327,6 +340,9 @@ bool readManifest(const std::string &folder, Manifest &m, std::string &why) {
     return false;
   }
   m.steps = v.object["steps"].integer;
+  for (const auto &[k, e] : v.object["extra"].object)
+    if (e.isString())
+      m.extra[k] = e.string;
   auto sizes = [](const json::Value &a, std::vector<int64_t> &out) {
     out.clear();
     for (const json::Value &n : a.array) {
@@ -458,6 +474,7 @@ bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
                               const std::string &dir, int64_t steps,
                               int64_t keep,
                               const std::vector<HostTensor> &args,
+                              const std::map<std::string, std::string> &extra,
                               std::string &error) {
   std::string name = stepFolder(steps), final = dir + "/" + name,
               tmp = final + ".tmp";
@@ -490,7 +507,8 @@ bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
   }
   bool committed = true;
   if (where.rank == 0) {
-    committed = writeManifest(tmp, steps, program, error) && syncPath(tmp);
+    committed =
+        writeManifest(tmp, steps, program, extra, error) && syncPath(tmp);
     if (committed) {
       removeTree(final); // an older save of the same step
       committed = std::rename(tmp.c_str(), final.c_str()) == 0 &&
@@ -526,6 +544,7 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
                                  const Placement &where,
                                  const std::string &dir,
                                  std::vector<HostTensor> &args,
+                                 std::map<std::string, std::string> &extra,
                                  std::string &error) {
   std::vector<std::string> candidates;
   for (const std::string &n : listDirectory(dir))
@@ -632,6 +651,7 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
       error = loaded ? "another rank could not read " + folder : why;
       return -1;
     }
+    extra = m.extra;
     return m.steps;
   }
   return 0;

@@ -22,14 +22,19 @@
 
 #include "Run.h"
 
+#include <map>
+
 namespace ober::rt {
 
 /// Saves the state in `args` after `steps` steps into `dir` (keeping the
-/// newest `keep` checkpoints, 0: all); every rank calls it. False with
+/// newest `keep` checkpoints, 0: all), with `extra` strings in the
+/// manifest (the data set and the samples consumed); every rank calls it. False with
 /// `error` when any rank failed (nothing half-written is left visible).
 bool saveCheckpoint(const Program &program, const Placement &where,
                     const std::string &dir, int64_t steps, int64_t keep,
-                    const std::vector<HostTensor> &args, std::string &error);
+                    const std::vector<HostTensor> &args,
+                    const std::map<std::string, std::string> &extra,
+                    std::string &error);
 
 /// Whether every rank says `ok` (the logical and over the job).
 bool allRanks(const Placement &where, bool ok);
@@ -40,10 +45,12 @@ void stopOnSignals();
 bool stopRequested();
 
 /// Loads this rank's blocks of the newest complete checkpoint in `dir`
-/// into `args`; every rank calls it. Returns the steps it holds, 0 when
+/// into `args`, and its manifest's `extra` strings; every rank calls it.
+/// Returns the steps it holds, 0 when
 /// there is none, -1 with `error` when it cannot be used.
 int64_t loadCheckpoint(const Program &program, const Placement &where,
                        const std::string &dir, std::vector<HostTensor> &args,
+                       std::map<std::string, std::string> &extra,
                        std::string &error);
 
 } // namespace ober::rt

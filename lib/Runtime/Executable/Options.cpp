@@ -47,6 +47,13 @@ constexpr OptionInfo kOptions[] = {
     {"--weights", "FILE", Both,
      "safetensors weights (default: the file beside this executable, if "
      "it was compiled with weights)"},
+    {"--data", "PATH", Train,
+     "read batches from a data set instead of --input: a Megatron token "
+     "data set (PREFIX.bin + PREFIX.idx) or a folder of <input>.npy "
+     "arrays; shuffled each epoch, each rank reading its share"},
+    {"--data-seed", "S", Train, "seed of the data set's order (default 0)"},
+    {"--data-log", "DIR", Train,
+     "each rank writes the samples it reads per step to DIR/rank_<r>.txt"},
     {"--log-dir", "DIR", Train,
      "write each step's metrics to DIR: an MLflow file store "
      "(DIR/mlruns), TensorBoard events (DIR/tensorboard) and "
@@ -161,6 +168,14 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 1 || n > 4096)
         return bad("a positive integer");
       out.threads = static_cast<int>(n);
+    } else if (arg == "--data") {
+      out.data = value;
+    } else if (arg == "--data-log") {
+      out.dataLog = value;
+    } else if (arg == "--data-seed") {
+      if (!parseInt(value.c_str(), n) || n < 0)
+        return bad("a non-negative integer");
+      out.dataSeed = static_cast<uint64_t>(n);
     } else if (arg == "--log-dir") {
       out.logDir = value;
     } else if (arg == "--run-name") {
@@ -193,6 +208,10 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
     }
   }
   out.lr.decaySteps = decaySteps >= 0 ? decaySteps : out.steps;
+  if (!out.data.empty() && !out.inputs.empty()) {
+    error = "--data and --input both give batches; pick one";
+    return false;
+  }
   if ((out.resume || out.checkpointEvery || out.keep) &&
       out.checkpointDir.empty()) {
     error = "--resume, --checkpoint-every and --keep need --checkpoint-dir";

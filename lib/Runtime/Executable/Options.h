@@ -31,6 +31,10 @@ struct Options {
   /// Checkpoints: the folder, every how many steps (0: only after the
   /// last), how many to keep (0: all), and whether to resume from the
   /// newest complete one.
+  /// A data set instead of --input (ober/Runtime/Dataset.h), its shuffle's
+  /// seed, and a folder where each rank logs the samples it reads.
+  std::string data, dataLog;
+  uint64_t dataSeed = 0;
   /// Tracking (rank 0): the folder and the run's name.
   std::string logDir, runName;
   std::string checkpointDir;

@@ -11,6 +11,7 @@
 #include "Run.h"
 
 #include "Checkpoint.h"
+#include "DataFeed.h"
 #include "LocalSGD.h"
 
 #include "ober/Runtime/Batches.h"
@@ -495,15 +496,23 @@ std::vector<HostTensor> initialArguments(const Program &program,
 }
 
 /// With --resume, the state of the newest checkpoint; the steps it holds.
+/// A checkpoint of another data set is refused.
 int64_t resumeFrom(const Program &program, const Options &options,
-                   const Placement &where, std::vector<HostTensor> &args) {
+                   const Placement &where, std::vector<HostTensor> &args,
+                   const std::string &data) {
   if (!options.resume)
     return 0;
   std::string error;
-  int64_t start =
-      loadCheckpoint(program, where, options.checkpointDir, args, error);
+  std::map<std::string, std::string> extra;
+  int64_t start = loadCheckpoint(program, where, options.checkpointDir, args,
+                                 extra, error);
   if (start < 0)
     throw Failure{error};
+  auto saved = extra.find("data");
+  if (start > 0 && !data.empty() && saved != extra.end() &&
+      saved->second != data)
+    throw Failure{options.checkpointDir + ": the checkpoint was trained on " +
+                  saved->second + "; --data " + options.data + " is " + data};
   if (where.rank == 0)
     std::fprintf(stderr, "%s\n",
                  (start ? "resuming after step " + std::to_string(start - 1) +
@@ -518,15 +527,21 @@ int64_t resumeFrom(const Program &program, const Options &options,
 /// stop (SIGTERM, SIGUSR1); whether to stop now.
 bool checkpointAfter(int64_t s, const Program &program, const Options &options,
                      const Placement &where,
-                     const std::vector<HostTensor> &args) {
+                     const std::vector<HostTensor> &args,
+                     const std::string &data) {
   if (options.checkpointDir.empty())
     return false;
   bool due = s + 1 == options.steps ||
              (options.checkpointEvery && (s + 1) % options.checkpointEvery == 0);
   bool stop = !allRanks(where, !stopRequested()) && s + 1 < options.steps;
   std::string error;
+  std::map<std::string, std::string> extra = {
+      {"samples", std::to_string((s + 1) * program.samplesPerStep)}};
+  if (!data.empty())
+    extra["data"] = data;
   if ((due || stop) && !saveCheckpoint(program, where, options.checkpointDir,
-                                       s + 1, options.keep, args, error))
+                                       s + 1, options.keep, args, extra,
+                                       error))
     throw Failure{error};
   if (stop && where.rank == 0)
     std::fprintf(stderr,
@@ -624,18 +639,32 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);
     std::vector<size_t> batchArgs = program.argsWith(ArgRole::Batch);
-    std::vector<HostTensor> files =
-        readInputs(program, options, ArgRole::Batch, where);
+    DataFeed feed;
+    std::string data;
+    std::vector<HostTensor> files;
+    if (!options.data.empty()) {
+      std::string error;
+      if (!feed.open(program, options, where, error))
+        throw Failure{error};
+      data = feed.fingerprint();
+    } else {
+      files = readInputs(program, options, ArgRole::Batch, where);
+    }
     std::vector<BlockCopy> batchBlocks;
     for (size_t i : batchArgs)
       batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
                                where);
-    int64_t start = resumeFrom(program, options, where, args);
+    int64_t start = resumeFrom(program, options, where, args, data);
     startTracking(tracker, program, options, where, start, self);
     LocalSGD local(program, where, options, args);
     Clock clock;
     for (int64_t s = start; s < options.steps; ++s) {
-      for (size_t k = 0; k < batchArgs.size(); ++k) {
+      if (!data.empty()) {
+        std::vector<HostTensor> batch = feed.batch(s);
+        for (size_t k = 0; k < batchArgs.size(); ++k)
+          args[batchArgs[k]] = batch[k];
+      }
+      for (size_t k = 0; k < batchArgs.size() && data.empty(); ++k) {
         const ProgramArg &a = program.args[batchArgs[k]];
         if (!program.touches(where.stage, batchArgs[k])) {
           args[batchArgs[k]] = standIn(a);
@@ -671,7 +700,7 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
         tracker.log(s, stepMetrics(program, options, s, loss, seconds));
         showProgress(program, options, s, loss, seconds);
       }
-      if (checkpointAfter(s, program, options, where, args))
+      if (checkpointAfter(s, program, options, where, args, data))
         return 0;
     }
     if (options.timing && where.rank == 0)
