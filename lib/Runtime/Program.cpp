@@ -8,6 +8,7 @@
 
 #include "JsonLite.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -194,6 +195,15 @@ std::string ober::rt::writeProgram(const Program &p) {
   os << "]";
   os << ", \"samples_per_step\": " << p.samplesPerStep
      << ", \"tokens_per_sample\": " << p.tokensPerSample;
+  if (p.modelFlops > 0) {
+    char facts[256];
+    std::snprintf(facts, sizeof(facts),
+                  ", \"model_flops\": %.17g, \"peak_flops\": %.17g, "
+                  "\"predicted_step_time\": %.17g, \"predicted_mfu\": %.17g",
+                  p.modelFlops, p.peakFlops, p.predictedStepTime,
+                  p.predictedMfu);
+    os << facts;
+  }
   if (p.localSteps > 1)
     os << ", \"local_steps\": " << p.localSteps
        << ", \"replica_axis\": " << p.replicaAxis;
@@ -293,6 +303,21 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
         r.fail(std::string(key) + " must be a non-negative integer");
       else
         *slot = it->second.integer;
+    }
+  for (auto [key, slot] :
+       {std::pair("model_flops", &out.modelFlops),
+        std::pair("peak_flops", &out.peakFlops),
+        std::pair("predicted_step_time", &out.predictedStepTime),
+        std::pair("predicted_mfu", &out.predictedMfu)})
+    if (auto it = root.object.find(key); it != root.object.end()) {
+      const json::Value &v = it->second;
+      double d = v.kind == json::Value::Integer ? static_cast<double>(v.integer)
+                 : v.kind == json::Value::Number ? v.number
+                                                 : -1;
+      if (!(d >= 0))
+        r.fail(std::string(key) + " must be a non-negative number");
+      else
+        *slot = d;
     }
   auto local = root.object.find("local_steps");
   auto replica = root.object.find("replica_axis");

@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -191,6 +192,34 @@ void markResultsInPlace(ModuleOp lowered, StringRef entry, int64_t stage,
     auto p = cast<DenseI64ArrayAttr>(pair);
     program.results[p[0]].inPlace[stage] = p[1];
   }
+}
+
+/// The model FLOPs, a device's peak and the predictions of the planner's
+/// report (left at 0 when it lacks them).
+void readPlanFacts(StringRef path, rt::Program &program) {
+  auto text = llvm::MemoryBuffer::getFile(path);
+  if (!text)
+    return;
+  llvm::Expected<llvm::json::Value> report =
+      llvm::json::parse((*text)->getBuffer());
+  if (!report) {
+    llvm::consumeError(report.takeError());
+    return;
+  }
+  const llvm::json::Object *o = report->getAsObject();
+  if (!o)
+    return;
+  double flops = o->getNumber("model_flops_per_step").value_or(0);
+  double time = o->getNumber("step_time_s").value_or(0);
+  double mfu = o->getNumber("mfu").value_or(0);
+  double gpus = o->getNumber("gpus").value_or(0);
+  if (flops <= 0 || time <= 0 || mfu <= 0 || gpus <= 0)
+    return;
+  program.modelFlops = flops;
+  program.predictedStepTime = time;
+  program.predictedMfu = mfu;
+  // mfu = flops / (time x devices x peak).
+  program.peakFlops = flops / (time * gpus * mfu);
 }
 
 } // namespace
@@ -364,6 +393,8 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   if (failed(program))
     return failure();
   program->model = options.model;
+  if (!options.planReport.empty())
+    readPlanFacts(options.planReport, *program);
 
   // The parameters' values beside the executable, as safetensors (ONNX
   // initializers and the module's weights file alike); a module without

@@ -5,8 +5,8 @@ a JSON-lines reader would.
 A GPT-style job (two ranks, dp2) trains 6 steps with --log-dir and a
 checkpoint after step 4, then resumes to 8 steps with the same folder.
 Checked against the formats in RUNTIME.md:
-  * metrics.jsonl: one object per step with step, loss, lr, step_time and
-    throughput; the losses those printed; after the resume, each step once;
+  * metrics.jsonl: one object per step with step, loss, lr, step_time,
+    throughput, mfu and mfu_predicted (the plan's); the losses those printed; after the resume, each step once;
   * TensorBoard: every record's length and data CRC-32C (masked) match,
     the first event is file_version "brain.Event:2", each step has one
     event with a simple_value per tag, and the resumed file starts with a
@@ -41,7 +41,7 @@ warnings.filterwarnings("ignore")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
-KEYS = ["loss", "lr", "step_time", "throughput"]
+KEYS = ["loss", "lr", "step_time", "throughput", "mfu", "mfu_predicted"]
 
 
 def crc32c(data):
@@ -161,6 +161,12 @@ class Tracking(unittest.TestCase):
             self.assertEqual(sorted(r), sorted(KEYS + ["step"]))
             self.assertAlmostEqual(r["loss"], loss, places=6)
             self.assertGreater(r["throughput"], 0)
+            # Measured MFU against the plan's model FLOPs and peak.
+            self.assertGreater(r["mfu"], 0)
+            self.assertAlmostEqual(r["mfu"] / r["mfu_predicted"],
+                                   rows[0]["mfu"] / rows[0]["mfu_predicted"]
+                                   * rows[0]["step_time"] / r["step_time"],
+                                   places=6)
 
         board = sorted(os.listdir(os.path.join(logs, "tensorboard")))
         self.assertEqual(len(board), 2)

@@ -26,6 +26,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -84,6 +86,10 @@ static cl::opt<ExecutableOptions::Emit> emit(
                clEnumValN(ExecutableOptions::Executable, "exe",
                           "the executable (default)")),
     cl::init(ExecutableOptions::Executable), cl::cat(category));
+
+/// Where the planner's report goes: --plan-report, or a temporary file
+/// when --plan is given (the executable reports MFU against it).
+static std::string planReportFile;
 
 /// Runs `pipeline` (a pass list, e.g. "ober-plan{gpus=4}") on `module`.
 static LogicalResult runPasses(ModuleOp module, StringRef pipeline) {
@@ -155,6 +161,7 @@ static LogicalResult compile(MLIRContext &context) {
   options.cpu = targetCpu;
   options.model = modelPath;
   options.weights = weightsPath;
+  options.planReport = planReportFile;
   return buildExecutable(*module, func, inference, options);
 }
 
@@ -166,10 +173,17 @@ int main(int argc, char **argv) {
       "Ober-Train: compile a model into a training (or inference) "
       "executable\n");
   // The planner writes its report where its own option says.
-  if (!planReportPath.empty())
+  planReportFile = planReportPath;
+  SmallString<128> temporary;
+  if (planReportFile.empty() && !planOptions.empty() &&
+      !llvm::sys::fs::createTemporaryFile("ober-plan", "json", temporary))
+    planReportFile = temporary.str().str();
+  llvm::FileRemover removeReport(planReportPath.empty() ? temporary.str()
+                                                        : StringRef());
+  if (!planReportFile.empty())
     if (auto *report = static_cast<cl::opt<std::string> *>(
             cl::getRegisteredOptions().lookup("ober-plan-report")))
-      report->setValue(planReportPath);
+      report->setValue(planReportFile);
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

@@ -120,6 +120,11 @@ struct Program {
   /// the first batch input holds token ids (0 otherwise): the throughput
   /// a run reports.
   int64_t samplesPerStep = 0, tokensPerSample = 0;
+  /// From the plan (0 when unplanned): the model's FLOPs per step, one
+  /// device's peak FLOP/s at the plan's precision, and the predicted step
+  /// time and MFU; a run's measured MFU is set against them.
+  double modelFlops = 0, peakFlops = 0, predictedStepTime = 0,
+         predictedMfu = 0;
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;

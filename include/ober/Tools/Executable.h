@@ -32,6 +32,9 @@ struct ExecutableOptions {
   std::string model;
   /// A weights file to use instead of the module's own.
   std::string weights;
+  /// The planner's report (JSON) of the step, for the manifest's model
+  /// FLOPs, peak and predictions ("" when unplanned).
+  std::string planReport;
 };
 
 /// The manifest of `func`: a training step's arguments by their `ober.*`

@@ -588,10 +588,19 @@ stepMetrics(const Program &program, const Options &options, int64_t s,
             double loss, double seconds) {
   double units = static_cast<double>(program.samplesPerStep) *
                  static_cast<double>(std::max<int64_t>(1, program.tokensPerSample));
-  return {{"loss", loss},
-          {"lr", options.lr.at(s)},
-          {"step_time", seconds},
-          {"throughput", seconds > 0 ? units / seconds : 0}};
+  std::vector<std::pair<std::string, double>> m = {
+      {"loss", loss},
+      {"lr", options.lr.at(s)},
+      {"step_time", seconds},
+      {"throughput", seconds > 0 ? units / seconds : 0}};
+  // Against the plan's model FLOPs and device peak, when planned.
+  if (program.modelFlops > 0 && program.peakFlops > 0 && seconds > 0) {
+    m.push_back({"mfu", program.modelFlops /
+                            (seconds * static_cast<double>(program.devices()) *
+                             program.peakFlops)});
+    m.push_back({"mfu_predicted", program.predictedMfu});
+  }
+  return m;
 }
 
 /// On a terminal, rank 0 keeps one progress line on stderr.
