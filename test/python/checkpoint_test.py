@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -30,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from gpt_job import gpt_job  # noqa: E402
+from jobs import gpt_job, run  # noqa: E402
 from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 import ober  # noqa: E402
@@ -38,9 +37,6 @@ import ober  # noqa: E402
 BIN = None
 STEPS, SPLIT, TOLERANCE = 6, 3, 1e-5
 warnings.filterwarnings("ignore")
-MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
 
 # name -> (dp, tp, pp, zero)
 PLANS = {"serial": (1, 1, 1, 0), "dp2-zero1": (2, 1, 1, 1),
@@ -49,13 +45,6 @@ RESUMES = {"dp2-zero1": ["tp2", "serial"], "tp2": ["pp2", "dp2-zero1"],
            "pp2": ["serial", "tp2"]}
 
 
-def run(cmd, check=True):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
-                          text=True, env=MPI_ENV)
-    if check and proc.returncode:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed "
-                           f"({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc
 
 
 class Checkpoints(unittest.TestCase):

@@ -21,7 +21,6 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -33,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from gpt_job import gpt_job  # noqa: E402
+from jobs import gpt_job, run  # noqa: E402
 from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 import ober  # noqa: E402
@@ -41,18 +40,8 @@ import ober  # noqa: E402
 BIN = None
 SEQ, BATCH = 8, 4
 warnings.filterwarnings("ignore")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
-def run(cmd, check=True):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
-                          text=True, env=ENV)
-    if check and proc.returncode:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n"
-                           f"{proc.stderr[-3000:]}")
-    return proc
 
 
 def samples_read(log_dir):

@@ -42,6 +42,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+from jobs import MPI_ENV, run  # noqa: E402
 from partition_test import GPT, losses_of  # noqa: E402
 from ober.api import _write_safetensors  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
@@ -68,18 +69,8 @@ PLANS = [
     ("pp2-zero-bubble", 1, 1, 2, 0, 2, "zero-bubble", 0),
 ]
 
-MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
-def run(cmd, env=None, check=True, timeout=600):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
-                          text=True, env=env, timeout=timeout)
-    if check and proc.returncode:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed "
-                           f"({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return proc
 
 
 def mpirun(n, cmd, **kw):

@@ -32,25 +32,15 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from gpt_job import gpt_job  # noqa: E402
+from jobs import MPI_ENV, gpt_job, run  # noqa: E402
 from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 
 BIN = None
 TRIALS, STEPS, EVERY = 5, 200, 10
 warnings.filterwarnings("ignore")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 
 
-def run(cmd):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
-                          text=True, env=ENV)
-    if proc.returncode:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n"
-                           f"{proc.stderr[-3000:]}")
-    return proc
 
 
 def ranks_of(exe):
@@ -120,7 +110,7 @@ class FaultRecovery(unittest.TestCase):
                "--checkpoint-dir", ckpt, "--checkpoint-every", EVERY,
                "--save-params", saved] + (["--resume"] if resume else [])
         return subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=ENV,
+                                stderr=subprocess.PIPE, text=True, env=MPI_ENV,
                                 start_new_session=True)
 
     def test_killed_ranks(self):

@@ -32,15 +32,12 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from gpt_job import gpt_job  # noqa: E402
+from jobs import MPI_ENV, gpt_job  # noqa: E402
 from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 
 BIN = None
 warnings.filterwarnings("ignore")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 KEYS = ["loss", "lr", "step_time", "throughput", "mfu", "mfu_predicted"]
 
 
@@ -139,7 +136,7 @@ class Tracking(unittest.TestCase):
                  str(steps), "--log-dir", logs, "--checkpoint-dir", ckpt,
                  "--checkpoint-every", "4", "--run-name", "gpt-dp2"]
                 + inputs + list(extra), capture_output=True, text=True,
-                env=ENV)
+                env=MPI_ENV)
             self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
             return losses_of(proc.stdout)
 

@@ -1,6 +1,6 @@
-"""A small GPT-style training job for the runtime's tests: the partition
-tests' decoder (torch.nn, exported to ONNX), its AdamW step, and one batch
-per step as `--input` files."""
+"""What the runtime's tests share: the environment and runner of jobs under
+mpirun, and a small GPT-style training job (the partition tests' decoder,
+exported to ONNX, its AdamW step, one batch per step as `--input` files)."""
 import os
 import subprocess
 
@@ -8,6 +8,22 @@ import numpy as np
 import torch
 
 from partition_test import GPT
+
+# mpirun as root, more ranks than cores.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def run(cmd, check=True, env=MPI_ENV, timeout=600):
+    """Runs `cmd` (any values); raises with its stderr when it fails and
+    `check`."""
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+    if check and proc.returncode:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed "
+                           f"({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc
 
 
 def gpt_job(tmp, bindir, steps, batch=4, build="optimizer=adamw"):
