@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,17 +100,30 @@ std::string ober::rt::hashFile(const std::string &path) {
   return text;
 }
 
-bool ober::rt::replaceFile(const std::string &path, const std::string &text) {
-  std::string tmp = path + ".tmp";
+bool ober::rt::readTextFile(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream os;
+  os << in.rdbuf();
+  out = os.str();
+  return true;
+}
+
+bool ober::rt::writeTextFile(const std::string &path, const std::string &text,
+                             bool sync) {
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return false;
-    out << text;
-    if (!out.flush())
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text) || !out.flush())
       return false;
   }
-  if (!syncPath(tmp) || std::rename(tmp.c_str(), path.c_str()) != 0)
+  return !sync || syncPath(path);
+}
+
+bool ober::rt::replaceFile(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp";
+  if (!writeTextFile(tmp, text, /*sync=*/true) ||
+      std::rename(tmp.c_str(), path.c_str()) != 0)
     return false;
   size_t slash = path.rfind('/');
   return syncPath(slash == std::string::npos ? "." : path.substr(0, slash));

@@ -304,3 +304,10 @@ std::string Value::dump() const {
   }
   return "null";
 }
+
+std::string ober::rt::json::list(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}

@@ -38,6 +38,8 @@ bool parse(const std::string &text, Value &out, std::string &error);
 
 /// `s` as a JSON string literal.
 std::string quote(const std::string &s);
+/// `v` as a JSON array of integers (`[1,2]`).
+std::string list(const std::vector<int64_t> &v);
 
 } // namespace ober::rt::json
 

@@ -44,17 +44,23 @@ std::string LRSchedule::check() const {
   return "";
 }
 
+namespace {
+/// Each kind's name, by its value.
+const char *const kKindNames[] = {"constant", "cosine", "linear"};
+} // namespace
+
 bool ober::rt::parseLRScheduleKind(const std::string &name,
                                    LRSchedule::Kind &out) {
-  if (name == "constant")
-    out = LRSchedule::Constant;
-  else if (name == "cosine")
-    out = LRSchedule::Cosine;
-  else if (name == "linear")
-    out = LRSchedule::Linear;
-  else
-    return false;
-  return true;
+  for (int k = LRSchedule::Constant; k <= LRSchedule::Linear; ++k)
+    if (name == kKindNames[k]) {
+      out = static_cast<LRSchedule::Kind>(k);
+      return true;
+    }
+  return false;
+}
+
+const char *ober::rt::lrScheduleName(LRSchedule::Kind kind) {
+  return kKindNames[kind];
 }
 
 const char *ober::rt::lrScheduleKinds() { return "constant, cosine, linear"; }

@@ -55,16 +55,9 @@ bool lookup(const Named<E> (&table)[N], const std::string &name, E &out) {
   return false;
 }
 
-std::string shapeJson(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string splitJson(const Split &split) {
-  return ", \"split\": " + shapeJson(split.axes) +
-         ", \"split_groups\": " + shapeJson(split.groups);
+  return ", \"split\": " + json::list(split.axes) +
+         ", \"split_groups\": " + json::list(split.groups);
 }
 
 /// Reads `value` (an object) field by field, recording the first problem.
@@ -187,11 +180,11 @@ std::string ober::rt::writeProgram(const Program &p) {
      << ", \"kind\": \"" << (p.kind == Program::Train ? "train" : "inference")
      << "\", \"model\": " << json::quote(p.model)
      << ", \"weights\": " << json::quote(p.weights)
-     << ", \"grid\": " << shapeJson(p.grid)
+     << ", \"grid\": " << json::list(p.grid)
      << ", \"pipeline_axis\": " << p.pipelineAxis
      << ", \"stages\": " << p.stages << ", \"groups\": [";
   for (size_t i = 0; i < p.groups.size(); ++i)
-    os << (i ? ", " : "") << shapeJson(p.groups[i]);
+    os << (i ? ", " : "") << json::list(p.groups[i]);
   os << "]";
   os << ", \"samples_per_step\": " << p.samplesPerStep
      << ", \"tokens_per_sample\": " << p.tokensPerSample;
@@ -213,14 +206,14 @@ std::string ober::rt::writeProgram(const Program &p) {
     os << (i ? ",\n  " : "\n  ") << "{\"role\": \""
        << nameOf(kArgRoles, a.role) << "\", \"name\": " << json::quote(a.name)
        << ", \"dtype\": \"" << dtypeSafeTensorsName(a.dtype)
-       << "\", \"shape\": " << shapeJson(a.shape);
+       << "\", \"shape\": " << json::list(a.shape);
     if (a.role == ArgRole::Parameter)
       os << ", \"init\": \"" << nameOf(kInits, a.init) << "\", \"key\": \""
          << a.initKey << "\"";
     if (!a.split.isWhole())
       os << splitJson(a.split);
     if (!a.readBy.empty())
-      os << ", \"read_by\": " << shapeJson(a.readBy);
+      os << ", \"read_by\": " << json::list(a.readBy);
     os << "}";
   }
   os << "],\n \"results\": [";
@@ -229,8 +222,8 @@ std::string ober::rt::writeProgram(const Program &p) {
     os << (i ? ",\n  " : "\n  ") << "{\"role\": \""
        << nameOf(kResultRoles, r.role) << "\", \"arg\": " << r.arg
        << ", \"dtype\": \"" << dtypeSafeTensorsName(r.dtype)
-       << "\", \"shape\": " << shapeJson(r.shape);
-    os << ", \"in_place\": " << shapeJson(r.inPlace);
+       << "\", \"shape\": " << json::list(r.shape);
+    os << ", \"in_place\": " << json::list(r.inPlace);
     if (!r.split.isWhole())
       os << splitJson(r.split);
     if (r.stage >= 0)
@@ -241,7 +234,7 @@ std::string ober::rt::writeProgram(const Program &p) {
   for (size_t i = 0; i < p.kernels.size(); ++i)
     os << (i ? ",\n  " : "\n  ")
        << "{\"name\": " << json::quote(p.kernels[i].name)
-       << ", \"desc\": " << shapeJson(p.kernels[i].desc) << "}";
+       << ", \"desc\": " << json::list(p.kernels[i].desc) << "}";
   os << "]}\n";
   return os.str();
 }

@@ -16,6 +16,7 @@ import tempfile
 import numpy as np
 
 from ._tools import OberError, run, run_command, supports_torchscript
+from .checkpoint import _DTYPES
 
 _PIN_OPTIONS = {
     "tp": "tp", "pp": "pp", "dp": "dp", "micro_batch": "micro-batch",
@@ -278,8 +279,8 @@ class Compiled:
         return head + ("\n" + repr(self.report) if self.report else "")
 
 
-_SAFETENSORS_DTYPES = {"float32": "F32", "float64": "F64", "float16": "F16",
-                       "int64": "I64", "int32": "I32", "bool": "BOOL"}
+# safetensors' dtype names by NumPy's (one table: the checkpoint reader's).
+_SAFETENSORS_DTYPES = {np.dtype(t).name: code for code, t in _DTYPES.items()}
 
 
 def _write_safetensors(path, tensors):

@@ -13,6 +13,7 @@ import numpy as np
 
 from ._tools import OberError
 
+# NumPy's type of each safetensors dtype name (BF16 is widened to f32).
 _DTYPES = {"F32": np.float32, "F64": np.float64, "F16": np.float16,
            "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
            "U8": np.uint8, "BOOL": np.bool_}

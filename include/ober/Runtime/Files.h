@@ -31,6 +31,11 @@ int64_t fileSize(const std::string &path);
 std::string hashFile(const std::string &path);
 /// FNV-1a of the bytes of `path` as a number (0 when unreadable).
 uint64_t hashFileValue(const std::string &path);
+/// The bytes of file `path` into `out`; false when unreadable.
+bool readTextFile(const std::string &path, std::string &out);
+/// Writes `text` as file `path` (replacing it), forced to disk when `sync`.
+bool writeTextFile(const std::string &path, const std::string &text,
+                   bool sync = false);
 /// Writes `text` to `path` through a temporary file, synced, then renamed
 /// over it.
 bool replaceFile(const std::string &path, const std::string &text);

@@ -39,7 +39,8 @@ struct LRSchedule {
 
 /// "constant", "cosine" or "linear"; false for another name.
 bool parseLRScheduleKind(const std::string &name, LRSchedule::Kind &out);
-/// The names, for messages.
+/// The name of `kind`, and all the names, for messages.
+const char *lrScheduleName(LRSchedule::Kind kind);
 const char *lrScheduleKinds();
 
 } // namespace ober::rt

@@ -16,10 +16,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 using namespace ober::rt;
 
@@ -68,32 +66,10 @@ std::string tensorName(const ProgramArg &a) {
   return a.role == ArgRole::State ? "optim." + a.name : a.name;
 }
 
-std::string listJson(const std::vector<int64_t> &v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 std::atomic<bool> stopSignal{false};
 
 void onStopSignal(int) { stopSignal = true; }
 
-bool agree(const Placement &where, bool ok) {
-  if (!where.channel)
-    return ok;
-  uint8_t mine = ok ? 1 : 0, all = 0;
-  CollectiveDesc d;
-  d.kind = OBER_COLL_ALL_REDUCE;
-  d.dtype = DType::Bool;
-  d.reduction = OBER_REDUCE_MIN;
-  d.shape = {1};
-  d.group = where.worldGroup;
-  for (size_t a = 0; a < where.grid.shape().size(); ++a)
-    d.gridAxes.push_back(static_cast<int64_t>(a));
-  where.channel->run(d, &mine, &all);
-  return all != 0;
-}
 
 /// A box of a rank's block that is a box of the global tensor too (a
 /// block split into groups is several).
@@ -204,7 +180,7 @@ Written writeShards(const Program &program, const Placement &where,
     tensors += std::string(tensors.empty() ? "" : ",") + json::quote(name) +
                ":{\"dtype\":\"" + dtypeSafeTensorsName(a.dtype) +
                "\",\"shape\":" +
-               listJson(globalShape(a.shape, a.split, where.grid)) + "}";
+               json::list(globalShape(a.shape, a.split, where.grid)) + "}";
     std::vector<Chunk> chunks = chunksOf(a.shape, a.split, where);
     for (size_t k = 0; k < chunks.size(); ++k) {
       Box box{{"", name, chunks[k].globalStart, chunks[k].shape}, a.dtype, {}};
@@ -226,7 +202,7 @@ Written writeShards(const Program &program, const Placement &where,
       d.size = box.bytes.size();
       weights.push_back(d);
       info += std::string(info.empty() ? "" : ",") + json::quote(d.name) +
-              ":{\"saved_offsets\":" + listJson(box.shard.offsets) + "}";
+              ":{\"saved_offsets\":" + json::list(box.shard.offsets) + "}";
     }
     std::sort(weights.begin(), weights.end(),
               [](const WeightData &a, const WeightData &b) {
@@ -246,8 +222,8 @@ Written writeShards(const Program &program, const Placement &where,
     for (const Box &box : list)
       shardList += std::string(shardList.empty() ? "" : ",") +
                    "{\"name\":" + json::quote(box.shard.name) +
-                   ",\"offsets\":" + listJson(box.shard.offsets) +
-                   ",\"shape\":" + listJson(box.shard.shape) + "}";
+                   ",\"offsets\":" + json::list(box.shard.offsets) +
+                   ",\"shape\":" + json::list(box.shard.shape) + "}";
     fileList += std::string(fileList.empty() ? "" : ",") +
                 "{\"file\":" + json::quote(file) +
                 ",\"size\":" + std::to_string(fileSize(path)) +
@@ -256,16 +232,6 @@ Written writeShards(const Program &program, const Placement &where,
   }
   w.sidecar = "{\"tensors\":{" + tensors + "},\"files\":[" + fileList + "]}";
   return w;
-}
-
-bool readText(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream os;
-  os << in.rdbuf();
-  out = os.str();
-  return true;
 }
 
 /// The manifest from the ranks' sidecars in `folder` (removed after).
@@ -280,7 +246,8 @@ bool writeManifest(const std::string &folder, int64_t steps,
       continue;
     std::string text;
     json::Value v;
-    if (!readText(folder + "/" + name, text) || !json::parse(text, v, error)) {
+    if (!readTextFile(folder + "/" + name, text) ||
+        !json::parse(text, v, error)) {
       error = folder + "/" + name + ": " + error;
       return false;
     }
@@ -298,7 +265,7 @@ bool writeManifest(const std::string &folder, int64_t steps,
                      "\", \"version\": " + std::to_string(kVersion) +
                      ", \"steps\": " + std::to_string(steps) +
                      ", \"model\": " + json::quote(program.model) +
-                     ", \"grid\": " + listJson(program.grid) +
+                     ", \"grid\": " + json::list(program.grid) +
                      [&] {
                        std::string e = ", \"extra\": {";
                        bool first = true;
@@ -312,13 +279,11 @@ bool writeManifest(const std::string &folder, int64_t steps,
                      ",\n \"tensors\": {" + tensors + "},\n \"files\": [\n  " +
                      files + "]}\n";
   std::string path = folder + "/manifest.json";
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text) || !out.flush()) {
+  if (!writeTextFile(path, text, /*sync=*/true)) {
     error = path + ": cannot write";
     return false;
   }
-  out.close();
-  return syncPath(path);
+  return true;
 }
 
 /// Parses `folder`'s manifest; false with `why` when it is missing or
@@ -326,7 +291,7 @@ bool writeManifest(const std::string &folder, int64_t steps,
 bool readManifest(const std::string &folder, Manifest &m, std::string &why) {
   std::string text, error;
   json::Value v;
-  if (!readText(folder + "/manifest.json", text)) {
+  if (!readTextFile(folder + "/manifest.json", text)) {
     why = "no manifest.json";
     return false;
   }
@@ -457,7 +422,13 @@ void place(const Shard &s, const std::vector<char> &data,
 } // namespace
 
 bool ober::rt::allRanks(const Placement &where, bool ok) {
-  return agree(where, ok);
+  if (!where.channel)
+    return ok;
+  uint8_t mine = ok ? 1 : 0, all = 0;
+  CollectiveDesc d = where.overWorld(OBER_COLL_ALL_REDUCE, DType::Bool, {1});
+  d.reduction = OBER_REDUCE_MIN;
+  where.channel->run(d, &mine, &all);
+  return all != 0;
 }
 
 void ober::rt::stopOnSignals() {
@@ -483,21 +454,18 @@ bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
     removeTree(tmp);
     made = makeDirectories(tmp);
   }
-  if (!agree(where, made)) {
+  if (!allRanks(where, made)) {
     error = "cannot create " + tmp;
     return false;
   }
   Written mine = writeShards(program, where, tmp, args);
   if (mine.ok) {
     std::string side = tmp + "/" + rankFile(where.rank, 0, "json");
-    std::ofstream out(side, std::ios::binary | std::ios::trunc);
-    mine.ok = out && (out << mine.sidecar) && out.flush();
-    out.close();
-    mine.ok = mine.ok && syncPath(side);
+    mine.ok = writeTextFile(side, mine.sidecar, /*sync=*/true);
     if (!mine.ok)
       mine.error = side + ": cannot write";
   }
-  if (!agree(where, mine.ok)) {
+  if (!allRanks(where, mine.ok)) {
     if (where.rank == 0)
       removeTree(tmp);
     error = "checkpoint " + final + " not written: " +
@@ -532,7 +500,7 @@ bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
          ++i)
       removeTree(dir + "/" + done[i]);
   }
-  if (!agree(where, committed)) {
+  if (!allRanks(where, committed)) {
     if (error.empty())
       error = "rank 0 could not commit " + final;
     return false;
@@ -602,13 +570,13 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
         why = f.name + " does not match its hash in the manifest";
       }
     }
-    if (!agree(where, incompatible.empty())) {
+    if (!allRanks(where, incompatible.empty())) {
       error = incompatible.empty()
                   ? folder + " does not hold this model's state"
                   : incompatible;
       return -1;
     }
-    if (!agree(where, ok)) {
+    if (!allRanks(where, ok)) {
       if (!ok)
         std::fprintf(stderr,
                      "warning: rank %lld: skipping checkpoint %s: %s\n",
@@ -647,7 +615,7 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
         break;
       args[i] = t;
     }
-    if (!agree(where, loaded)) {
+    if (!allRanks(where, loaded)) {
       error = loaded ? "another rank could not read " + folder : why;
       return -1;
     }

@@ -42,7 +42,7 @@ bool DataFeed::open(const Program &p, const Options &options,
       }
     std::vector<std::vector<int64_t>> index =
         blockIndices(a.shape, a.split, w.grid, w.coords);
-    Input in{i, {}, dtypeSize(a.dtype)};
+    Input in{i, p.touches(w.stage, i), {}, dtypeSize(a.dtype)};
     for (size_t d = lead; d < a.shape.size(); ++d)
       in.sampleBytes *= static_cast<size_t>(a.shape[d]);
     if (lead == 1)
@@ -92,6 +92,10 @@ std::vector<HostTensor> DataFeed::read(int64_t step) {
     }
   std::vector<HostTensor> out;
   for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].used) {
+      out.emplace_back();
+      continue;
+    }
     const ProgramArg &a = program->args[inputs[k].arg];
     HostTensor t(a.dtype, a.shape);
     for (size_t j = 0; j < ids[k].size(); ++j)

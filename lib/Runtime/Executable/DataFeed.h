@@ -23,8 +23,8 @@ public:
   /// Opens `options.data` for `program`'s batch inputs; false with `error`.
   bool open(const Program &program, const Options &options,
             const Placement &where, std::string &error);
-  /// This rank's batch tensors of step `step` (by batch input), and starts
-  /// reading the next step's.
+  /// This rank's batch tensors of step `step` (by batch input; empty for
+  /// inputs its stage never touches), and starts reading the next step's.
   std::vector<HostTensor> batch(int64_t step);
   std::string fingerprint() const { return data->fingerprint(); }
   int64_t samples() const { return data->size(); }
@@ -32,6 +32,8 @@ public:
 private:
   struct Input {
     size_t arg;
+    /// Whether this rank's stage reads it (else it is not read).
+    bool used;
     /// Per local sample slot, its place in the global batch.
     std::vector<int64_t> slots;
     size_t sampleBytes;

@@ -35,15 +35,11 @@ int main(int argc, char **argv) {
   std::string self = argc ? argv[0] : "train";
   Program program;
   std::string error;
-  if (!readProgram(ober_program_manifest, program, error)) {
-    std::fprintf(stderr, "%s: error: %s\n", self.c_str(), error.c_str());
-    return 70;
-  }
+  if (!readProgram(ober_program_manifest, program, error))
+    return reportError(self, error, 70);
   Options options;
-  if (!parseOptions(argc, argv, program.kind, options, error)) {
-    std::fprintf(stderr, "%s: error: %s\n", self.c_str(), error.c_str());
-    return 2;
-  }
+  if (!parseOptions(argc, argv, program.kind, options, error))
+    return reportError(self, error, 2);
   if (options.help) {
     std::fputs(usage(self.c_str(), program).c_str(), stdout);
     return 0;

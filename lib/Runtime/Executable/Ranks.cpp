@@ -20,25 +20,13 @@ using namespace ober::rt;
 
 namespace {
 
-int report(const std::string &self, const std::string &message, int code) {
-  std::fprintf(stderr, "%s: error: %s\n", self.c_str(), message.c_str());
-  std::fflush(stderr);
-  return code;
-}
-
 /// The rank that runs another executable than rank 0, or -1.
 int64_t differentExecutable(const Placement &where) {
   // A hash of this executable file: ranks running different ones differ.
   uint64_t mine = hashFileValue("/proc/self/exe");
   std::vector<uint64_t> all(where.grid.size());
-  CollectiveDesc d;
-  d.kind = OBER_COLL_ALL_GATHER;
-  d.dtype = DType::I64;
-  d.shape = {1};
-  d.group = where.worldGroup;
-  for (size_t a = 0; a < where.grid.shape().size(); ++a)
-    d.gridAxes.push_back(static_cast<int64_t>(a));
-  where.channel->run(d, &mine, all.data());
+  where.channel->run(where.overWorld(OBER_COLL_ALL_GATHER, DType::I64, {1}),
+                     &mine, all.data());
   for (size_t r = 1; r < all.size(); ++r)
     if (all[r] != all[0])
       return static_cast<int64_t>(r);
@@ -96,9 +84,7 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
   Placement where = Placement::of(program, rank);
   // The program's group kinds, then the world's, then the replicas'.
   std::vector<std::vector<int64_t>> groups = program.groups;
-  groups.emplace_back();
-  for (size_t a = 0; a < program.grid.size(); ++a)
-    groups.back().push_back(static_cast<int64_t>(a));
+  groups.push_back(where.allAxes());
   if (program.localSteps > 1)
     groups.push_back({program.replicaAxis});
   try {
@@ -109,7 +95,7 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
       ~Reset() { setCurrentChannel(nullptr); }
     } reset;
     if (int64_t other = differentExecutable(where); other >= 0)
-      return rank == 0 ? report(self,
+      return rank == 0 ? reportError(self,
                                 "rank " + std::to_string(other) +
                                     " runs another executable than rank 0; "
                                     "start every rank with the same one",
@@ -120,7 +106,7 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
     Watchdog watchdog(channel, options.commTimeout, end);
     return train(entries[where.stage], program, options, self, where);
   } catch (const CommError &e) {
-    return report(self, "rank " + std::to_string(rank) + ": " + e.what(), 1);
+    return reportError(self, "rank " + std::to_string(rank) + ": " + e.what(), 1);
   }
 }
 
@@ -164,7 +150,7 @@ bool ober::rt::prepareRank(const Program &program, int threads,
   for (const ProgramKernel &k : program.kernels)
     if (ober_rt_cpu_prepare_kernel(k.name.c_str(), k.desc.data(),
                                    static_cast<int64_t>(k.desc.size()))) {
-      report(self,
+      reportError(self,
              "program manifest: kernel '" + k.name + "' with a descriptor of " +
                  std::to_string(k.desc.size()) +
                  " fields is not in this runtime",
@@ -179,14 +165,14 @@ int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
   ober_rt_launch_env env;
   char error[512];
   if (ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error)))
-    return report(self, error, 2);
+    return reportError(self, error, 2);
   std::string launcher = env.launcher;
   int64_t devices = program.devices();
   if (launcher == "none")
     return trainAsThreads(entries, program, options, self);
   if (env.world_size != devices)
     return env.rank == 0
-               ? report(self,
+               ? reportError(self,
                         "the plan runs on " + std::to_string(devices) +
                             " devices but this job has " +
                             std::to_string(env.world_size) + " rank(s) (" +
@@ -197,16 +183,16 @@ int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
                         2)
                : 2;
   if (launcher == "torchrun")
-    return report(self,
+    return reportError(self,
                   "started by a torchrun-style launcher: executables "
                   "communicate through MPI; start them with mpirun or srun",
                   2);
   std::string why;
   std::unique_ptr<Transport> transport = mpiTransport(why);
   if (!transport)
-    return report(self, why, 2);
+    return reportError(self, why, 2);
   if (transport->size() != devices || transport->rank() != env.rank) {
-    report(self,
+    reportError(self,
            "MPI sees rank " + std::to_string(transport->rank()) + " of " +
                std::to_string(transport->size()) + ", the launcher rank " +
                std::to_string(env.rank) + " of " +

@@ -38,11 +38,6 @@ struct Failure {
   std::string message;
 };
 
-int report(const std::string &self, const std::string &message) {
-  std::fprintf(stderr, "%s: error: %s\n", self.c_str(), message.c_str());
-  return 1;
-}
-
 /// The directory of this executable (for the weights compiled beside it).
 std::string executableDir() {
   char path[4096];
@@ -323,14 +318,9 @@ constexpr int64_t kLossTag = 1 << 20, kParamTag = kLossTag + 1,
 /// Sends (or receives) `t` to (from) `peer` on `where`'s channel.
 void transfer(const Placement &where, bool send, int64_t peer, int64_t tag,
               HostTensor &t) {
-  CollectiveDesc d;
-  d.kind = send ? OBER_COLL_SEND : OBER_COLL_RECV;
-  d.dtype = t.dtype();
-  d.shape = t.shape();
+  CollectiveDesc d = where.overWorld(send ? OBER_COLL_SEND : OBER_COLL_RECV,
+                                     t.dtype(), t.shape());
   d.tag = tag;
-  d.group = where.worldGroup;
-  for (size_t a = 0; a < where.grid.shape().size(); ++a)
-    d.gridAxes.push_back(static_cast<int64_t>(a));
   d.peer = where.grid.coordinates(peer);
   where.channel->run(d, t.data(), t.data());
 }
@@ -434,6 +424,13 @@ void saveParameters(const Program &program, const Options &options,
 }
 } // namespace
 
+int ober::rt::reportError(const std::string &self, const std::string &message,
+                          int code) {
+  std::fprintf(stderr, "%s: error: %s\n", self.c_str(), message.c_str());
+  std::fflush(stderr);
+  return code;
+}
+
 bool ober::rt::ownsBlock(const Program &program, const Placement &where,
                          int64_t rank, const Split &split, int64_t stage) {
   std::vector<int64_t> c = where.grid.coordinates(rank);
@@ -455,6 +452,24 @@ int64_t ober::rt::ownerStage(const Program &program, size_t arg) {
     if (r.arg == static_cast<int64_t>(arg))
       return r.stage;
   return -1;
+}
+
+std::vector<int64_t> Placement::allAxes() const {
+  std::vector<int64_t> axes(grid.shape().size());
+  for (size_t a = 0; a < axes.size(); ++a)
+    axes[a] = static_cast<int64_t>(a);
+  return axes;
+}
+
+CollectiveDesc Placement::overWorld(int64_t kind, DType dtype,
+                                    std::vector<int64_t> shape) const {
+  CollectiveDesc d;
+  d.kind = kind;
+  d.dtype = dtype;
+  d.shape = std::move(shape);
+  d.group = worldGroup;
+  d.gridAxes = allAxes();
+  return d;
 }
 
 Placement Placement::of(const Program &program, int64_t rank) {
@@ -561,13 +576,12 @@ void startTracking(Tracker &tracker, const Program &program,
   std::string grid;
   for (int64_t d : program.grid)
     grid += (grid.empty() ? "" : "x") + std::to_string(d);
-  const char *kinds[] = {"constant", "cosine", "linear"};
   std::map<std::string, std::string> params = {
       {"model", program.model},
       {"grid", grid.empty() ? "1" : grid},
       {"steps", std::to_string(options.steps)},
       {"lr", std::to_string(options.lr.peak)},
-      {"lr_schedule", kinds[options.lr.kind]},
+      {"lr_schedule", lrScheduleName(options.lr.kind)},
       {"warmup_steps", std::to_string(options.lr.warmup)},
       {"min_lr", std::to_string(options.lr.min)},
       {"init_seed", std::to_string(options.initSeed)},
@@ -582,42 +596,53 @@ void startTracking(Tracker &tracker, const Program &program,
     throw Failure{error};
 }
 
-/// The step's metrics for tracking and the progress line.
-std::vector<std::pair<std::string, double>>
-stepMetrics(const Program &program, const Options &options, int64_t s,
-            double loss, double seconds) {
-  double units = static_cast<double>(program.samplesPerStep) *
-                 static_cast<double>(std::max<int64_t>(1, program.tokensPerSample));
-  std::vector<std::pair<std::string, double>> m = {
-      {"loss", loss},
-      {"lr", options.lr.at(s)},
-      {"step_time", seconds},
-      {"throughput", seconds > 0 ? units / seconds : 0}};
-  // Against the plan's model FLOPs and device peak, when planned.
-  if (program.modelFlops > 0 && program.peakFlops > 0 && seconds > 0) {
-    m.push_back({"mfu", program.modelFlops /
-                            (seconds * static_cast<double>(program.devices()) *
-                             program.peakFlops)});
-    m.push_back({"mfu_predicted", program.predictedMfu});
+/// A step's metrics, for tracking and the progress line.
+struct StepMetrics {
+  double loss = 0, lr = 0, seconds = 0, throughput = 0;
+  /// Against the plan's model FLOPs and device peak (-1 when unplanned).
+  double mfu = -1, mfuPredicted = -1;
+
+  StepMetrics(const Program &program, const Options &options, int64_t s,
+              double loss, double seconds)
+      : loss(loss), lr(options.lr.at(s)), seconds(seconds) {
+    double units =
+        static_cast<double>(program.samplesPerStep) *
+        static_cast<double>(std::max<int64_t>(1, program.tokensPerSample));
+    throughput = seconds > 0 ? units / seconds : 0;
+    if (program.modelFlops > 0 && program.peakFlops > 0 && seconds > 0) {
+      mfu = program.modelFlops /
+            (seconds * static_cast<double>(program.devices()) *
+             program.peakFlops);
+      mfuPredicted = program.predictedMfu;
+    }
   }
-  return m;
-}
+
+  /// By the tracking keys.
+  std::vector<std::pair<std::string, double>> values() const {
+    std::vector<std::pair<std::string, double>> v = {
+        {"loss", loss},
+        {"lr", lr},
+        {"step_time", seconds},
+        {"throughput", throughput}};
+    if (mfu >= 0) {
+      v.push_back({"mfu", mfu});
+      v.push_back({"mfu_predicted", mfuPredicted});
+    }
+    return v;
+  }
+};
 
 /// On a terminal, rank 0 keeps one progress line on stderr.
 void showProgress(const Program &program, const Options &options, int64_t s,
-                  double loss, double seconds) {
+                  const StepMetrics &m) {
   static const bool terminal = isatty(STDERR_FILENO);
   if (!terminal)
     return;
-  double eta = seconds * static_cast<double>(options.steps - s - 1);
-  std::fprintf(stderr, "\r  step %lld/%lld  loss %.5g  %.4g %s/s  ETA %lld:%02lld ",
+  double eta = m.seconds * static_cast<double>(options.steps - s - 1);
+  std::fprintf(stderr,
+               "\r  step %lld/%lld  loss %.5g  %.4g %s/s  ETA %lld:%02lld ",
                static_cast<long long>(s + 1),
-               static_cast<long long>(options.steps), loss,
-               seconds > 0 ? static_cast<double>(program.samplesPerStep) *
-                                 static_cast<double>(std::max<int64_t>(
-                                     1, program.tokensPerSample)) /
-                                 seconds
-                           : 0.0,
+               static_cast<long long>(options.steps), m.loss, m.throughput,
                program.tokensPerSample ? "tokens" : "samples",
                static_cast<long long>(eta) / 60,
                static_cast<long long>(eta) % 60);
@@ -668,17 +693,18 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     LocalSGD local(program, where, options, args);
     Clock clock;
     for (int64_t s = start; s < options.steps; ++s) {
-      if (!data.empty()) {
-        std::vector<HostTensor> batch = feed.batch(s);
-        for (size_t k = 0; k < batchArgs.size(); ++k)
+      // A batch input this stage never touches keeps its stand-in.
+      std::vector<HostTensor> batch;
+      if (!data.empty())
+        batch = feed.batch(s);
+      for (size_t k = 0; k < batchArgs.size(); ++k) {
+        if (!program.touches(where.stage, batchArgs[k]))
+          continue;
+        if (!data.empty()) {
           args[batchArgs[k]] = batch[k];
-      }
-      for (size_t k = 0; k < batchArgs.size() && data.empty(); ++k) {
-        const ProgramArg &a = program.args[batchArgs[k]];
-        if (!program.touches(where.stage, batchArgs[k])) {
-          args[batchArgs[k]] = standIn(a);
           continue;
         }
+        const ProgramArg &a = program.args[batchArgs[k]];
         const HostTensor &f = files[k];
         std::vector<int64_t> shape = globalShapeOf(a, where);
         int64_t offset =
@@ -705,9 +731,9 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       if (where.rank == 0) {
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
         std::fflush(stdout);
-        double seconds = clock.seconds.back();
-        tracker.log(s, stepMetrics(program, options, s, loss, seconds));
-        showProgress(program, options, s, loss, seconds);
+        StepMetrics metrics(program, options, s, loss, clock.seconds.back());
+        tracker.log(s, metrics.values());
+        showProgress(program, options, s, metrics);
       }
       if (checkpointAfter(s, program, options, where, args, data))
         return 0;
@@ -722,10 +748,10 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     return 0;
   } catch (const Failure &f) {
     tracker.close(/*finished=*/false);
-    return report(self, f.message);
+    return reportError(self, f.message);
   } catch (const CommError &e) {
     tracker.close(/*finished=*/false);
-    return report(self, e.what());
+    return reportError(self, e.what());
   }
 }
 
@@ -762,6 +788,6 @@ int ober::rt::infer(Entry entry, const Program &program,
     }
     return 0;
   } catch (const Failure &f) {
-    return report(self, f.message);
+    return reportError(self, f.message);
   }
 }

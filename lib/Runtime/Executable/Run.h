@@ -34,7 +34,16 @@ struct Placement {
 
   /// The placement of `rank` on `program`'s grid.
   static Placement of(const Program &program, int64_t rank);
+  /// Every axis of the grid (the world group's).
+  std::vector<int64_t> allAxes() const;
+  /// A collective of `kind` on `shape` elements of `dtype` over every rank.
+  CollectiveDesc overWorld(int64_t kind, DType dtype,
+                           std::vector<int64_t> shape) const;
 };
+
+/// Prints "<self>: error: <message>" to stderr; returns `code`.
+int reportError(const std::string &self, const std::string &message,
+                int code = 1);
 
 /// Whether `rank` holds a block of a value cut by `split` that no rank
 /// before it holds: at the value's `stage` (-1: every stage), at 0 on the

@@ -13,6 +13,7 @@
 
 #include "ober/Runtime/Files.h"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <unistd.h>
@@ -20,14 +21,17 @@
 using namespace ober::rt;
 
 uint32_t ober::rt::crc32c(const void *data, size_t size) {
-  static uint32_t table[256] = {0};
-  if (!table[1])
+  // The byte table of the reflected polynomial, made once (thread-safe).
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t c = i;
       for (int k = 0; k < 8; ++k)
         c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      table[i] = c;
+      t[i] = c;
     }
+    return t;
+  }();
   uint32_t c = 0xFFFFFFFFu;
   const auto *p = static_cast<const unsigned char *>(data);
   for (size_t i = 0; i < size; ++i)

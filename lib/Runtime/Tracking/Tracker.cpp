@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -37,16 +36,11 @@ std::string absolute(const std::string &path) {
   return std::string(getcwd(cwd, sizeof(cwd)) ? cwd : ".") + "/" + path;
 }
 
-bool writeText(const std::string &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  return out && (out << text) && out.flush();
-}
-
+/// The text of `path` ("" when unreadable).
 std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  std::string text;
+  readTextFile(path, text);
+  return text;
 }
 
 std::string newRunId() {
@@ -78,7 +72,7 @@ template <typename Keep> void filterLines(const std::string &path, Keep keep) {
   while (std::getline(in, line))
     if (keep(line))
       kept += line + "\n";
-  writeText(path, kept);
+  writeTextFile(path, kept);
 }
 } // namespace
 
@@ -94,7 +88,7 @@ bool Tracker::open(const std::string &folder, const std::string &runName,
   }
   int64_t now = nowMs();
   if (fileSize(experimentDir + "/meta.yaml") < 0 &&
-      !writeText(experimentDir + "/meta.yaml",
+      !writeTextFile(experimentDir + "/meta.yaml",
                  "artifact_location: file://" + experimentDir +
                      "\ncreation_time: " + std::to_string(now) +
                      "\nexperiment_id: '0'\nlast_update_time: " +
@@ -130,8 +124,8 @@ bool Tracker::open(const std::string &folder, const std::string &runName,
     return false;
   }
   for (const auto &[key, value] : params)
-    writeText(runDir + "/params/" + key, value);
-  writeText(runDir + "/tags/mlflow.runName", name);
+    writeTextFile(runDir + "/params/" + key, value);
+  writeTextFile(runDir + "/tags/mlflow.runName", name);
   writeRunMeta(1, -1);
   // What the earlier run logged from the resumed step on goes.
   std::string jsonlPath = root + "/metrics.jsonl";
@@ -148,7 +142,7 @@ bool Tracker::open(const std::string &folder, const std::string &runName,
              std::atoll(line.c_str() + at + 8) < resumeStep;
     });
   } else {
-    writeText(jsonlPath, "");
+    writeTextFile(jsonlPath, "");
   }
   jsonl = std::fopen(jsonlPath.c_str(), "ab");
   if (!jsonl) {
@@ -161,7 +155,7 @@ bool Tracker::open(const std::string &folder, const std::string &runName,
 }
 
 void Tracker::writeRunMeta(int status, int64_t endTime) {
-  writeText(runDir + "/meta.yaml",
+  writeTextFile(runDir + "/meta.yaml",
             "artifact_uri: file://" + runDir + "/artifacts\nend_time: " +
                 (endTime < 0 ? std::string("null") : std::to_string(endTime)) +
                 "\nentry_point_name: ''\nexperiment_id: '0'\n"
