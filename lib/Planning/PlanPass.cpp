@@ -168,8 +168,10 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
     for (auto f : module.getOps<func::FuncOp>())
       if (auto built = f->getAttrOfType<DictionaryAttr>("ober.train_step")) {
         auto clip = built.getAs<FloatAttr>("clip_norm");
+        auto norm = built.getAs<BoolAttr>("grad_norm");
         auto scaling = built.getAs<StringAttr>("loss_scale");
         problem.clipNorm = clip && clip.getValueAsDouble() > 0;
+        problem.gradNorm = norm && norm.getValue();
         problem.lossScaling = scaling && scaling.getValue() == "dynamic";
       }
     problem.memoryLimit = c->device.memoryBytes * memoryFraction;

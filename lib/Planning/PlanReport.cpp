@@ -332,10 +332,13 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
   // completed once; with pipeline stages the running sum passes from stage
   // to stage in parameter order and the last one sends back what the
   // updates need (the clipping factor, f32; whether no gradient
-  // overflowed, a bool).
+  // overflowed, a bool). A norm only reported stays in the last stage.
   int64_t stages = c.pp * std::max<int64_t>(c.chunks, 1);
+  bool clip = problem.clipNorm;
   for (auto [used, what, back] :
-       {std::tuple(problem.clipNorm, "the clipping norm", 4.0),
+       {std::tuple(clip || problem.gradNorm,
+                   clip ? "the clipping norm" : "the gradient norm",
+                   clip ? 4.0 : 0.0),
         std::tuple(problem.lossScaling, "the loss-scaling overflow probe",
                    1.0)}) {
     if (!used)
@@ -361,9 +364,10 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       out.push_back({"pipeline", "send/recv", 0, 2, 4, stages - 1,
                      std::string(what) + ": the running sum (f32)",
                      "after the gradient reduction"});
-      out.push_back({"pipeline", "send/recv", c.pp - 1, 2, back, c.pp - 1,
-                     std::string(what) + ": the result, to the other stages",
-                     "before the update"});
+      if (back > 0)
+        out.push_back({"pipeline", "send/recv", c.pp - 1, 2, back, c.pp - 1,
+                       std::string(what) + ": the result, to the other stages",
+                       "before the update"});
     }
   }
   return out;

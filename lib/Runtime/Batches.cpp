@@ -19,9 +19,13 @@ BatchLayout ober::rt::batchLayout(const std::vector<int64_t> &file,
       std::vector<int64_t>(file.begin() + 1, file.end()) ==
           std::vector<int64_t>(arg.begin() + 2, arg.end()))
     return BatchLayout::MergedMicroBatches;
-  if (file.size() == arg.size() + 1 &&
-      std::vector<int64_t>(file.begin() + 1, file.end()) == arg)
-    return BatchLayout::PerStep;
+  // One batch per step, in either of the forms above.
+  if (!file.empty()) {
+    BatchLayout each =
+        batchLayout(std::vector<int64_t>(file.begin() + 1, file.end()), arg);
+    if (each == BatchLayout::Whole || each == BatchLayout::MergedMicroBatches)
+      return BatchLayout::PerStep;
+  }
   return BatchLayout::Mismatch;
 }
 

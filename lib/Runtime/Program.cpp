@@ -32,6 +32,8 @@ constexpr Named<ArgRole> kArgRoles[] = {{ArgRole::Parameter, "param"},
 constexpr Named<ResultRole> kResultRoles[] = {{ResultRole::Parameter, "param"},
                                               {ResultRole::State, "state"},
                                               {ResultRole::Loss, "loss"},
+                                              {ResultRole::GradNorm,
+                                               "grad_norm"},
                                               {ResultRole::Output, "output"}};
 constexpr Named<InitKind> kInits[] = {{InitKind::Normal, "normal"},
                                       {InitKind::Ones, "ones"},
@@ -136,6 +138,13 @@ std::vector<size_t> Program::argsWith(ArgRole role) const {
     if (args[i].role == role)
       out.push_back(i);
   return out;
+}
+
+bool Program::returns(ResultRole role) const {
+  for (const ProgramResult &res : results)
+    if (res.role == role)
+      return true;
+  return false;
 }
 
 bool ProgramArg::isReadBy(int64_t stage) const {

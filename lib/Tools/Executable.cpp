@@ -15,6 +15,7 @@
 #include "ober/Target/CPU/Pipeline.h"
 #include "ober/Tools/Devices.h"
 #include "ober/Tools/ModelLoader.h"
+#include "ober/Training/TrainStep.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
@@ -294,11 +295,14 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
   }
   std::vector<size_t> params = program.argsWith(rt::ArgRole::Parameter),
                       states = program.argsWith(rt::ArgRole::State);
-  if (!inference && func.getNumResults() != params.size() + states.size() + 1)
+  size_t lossResult = params.size() + states.size();
+  bool gradNorm = !inference && returnsGradNorm(func);
+  if (!inference && func.getNumResults() != lossResult + 1 + gradNorm)
     return func.emitError("ober-compile: a training step returns its ")
            << params.size() << " parameter(s), " << states.size()
-           << " state tensor(s) and the loss; this one returns "
-           << func.getNumResults() << " value(s)";
+           << " state tensor(s), the loss"
+           << (gradNorm ? " and the gradient norm" : "")
+           << "; this one returns " << func.getNumResults() << " value(s)";
   for (unsigned r = 0; r < func.getNumResults(); ++r) {
     rt::ProgramResult res;
     auto spec = tensorSpec(func, func.getResultTypes()[r],
@@ -320,8 +324,10 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
     } else if (r < params.size() + states.size()) {
       res.role = rt::ResultRole::State;
       res.arg = states[r - params.size()];
-    } else {
+    } else if (r == lossResult) {
       res.role = rt::ResultRole::Loss;
+    } else {
+      res.role = rt::ResultRole::GradNorm;
     }
     program.results.push_back(std::move(res));
   }

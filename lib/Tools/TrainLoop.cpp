@@ -11,6 +11,7 @@
 #include "ober/Tools/CompiledRun.h"
 #include "ober/Tools/Devices.h"
 #include "ober/Runtime/Batches.h"
+#include "ober/Training/TrainStep.h"
 
 #include "llvm/Support/Format.h"
 
@@ -81,7 +82,11 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
              << i << " is not a parameter, optimizer state, batch or other "
              << "input, or learning rate: not a train step";
   }
-  if (!lrArg || step.getNumResults() != paramArgs.size() + stateArgs.size() + 1)
+  // Parameters, state, the loss and (when built with grad-norm) the
+  // gradient norm.
+  size_t lossResult = paramArgs.size() + stateArgs.size();
+  if (!lrArg ||
+      step.getNumResults() != lossResult + 1 + (returnsGradNorm(step) ? 1 : 0))
     return step.emitError("not a train step: it needs an 'ober.lr' argument "
                           "and returns parameters, state and the loss");
   if (options.batches.size() != batchArgs.size())
@@ -155,7 +160,7 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
     for (unsigned i : stateArgs)
       args[i] = (*results)[r++];
     os << "step " << s << " loss "
-       << llvm::format("%.9g", results->back().getFloat(0)) << "\n";
+       << llvm::format("%.9g", (*results)[lossResult].getFloat(0)) << "\n";
   }
   if (options.stats)
     *options.stats = grid ? deviceStats : interpreter.getStats();

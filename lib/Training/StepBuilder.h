@@ -23,6 +23,8 @@ struct StepOptions {
   double momentum = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = -1,
          labelSmoothing = 0, clipNorm = 0;
   bool nesterov = false;
+  /// The step returns the global gradient norm after the loss.
+  bool gradNorm = false;
   int64_t microBatches = 1;
   /// Dynamic loss scaling: "none" or "dynamic"; the first scale (a power of
   /// two) and the number of overflow-free steps before it doubles.

@@ -243,7 +243,7 @@ constexpr StringLiteral kLoss = "loss", kOptimizer = "optimizer",
                         kBeta1 = "beta1", kBeta2 = "beta2", kEps = "eps",
                         kWeightDecay = "weight_decay",
                         kLabelSmoothing = "label_smoothing",
-                        kClipNorm = "clip_norm",
+                        kClipNorm = "clip_norm", kGradNorm = "grad_norm",
                         kMicroBatches = "micro_batches",
                         kLossScale = "loss_scale",
                         kLossScaleInit = "loss_scale_init",
@@ -268,6 +268,7 @@ static DictionaryAttr stepAttribute(Builder &b, const StepOptions &o, double wd,
       b.getNamedAttr(kWeightDecay, b.getF64FloatAttr(wd)),
       b.getNamedAttr(kLabelSmoothing, b.getF64FloatAttr(o.labelSmoothing)),
       b.getNamedAttr(kClipNorm, b.getF64FloatAttr(o.clipNorm)),
+      b.getNamedAttr(kGradNorm, b.getBoolAttr(o.gradNorm)),
       b.getNamedAttr(kMicroBatches, b.getI64IntegerAttr(o.microBatches)),
       b.getNamedAttr(kLossScale, b.getStringAttr(o.lossScale)),
       b.getNamedAttr(kLossScaleInit, b.getF64FloatAttr(o.lossScaleInit)),
@@ -331,11 +332,19 @@ mlir::ober::training::readStepOptions(func::FuncOp step) {
   get(kLossScale, o.lossScale);
   get(kLossScaleInit, o.lossScaleInit);
   get(kLossScaleWindow, o.lossScaleWindow);
+  readEntry(attr, kGradNorm, o.gradNorm); // optional: false when absent
   if (!absent.empty())
     return step.emitError("'")
            << OberDialect::kTrainStepAttrName << "' has no '" << absent
            << "' (build the step with --ober-build-train-step)";
   return o;
+}
+
+bool mlir::ober::returnsGradNorm(func::FuncOp step) {
+  auto attr =
+      step->getAttrOfType<DictionaryAttr>(OberDialect::kTrainStepAttrName);
+  auto g = attr ? attr.getAs<BoolAttr>(keys::kGradNorm) : nullptr;
+  return g && g.getValue();
 }
 
 int64_t mlir::ober::microBatchesOf(func::FuncOp step) {
@@ -482,6 +491,8 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
     results.append({f32Scalar, f32Scalar});
   Type lossType = grad.getFunctionType().getResult(0);
   results.push_back(lossType);
+  if (o.gradNorm)
+    results.push_back(f32Scalar);
   auto step = func::FuncOp::create(builder, loc, "train_step",
                                    builder.getFunctionType(types, results));
   step.setAllArgAttrs(ArrayRef<DictionaryAttr>(attrs));
@@ -633,11 +644,13 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
                                   gb.scalar(f32, 0.0));
   }
 
-  // Global-norm clipping (PyTorch's clip_grad_norm_).
+  // The global norm, reported and for clipping (PyTorch's
+  // clip_grad_norm_).
+  Value norm;
+  if (o.clipNorm > 0 || o.gradNorm)
+    norm = gb.create<SqrtOp>(
+        sumOverGradients([&](Value g) { return gb.create<MulOp>(g, g); }));
   if (o.clipNorm > 0) {
-    Value total =
-        sumOverGradients([&](Value g) { return gb.create<MulOp>(g, g); });
-    Value norm = gb.create<SqrtOp>(total);
     Value coef = gb.create<DivOp>(gb.scalar(f32, o.clipNorm),
                                   gb.create<AddOp>(norm, gb.scalar(f32, 1e-6)));
     scaleGradients(gb.create<MinOp>(coef, gb.scalar(f32, 1.0)));
@@ -725,6 +738,8 @@ FailureOr<func::FuncOp> mlir::ober::training::buildStep(func::FuncOp lossFn,
         finite, gb.create<SelectOp>(grow, zero, good), zero));
   }
   rets.push_back(loss);
+  if (o.gradNorm)
+    rets.push_back(norm);
   func::ReturnOp::create(builder, loc, rets);
   SymbolTable(lossFn->getParentOfType<ModuleOp>()).insert(step);
   if (failed(verify(step)))
@@ -756,8 +771,8 @@ struct BuildTrainStepPass
       return signalPassFailure();
     StepOptions o{loss,           optimizer, momentum,  beta1,
                   beta2,          eps,       weightDecay,
-                  labelSmoothing, clipNorm,  nesterov,  microBatches,
-                  lossScale,      lossScaleInit, lossScaleWindow};
+                  labelSmoothing, clipNorm,  nesterov,  gradNorm,
+                  microBatches,   lossScale, lossScaleInit, lossScaleWindow};
     FailureOr<func::FuncOp> lossFn = buildLossFunction(forward, o);
     if (failed(lossFn))
       return signalPassFailure();

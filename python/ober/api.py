@@ -314,7 +314,7 @@ def _step_options(loss, optimizer, momentum, nesterov, betas, eps,
                   weight_decay, clip_norm, label_smoothing, micro_batches,
                   loss_scale):
     opts = [f"loss={loss}", f"optimizer={optimizer}",
-            f"micro-batches={micro_batches}"]
+            f"micro-batches={micro_batches}", "grad-norm=true"]
     if momentum:
         opts.append(f"momentum={momentum}")
     if nesterov:

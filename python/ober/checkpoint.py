@@ -48,7 +48,11 @@ def load_checkpoint(path, optimizer=False):
     """The full tensors of the checkpoint at `path` (a `step_<N>` folder,
     or a checkpoint directory: its newest complete one) by name: the
     parameters under the model's names and, with `optimizer=True`, the
-    optimizer state under `optim.<name>`. Returns (tensors, steps)."""
+    optimizer state under `optim.<name>` (and a local-SGD run's outer
+    state under `outer.anchor.<name>` and `outer.velocity.<name>`).
+    Under local SGD the parameters are the first data-parallel replica's;
+    the other replicas' own (`replica<r>.<name>`) are left out. Returns
+    (tensors, steps)."""
     folder = path if _complete(path) else _newest(path)
     with open(os.path.join(folder, "manifest.json")) as f:
         manifest = json.load(f)
@@ -56,7 +60,8 @@ def load_checkpoint(path, optimizer=False):
         raise OberError(f"{folder}/manifest.json is not an ober checkpoint")
     out = {}
     for name, info in manifest["tensors"].items():
-        if name.startswith("optim.") and not optimizer:
+        if (name.startswith(("optim.", "outer.")) and not optimizer
+                or re.match(r"replica\d+\.", name)):
             continue
         if info["dtype"] == "BF16":
             out[name] = np.zeros(info["shape"], np.float32)

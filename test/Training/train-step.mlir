@@ -1,5 +1,6 @@
 // RUN: ober-opt %s -ober-build-train-step="optimizer=adamw" | FileCheck %s --check-prefix=ADAMW
 // RUN: ober-opt %s -ober-build-train-step="optimizer=sgd momentum=0.9 nesterov=true loss=cross-entropy clip-norm=1.0 micro-batches=2" | FileCheck %s --check-prefix=SGD
+// RUN: ober-opt %s -ober-build-train-step="optimizer=sgd grad-norm=true" | FileCheck %s --check-prefix=NORM
 
 func.func @model(%x: tensor<4x3xf32>, %w: tensor<3x5xf32> {ober.param = "fc.weight"}, %b: tensor<5xf32> {ober.param = "fc.bias"}) -> tensor<4x5xf32> {
   %y = ober.matmul %x, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
@@ -39,3 +40,15 @@ func.func @model(%x: tensor<4x3xf32>, %w: tensor<3x5xf32> {ober.param = "fc.weig
 // SGD: scf.yield
 // SGD: ober.sqrt
 // SGD: ober.min
+
+// The gradient norm (no clipping): the sum of every gradient's squares, its
+// square root returned after the loss.
+// NORM-LABEL: func.func @train_step(
+// NORM-SAME: -> (tensor<3x5xf32>, tensor<5xf32>, tensor<f32>, tensor<f32>)
+// NORM-SAME: grad_norm = true
+// NORM: %[[G:.*]]:3 = call @model_loss_grad
+// NORM-DAG: %[[SQ0:.*]] = ober.mul %[[G]]#1, %[[G]]#1
+// NORM-DAG: %[[SQ1:.*]] = ober.mul %[[G]]#2, %[[G]]#2
+// NORM: %[[NORM:.*]] = ober.sqrt
+// NORM-NOT: ober.min
+// NORM: return {{.*}}, %[[G]]#0, %[[NORM]] : tensor<3x5xf32>, tensor<5xf32>, tensor<f32>, tensor<f32>

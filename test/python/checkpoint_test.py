@@ -10,7 +10,12 @@ within 1e-5 (relative), so parameters, optimizer state, the step counter
 and the data position all came back. `ober.load_checkpoint` must equal
 `--save-params`. A truncated newest checkpoint is skipped for the one
 before it, a half-written `.tmp` folder is ignored, and a checkpoint of
-another model is refused naming the tensor.
+another model is refused naming the tensor. Asynchronous saves
+(--checkpoint-async) hold what synchronous ones do. A local-SGD run (dp2,
+averaging every 3 steps) checkpointed between two averages resumes with
+each replica's own parameters and optimizer state and the outer step's
+anchors and momentum: its final parameters equal the uninterrupted run's
+bit for bit.
 
   checkpoint_test.py --bin build/bin
 """
@@ -52,12 +57,12 @@ class Checkpoints(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="ober-checkpoint-")
         batch = 4
-        step, cls.inputs = gpt_job(cls.tmp, BIN, STEPS, batch,
-                                   "optimizer=adamw eps=1e-4")
+        cls.step, cls.inputs = gpt_job(cls.tmp, BIN, STEPS, batch,
+                                       "optimizer=adamw eps=1e-4")
         cls.exes = {}
         for name, (dp, tp, pp, zero) in PLANS.items():
             exe = os.path.join(cls.tmp, name)
-            run([os.path.join(BIN, "ober-compile"), step,
+            run([os.path.join(BIN, "ober-compile"), cls.step,
                  "--plan=" + plan_option(batch, dp, tp, pp, zero, 1, "1f1b"),
                  "-o", exe])
             cls.exes[name] = exe
@@ -154,6 +159,64 @@ class Checkpoints(unittest.TestCase):
                    "--keep", 1)
         self.assertEqual(sorted(os.listdir(os.path.join(self.tmp, "kept"))),
                          ["latest", "step_000000002"])
+
+    def test_local_sgd_resume(self):
+        exe = os.path.join(self.tmp, "local-sgd")
+        run([os.path.join(BIN, "ober-compile"), self.step, "--plan=" +
+             plan_option(4, 2, 1, 1, 0, 1, "1f1b") + " local-steps=3",
+             "-o", exe])
+
+        def train(*args):
+            return run(["mpirun", "-np", 2, "--bind-to", "none", exe]
+                       + self.inputs + ["--lr", "3e-3"] + list(args))
+
+        whole, resumed = (os.path.join(self.tmp, n)
+                          for n in ("local-whole", "local-resumed"))
+        ref = losses_of(train("--steps", STEPS, "--save-params",
+                              whole).stdout)
+        # Steps 0-2, the average, then step 3: the replicas differ.
+        ckpt = os.path.join(self.tmp, "ckpt-local")
+        train("--steps", 4, "--checkpoint-dir", ckpt)
+        manifest = os.path.join(ckpt, "step_000000004", "manifest.json")
+        with open(manifest) as f:
+            names = json.load(f)["tensors"]
+        params = sorted(f[:-4] for f in os.listdir(whole))
+        for p in params:
+            for saved in (p, "replica1." + p, "replica1.optim." + p + ".exp_avg",
+                          "outer.anchor." + p, "outer.velocity." + p):
+                self.assertIn(saved, names)
+        tensors, _ = ober.load_checkpoint(ckpt)
+        self.assertEqual(sorted(tensors), params)
+        out = train("--steps", STEPS, "--resume", "--checkpoint-dir", ckpt,
+                    "--save-params", resumed)
+        self.assertEqual(losses_of(out.stdout), ref[4:])
+        for p in params:
+            np.testing.assert_array_equal(
+                np.load(os.path.join(resumed, p + ".npy")),
+                np.load(os.path.join(whole, p + ".npy")), p)
+
+    def test_async_saves(self):
+        # Written by a thread while training goes on, each committed steps
+        # later: the same checkpoints as synchronous saves, none left
+        # half-written.
+        sync, later = (os.path.join(self.tmp, n)
+                       for n in ("ckpt-sync", "ckpt-async"))
+        self.train("dp2-zero1", "--steps", 4, "--checkpoint-dir", sync,
+                   "--checkpoint-every", 1)
+        self.train("dp2-zero1", "--steps", 4, "--checkpoint-dir", later,
+                   "--checkpoint-every", 1, "--checkpoint-async")
+        self.assertEqual(sorted(os.listdir(later)), sorted(os.listdir(sync)))
+        for n in range(1, 5):
+            folder = f"step_{n:09d}"
+            want, _ = ober.load_checkpoint(os.path.join(sync, folder),
+                                           optimizer=True)
+            got, steps = ober.load_checkpoint(os.path.join(later, folder),
+                                              optimizer=True)
+            self.assertEqual(steps, n)
+            self.assertEqual(sorted(got), sorted(want))
+            for name in want:
+                np.testing.assert_array_equal(got[name], want[name],
+                                              f"{folder}: {name}")
 
     def test_other_model_refused(self):
         # A folder without checkpoints: the run starts over.

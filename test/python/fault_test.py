@@ -8,7 +8,9 @@ job under `ober-launch --np 4 --max-restarts 8` with a checkpoint every 10
 steps while the test kills a random rank with SIGKILL twice: once at a
 random moment and once while a checkpoint is being written (its
 `step_<N>.tmp` folder exists). Each trial's final parameters must equal the
-uninterrupted run's exactly. Last, SIGTERM to ober-launch makes the job
+uninterrupted run's exactly. Odd trials write their checkpoints
+asynchronously (--checkpoint-async: a thread writes while training goes
+on, the commit comes steps later). Last, SIGTERM to ober-launch makes the job
 checkpoint and stop cleanly, and a second ober-launch with --resume
 finishes it, again bit for bit.
 
@@ -104,11 +106,12 @@ class FaultRecovery(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def launch(self, ckpt, saved, restarts=8, resume=False):
+    def launch(self, ckpt, saved, restarts=8, resume=False, extra=()):
         cmd = [os.path.join(BIN, "ober-launch"), "--np", 4, "--max-restarts",
                restarts, "--", self.exe] + self.args + [
                "--checkpoint-dir", ckpt, "--checkpoint-every", EVERY,
-               "--save-params", saved] + (["--resume"] if resume else [])
+               "--save-params", saved] + (["--resume"] if resume else []
+                                          ) + list(extra)
         return subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=MPI_ENV,
                                 start_new_session=True)
@@ -119,7 +122,9 @@ class FaultRecovery(unittest.TestCase):
             with self.subTest(trial=trial):
                 ckpt = os.path.join(self.tmp, f"ckpt{trial}")
                 saved = os.path.join(self.tmp, f"saved{trial}")
-                proc = self.launch(ckpt, saved)
+                async_save = trial % 2 == 1
+                proc = self.launch(ckpt, saved, extra=["--checkpoint-async"]
+                                   if async_save else [])
                 kills = []
 
                 def killer():
@@ -146,8 +151,9 @@ class FaultRecovery(unittest.TestCase):
                 # (Two kills may end the same attempt.)
                 restarts = err.count("restarting from the newest checkpoint")
                 self.assertGreaterEqual(restarts, 1 if kills else 0)
-                print(f"trial {trial}: killed {', '.join(kills) or 'none'}",
-                      flush=True)
+                print(f"trial {trial}"
+                      f"{' (asynchronous checkpoints)' if async_save else ''}"
+                      f": killed {', '.join(kills) or 'none'}", flush=True)
                 got, want = params(saved), params(self.reference)
                 self.assertEqual(sorted(got), sorted(want))
                 for name in want:

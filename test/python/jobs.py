@@ -26,13 +26,20 @@ def run(cmd, check=True, env=MPI_ENV, timeout=600):
     return proc
 
 
-def gpt_job(tmp, bindir, steps, batch=4, build="optimizer=adamw"):
-    """Returns (step.mlir, input arguments) in `tmp`: `steps` batches of
-    `batch` sequences of 8 tokens, drawn from a fixed seed."""
+def gpt_model(steps, batch=4):
+    """The job's model (training mode) and its `steps` batches of `batch`
+    sequences of 8 tokens and their targets, drawn from a fixed seed."""
     torch.manual_seed(3)
     model = GPT().train()
     x = torch.randint(0, 40, (steps, batch, 8))
     y = torch.randint(0, 40, (steps, batch, 8))
+    return model, x, y
+
+
+def gpt_job(tmp, bindir, steps, batch=4, build="optimizer=adamw"):
+    """Returns (step.mlir, input arguments) in `tmp`: gpt_model's model and
+    batches, its step built with `build`."""
+    model, x, y = gpt_model(steps, batch)
     onnx_path = os.path.join(tmp, "gpt.onnx")
     torch.onnx.export(model, (x[0],), onnx_path, opset_version=17,
                       training=torch.onnx.TrainingMode.TRAINING,

@@ -6,7 +6,9 @@ A GPT-style job (two ranks, dp2) trains 6 steps with --log-dir and a
 checkpoint after step 4, then resumes to 8 steps with the same folder.
 Checked against the formats in RUNTIME.md:
   * metrics.jsonl: one object per step with step, loss, lr, step_time,
-    throughput, mfu and mfu_predicted (the plan's); the losses those printed; after the resume, each step once;
+    throughput, grad_norm, mfu and mfu_predicted (the plan's); the losses
+    those printed, the gradient norms PyTorch's AdamW loop sees (1e-4);
+    after the resume, each step once;
   * TensorBoard: every record's length and data CRC-32C (masked) match,
     the first event is file_version "brain.Event:2", each step has one
     event with a simple_value per tag, and the resumed file starts with a
@@ -29,16 +31,20 @@ import tempfile
 import unittest
 import warnings
 
+import torch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from jobs import MPI_ENV, gpt_job  # noqa: E402
+from jobs import MPI_ENV, gpt_job, gpt_model  # noqa: E402
 from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 
 BIN = None
 warnings.filterwarnings("ignore")
-KEYS = ["loss", "lr", "step_time", "throughput", "mfu", "mfu_predicted"]
+KEYS = ["loss", "lr", "step_time", "throughput", "grad_norm", "mfu",
+        "mfu_predicted"]
+LR = 1e-3
 
 
 def crc32c(data):
@@ -114,6 +120,23 @@ def yaml(path):
     return out
 
 
+def torch_grad_norms(steps):
+    """The gradient norm before each of `steps` AdamW steps on the job's
+    model and batches."""
+    model, x, y = gpt_model(steps)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR)
+    norms = []
+    for s in range(steps):
+        opt.zero_grad()
+        logits = model(x[s])
+        torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), y[s].reshape(-1)).backward()
+        norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(),
+                                                    float("inf")).item())
+        opt.step()
+    return norms
+
+
 class Tracking(unittest.TestCase):
     def test_log_dir(self):
         tmp = tempfile.mkdtemp(prefix="ober-tracking-")
@@ -123,7 +146,8 @@ class Tracking(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
     def check(self, tmp):
-        step, inputs = gpt_job(tmp, BIN, 8)
+        step, inputs = gpt_job(tmp, BIN, 8,
+                               build="optimizer=adamw grad-norm=true")
         exe = os.path.join(tmp, "train")
         subprocess.run([os.path.join(BIN, "ober-compile"), step, "--plan=" +
                         plan_option(4, 2, 1, 1, 0, 1, "1f1b"), "-o", exe],
@@ -133,7 +157,7 @@ class Tracking(unittest.TestCase):
         def train(steps, *extra):
             proc = subprocess.run(
                 ["mpirun", "-np", "2", "--bind-to", "none", exe, "--steps",
-                 str(steps), "--log-dir", logs, "--checkpoint-dir", ckpt,
+                 str(steps), "--lr", str(LR), "--log-dir", logs, "--checkpoint-dir", ckpt,
                  "--checkpoint-every", "4", "--run-name", "gpt-dp2"]
                 + inputs + list(extra), capture_output=True, text=True,
                 env=MPI_ENV)
@@ -164,6 +188,12 @@ class Tracking(unittest.TestCase):
                                    rows[0]["mfu"] / rows[0]["mfu_predicted"]
                                    * rows[0]["step_time"] / r["step_time"],
                                    places=6)
+
+        # The global gradient norm of each step, as PyTorch's AdamW loop
+        # (what clip_grad_norm_ returns) sees it.
+        for s, norm in enumerate(torch_grad_norms(8)):
+            self.assertLessEqual(abs(rows[s]["grad_norm"] - norm), 1e-4 * norm,
+                                 f"step {s}: grad_norm")
 
         board = sorted(os.listdir(os.path.join(logs, "tensorboard")))
         self.assertEqual(len(board), 2)

@@ -111,7 +111,10 @@ static func::FuncOp trainingStep(ModuleOp module) {
              "--train-step is ignored";
     return step;
   }
-  if (failed(runPasses(module, "ober-build-train-step{" + trainStep + "}")))
+  // The step reports its gradient norm (the executable's grad_norm
+  // metric) unless --train-step says grad-norm=false.
+  if (failed(runPasses(module,
+                       "ober-build-train-step{grad-norm=true " + trainStep + "}")))
     return nullptr;
   return findTrainStep(module, functionName);
 }

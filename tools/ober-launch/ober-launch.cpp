@@ -11,9 +11,13 @@
 // continues from the newest complete checkpoint, up to R times. SIGTERM or
 // SIGINT to ober-launch asks the ranks to finish their step, checkpoint and
 // exit (SIGUSR1 through mpirun, which forwards it; SIGTERM under srun), and
-// it does not restart then. Exits with the job's status.
+// it does not restart then; nor after exit status 2, an executable's
+// refusal of its command line, which a restart would only repeat. Exits
+// with the job's status.
 //
 //===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/LaunchEnv.h"
 
 #include <atomic>
 #include <csignal>
@@ -152,6 +156,11 @@ int main(int argc, char **argv) {
                  describe(status).c_str());
     if (stopping)
       return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == OBER_RT_EXIT_USAGE) {
+      std::fprintf(stderr, "%s: not restarting: the executable refused its "
+                           "command line\n", self);
+      return OBER_RT_EXIT_USAGE;
+    }
     if (attempt >= maxRestarts) {
       std::fprintf(stderr, "%s: giving up after %ld restart(s)\n", self,
                    attempt);

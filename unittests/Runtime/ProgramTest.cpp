@@ -1,10 +1,12 @@
 //===- ProgramTest.cpp - the compiled program's manifest ------------------===//
 //
 // Part of Ober-Train. The manifest ober-compile writes and an executable
-// reads: a round trip, and the errors a damaged one gets.
+// reads: a round trip, and the errors a damaged one gets; which part of an
+// input file feeds each step (Batches.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "ober/Runtime/Batches.h"
 #include "ober/Runtime/Program.h"
 
 #include "../TestSupport.h"
@@ -48,7 +50,11 @@ Program sample() {
   nw.shape = {4, 3};
   nw.inPlace = {0, -1};
   nw.stage = 1;
-  p.results = {loss, nw};
+  ProgramResult norm;
+  norm.role = ResultRole::GradNorm;
+  norm.inPlace = {-1, -1};
+  norm.stage = 1;
+  p.results = {loss, nw, norm};
   p.kernels = {{"ober_rt_cpu_matmul", {1, 1, 1, 8, 4, 3, 0, 1}},
                {"ober_rt_cpu_conv", {2, -1}}};
   return p;
@@ -64,10 +70,12 @@ void roundTrip() {
   EXPECT(q.args.size() == 2 && q.args[0].initKey == p.args[0].initKey &&
          q.args[0].shape == p.args[0].shape && q.args[1].dtype == DType::BF16 &&
          q.args[1].role == ArgRole::Batch);
-  EXPECT(q.results.size() == 2 && q.results[1].inPlaceIn(0) == 0 &&
+  EXPECT(q.results.size() == 3 && q.results[1].inPlaceIn(0) == 0 &&
          q.results[1].inPlaceIn(1) == -1 && q.results[0].inPlaceIn(0) == -1 &&
          q.results[0].role == ResultRole::Loss && q.results[0].stage == 1 &&
-         q.results[1].stage == 1);
+         q.results[1].stage == 1 &&
+         q.results[2].role == ResultRole::GradNorm);
+  EXPECT(q.returns(ResultRole::GradNorm) && !q.returns(ResultRole::Output));
   // Stage 0 returns the parameter in place, unread: it never touches it.
   EXPECT(q.args[0].readBy == std::vector<int64_t>{1});
   EXPECT(!q.touches(0, 0) && q.touches(1, 0) && q.touches(0, 1));
@@ -143,10 +151,29 @@ void errors() {
           "result #1: updates argument #5");
 }
 
+/// An argument [micro-batches 2, samples 3, 4] is fed by a file of its
+/// shape, of [6, 4], or of either with a leading steps dimension.
+void batches() {
+  std::vector<int64_t> arg = {2, 3, 4};
+  EXPECT(batchLayout({2, 3, 4}, arg) == BatchLayout::Whole);
+  EXPECT(batchLayout({6, 4}, arg) == BatchLayout::MergedMicroBatches);
+  EXPECT(batchLayout({5, 2, 3, 4}, arg) == BatchLayout::PerStep);
+  EXPECT(batchLayout({5, 6, 4}, arg) == BatchLayout::PerStep);
+  EXPECT(batchOffset(BatchLayout::PerStep, {5, 6, 4}, arg, 7) == 2 * 24);
+  EXPECT(batchOffset(BatchLayout::MergedMicroBatches, {6, 4}, arg, 7) == 0);
+  // Two leading steps dimensions, or samples that do not add up: no.
+  EXPECT(batchLayout({3, 5, 2, 3, 4}, arg) == BatchLayout::Mismatch);
+  EXPECT(batchLayout({5, 7, 4}, arg) == BatchLayout::Mismatch);
+  EXPECT(batchLayout({}, {4}) == BatchLayout::Mismatch);
+  // A scalar input (a dropout seed) with one value per step.
+  EXPECT(batchLayout({3}, {}) == BatchLayout::PerStep);
+}
+
 } // namespace
 
 int main() {
   roundTrip();
   errors();
+  batches();
   return testSummary();
 }

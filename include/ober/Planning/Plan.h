@@ -100,10 +100,11 @@ struct PlanProblem {
   /// Usable bytes per device.
   double memoryLimit = 0;
   /// Sums the step takes over every gradient after reducing them: the
-  /// global norm of gradient clipping, the overflow probe of dynamic loss
-  /// scaling (each one more all-reduce when ZeRO shards gradients, and
-  /// passed through the pipeline stages).
-  bool clipNorm = false, lossScaling = false;
+  /// global norm of gradient clipping or the one it reports (grad-norm),
+  /// the overflow probe of dynamic loss scaling (each one more all-reduce
+  /// when ZeRO shards gradients, and passed through the pipeline stages;
+  /// clipping and the probe send their result back to every stage).
+  bool clipNorm = false, gradNorm = false, lossScaling = false;
   /// A segment kind's tensor-parallel collective seconds (PlanModel.cpp).
   struct CollectiveTimes {
     /// Forward ones full recomputation repeats; of them, those it repeats

@@ -2,9 +2,9 @@
 //
 // Part of Ober-Train's runtime (no MLIR). A training input file holds the
 // batch argument's shape (the same batch every step), that shape with its
-// two leading dimensions (micro-batches and their samples) merged, or one
-// more leading dimension with a batch per step (step `i` reads batch
-// `i mod steps`). The interpreter's training loop and training executables
+// two leading dimensions (micro-batches and their samples) merged, or
+// either of them with one more leading dimension holding a batch per step
+// (step `i` reads batch `i mod steps`). The interpreter's training loop and training executables
 // both read inputs by this rule.
 //
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,10 @@
 
 #include <stddef.h>
 
+/* The exit status of a training executable that refused its command line;
+   ober-launch does not restart it (a restart would fail the same way). */
+#define OBER_RT_EXIT_USAGE 2
+
 #ifdef __cplusplus
 extern "C" {
 #endif

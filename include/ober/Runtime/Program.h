@@ -66,6 +66,7 @@ enum class ResultRole {
   Parameter, // the new value of argument `arg`
   State,     // the new value of argument `arg`
   Loss,      // the step's loss (a scalar)
+  GradNorm,  // the global gradient norm (a scalar; steps built with it)
   Output,    // an inference output
 };
 
@@ -128,6 +129,8 @@ struct Program {
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;
+  /// Whether a result has `role`.
+  bool returns(ResultRole role) const;
   /// Whether the function of `stage` touches argument `i`: reads it, or
   /// computes its new value, or returns it in a new buffer (a copy).
   bool touches(int64_t stage, size_t i) const;

@@ -42,6 +42,10 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
       correction; `weight-decay` decoupled for AdamW, L2 otherwise). Defaults
       equal PyTorch's: betas 0.9/0.999, eps 1e-8, AdamW weight decay 0.01.
     - `clip-norm`: clips the global gradient norm (0 disables it).
+    - `grad-norm`: the step also returns the global L2 norm of the
+      gradients (unscaled, before clipping; inf or NaN when a gradient
+      overflowed) after the loss, an f32 scalar: the `grad_norm` metric of
+      the executables (`ober-compile` and `ober.compile` turn it on).
     - `micro-batches`: gradient accumulation; every batch input gains a
       leading dimension of that size, a loop (`scf.for`) runs the gradient
       function on each micro-batch and sums its loss and gradients, which
@@ -89,6 +93,8 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
            "Label smoothing of the cross-entropy loss">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Clip the global gradient norm to this (0: off)">,
+    Option<"gradNorm", "grad-norm", "bool", /*default=*/"false",
+           "Also return the global gradient norm (after the loss)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
            "Micro-batches per step (gradient accumulation)">,
     Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",

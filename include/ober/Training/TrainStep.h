@@ -28,6 +28,11 @@ func::FuncOp lossFunctionOf(func::FuncOp step);
 /// records none).
 int64_t microBatchesOf(func::FuncOp step);
 
+/// Whether `step` returns the global gradient norm after its loss (built
+/// with `grad-norm`; `ober.train_step` records it). Partitioned stage
+/// functions keep the attribute, so this holds for them too.
+bool returnsGradNorm(func::FuncOp step);
+
 /// The loop over the micro-batches in `step` (an `scf.for` with constant
 /// bounds and a positive step in its body), or null when it has none.
 Operation *microBatchLoopOf(func::FuncOp step);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 
 using namespace ober::rt;
@@ -64,6 +65,99 @@ bool isSaved(const ProgramArg &a) {
 }
 std::string tensorName(const ProgramArg &a) {
   return a.role == ArgRole::State ? "optim." + a.name : a.name;
+}
+
+/// The replica whose own state `where` keeps: its coordinate on the
+/// replica axis under local SGD, else 0 (the replicas are equal).
+int64_t replicaOf(const Program &program, const Placement &where) {
+  return program.localSteps > 1 && program.replicaAxis >= 0
+             ? where.coords[program.replicaAxis]
+             : 0;
+}
+std::string ofReplica(int64_t replica, const std::string &name) {
+  return replica == 0 ? name : "replica" + std::to_string(replica) + "." + name;
+}
+
+/// A tensor of a checkpoint that this rank writes or reads: a block of
+/// argument `arg`'s shape and cut, `dtype`, under `name` (when reading and
+/// the checkpoint has none: under `fallback`, if any; or nothing, when
+/// `optional`).
+struct Item {
+  std::string name, fallback;
+  size_t arg = 0;
+  DType dtype = DType::F32;
+  const HostTensor *value = nullptr; // saving
+  HostTensor *into = nullptr;        // loading
+  bool optional = false, *found = nullptr;
+};
+
+/// What this rank writes: its blocks of parameters and optimizer state
+/// that no rank before it on its replica holds, and (replica 0) the side
+/// state's.
+std::vector<Item> itemsToSave(const Program &program, const Placement &where,
+                              const std::vector<HostTensor> &args,
+                              const std::vector<SideState> &side) {
+  int64_t replica = replicaOf(program, where);
+  // The rank at replica 0 that holds the same blocks.
+  std::vector<int64_t> coords = where.coords;
+  if (replica)
+    coords[program.replicaAxis] = 0;
+  int64_t like = where.grid.rankAt(coords);
+  auto writes = [&](size_t i) {
+    int64_t owner = ownerStage(program, i);
+    return ownsBlock(program, where, like, program.args[i].split,
+                     owner < 0 ? 0 : owner); // on every stage: the first's
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < program.args.size(); ++i)
+    if (isSaved(program.args[i]) && writes(i)) {
+      Item item;
+      item.name = ofReplica(replica, tensorName(program.args[i]));
+      item.arg = i;
+      item.dtype = program.args[i].dtype;
+      item.value = &args[i];
+      items.push_back(item);
+    }
+  for (const SideState &state : side)
+    if (replica == 0 && writes(state.arg)) {
+      Item item;
+      item.name = state.name;
+      item.arg = state.arg;
+      item.dtype = state.value.dtype();
+      item.value = &state.value;
+      items.push_back(item);
+    }
+  return items;
+}
+
+/// What this rank reads: its stage's parameters and optimizer state (its
+/// replica's own, else replica 0's), and the side state, if saved.
+std::vector<Item> itemsToLoad(const Program &program, const Placement &where,
+                              std::vector<HostTensor> &args,
+                              std::vector<SideState> &side) {
+  int64_t replica = replicaOf(program, where);
+  std::vector<Item> items;
+  for (size_t i = 0; i < program.args.size(); ++i)
+    if (isSaved(program.args[i]) && program.touches(where.stage, i)) {
+      Item item;
+      item.fallback = tensorName(program.args[i]);
+      item.name = ofReplica(replica, item.fallback);
+      item.arg = i;
+      item.dtype = program.args[i].dtype;
+      item.into = &args[i];
+      items.push_back(item);
+    }
+  for (SideState &state : side) {
+    Item item;
+    item.name = state.name;
+    item.arg = state.arg;
+    item.dtype = state.value.dtype();
+    item.into = &state.value;
+    item.optional = true;
+    item.found = &state.found;
+    items.push_back(item);
+  }
+  return items;
 }
 
 std::atomic<bool> stopSignal{false};
@@ -148,49 +242,50 @@ struct Manifest {
   std::vector<Shard> shards;
 };
 
-/// This rank's files: sidecar text describing them for rank 0.
-struct Written {
-  std::string sidecar;
-  bool ok = true;
-  std::string error;
+/// One saved box of a tensor: where it lies, its bytes (a copy).
+struct Box {
+  Shard shard;
+  DType dtype;
+  std::vector<char> bytes;
 };
 
-Written writeShards(const Program &program, const Placement &where,
-                    const std::string &folder,
-                    const std::vector<HostTensor> &args) {
-  Written w;
-  // Per file (a chunk index): the boxes it holds.
-  struct Box {
-    Shard shard;
-    DType dtype;
-    std::vector<char> bytes;
-  };
+/// A copy of what this rank saves: per file (a chunk index) its boxes,
+/// and the tensors' global types (JSON members).
+struct Snapshot {
   std::map<size_t, std::vector<Box>> boxes;
   std::string tensors;
-  for (size_t i = 0; i < program.args.size(); ++i) {
-    const ProgramArg &a = program.args[i];
-    if (!isSaved(a))
-      continue;
-    int64_t owner = ownerStage(program, i);
-    if (owner < 0)
-      owner = 0; // the same on every stage: the first one's
-    if (!ownsBlock(program, where, where.rank, a.split, owner))
-      continue;
-    std::string name = tensorName(a);
-    tensors += std::string(tensors.empty() ? "" : ",") + json::quote(name) +
-               ":{\"dtype\":\"" + dtypeSafeTensorsName(a.dtype) +
-               "\",\"shape\":" +
-               json::list(globalShape(a.shape, a.split, where.grid)) + "}";
+};
+
+Snapshot takeSnapshot(const Program &program, const Placement &where,
+                      const std::vector<Item> &items) {
+  Snapshot snap;
+  for (const Item &item : items) {
+    const ProgramArg &a = program.args[item.arg];
+    snap.tensors += std::string(snap.tensors.empty() ? "" : ",") +
+                    json::quote(item.name) + ":{\"dtype\":\"" +
+                    dtypeSafeTensorsName(item.dtype) + "\",\"shape\":" +
+                    json::list(globalShape(a.shape, a.split, where.grid)) +
+                    "}";
     std::vector<Chunk> chunks = chunksOf(a.shape, a.split, where);
     for (size_t k = 0; k < chunks.size(); ++k) {
-      Box box{{"", name, chunks[k].globalStart, chunks[k].shape}, a.dtype, {}};
-      extract(args[i], chunks[k], box.bytes);
-      boxes[k].push_back(std::move(box));
+      Box box{{"", item.name, chunks[k].globalStart, chunks[k].shape},
+              item.dtype,
+              {}};
+      extract(*item.value, chunks[k], box.bytes);
+      snap.boxes[k].push_back(std::move(box));
     }
   }
+  return snap;
+}
+
+/// Writes rank `rank`'s files of `snap` into `folder`, each synced, and
+/// the sidecar describing them for rank 0 (`rank_<r>.json`); false with
+/// `error` naming the file that failed.
+bool writeFiles(const Snapshot &snap, int64_t rank, const std::string &folder,
+                std::string &error) {
   std::string fileList;
-  for (auto &[k, list] : boxes) {
-    std::string file = rankFile(where.rank, k, "safetensors");
+  for (auto &[k, list] : snap.boxes) {
+    std::string file = rankFile(rank, k, "safetensors");
     std::vector<WeightData> weights;
     std::string info;
     for (const Box &box : list) {
@@ -208,15 +303,15 @@ Written writeShards(const Program &program, const Placement &where,
               [](const WeightData &a, const WeightData &b) {
                 return a.name < b.name;
               });
-    std::string path = folder + "/" + file, error;
+    std::string path = folder + "/" + file;
     if (!writeWeights(path, weights,
                       {{"format", kFormat},
                        {"DCP_SHARDING_INFO", "{" + info + "}"}},
                       error) ||
         !syncPath(path)) {
-      w.ok = false;
-      w.error = error.empty() ? path + ": cannot write" : error;
-      return w;
+      if (error.empty())
+        error = path + ": cannot write";
+      return false;
     }
     std::string shardList;
     for (const Box &box : list)
@@ -230,8 +325,15 @@ Written writeShards(const Program &program, const Placement &where,
                 ",\"hash\":\"" + hashFile(path) + "\",\"shards\":[" +
                 shardList + "]}";
   }
-  w.sidecar = "{\"tensors\":{" + tensors + "},\"files\":[" + fileList + "]}";
-  return w;
+  std::string sidecar = folder + "/" + rankFile(rank, 0, "json");
+  if (!writeTextFile(sidecar,
+                     "{\"tensors\":{" + snap.tensors + "},\"files\":[" +
+                         fileList + "]}",
+                     /*sync=*/true)) {
+    error = sidecar + ": cannot write";
+    return false;
+  }
+  return true;
 }
 
 /// The manifest from the ranks' sidecars in `folder` (removed after).
@@ -441,14 +543,22 @@ void ober::rt::stopOnSignals() {
 
 bool ober::rt::stopRequested() { return stopSignal.load(); }
 
-bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
-                              const std::string &dir, int64_t steps,
-                              int64_t keep,
-                              const std::vector<HostTensor> &args,
-                              const std::map<std::string, std::string> &extra,
-                              std::string &error) {
-  std::string name = stepFolder(steps), final = dir + "/" + name,
-              tmp = final + ".tmp";
+CheckpointWriter::~CheckpointWriter() {
+  if (writer.joinable())
+    writer.join();
+  if (!folder.empty() && rank == 0)
+    removeTree(folder); // never committed
+}
+
+bool CheckpointWriter::start(const Program &program, const Placement &where,
+                             const std::string &dir, int64_t steps,
+                             int64_t keep, const std::vector<HostTensor> &args,
+                             const std::vector<SideState> &side,
+                             const std::map<std::string, std::string> &extra,
+                             bool async, std::string &error) {
+  if (!folder.empty() && !finish(where, /*wait=*/true, error))
+    return false;
+  std::string tmp = dir + "/" + stepFolder(steps) + ".tmp";
   bool made = true;
   if (where.rank == 0) {
     removeTree(tmp);
@@ -458,25 +568,53 @@ bool ober::rt::saveCheckpoint(const Program &program, const Placement &where,
     error = "cannot create " + tmp;
     return false;
   }
-  Written mine = writeShards(program, where, tmp, args);
-  if (mine.ok) {
-    std::string side = tmp + "/" + rankFile(where.rank, 0, "json");
-    mine.ok = writeTextFile(side, mine.sidecar, /*sync=*/true);
-    if (!mine.ok)
-      mine.error = side + ": cannot write";
-  }
-  if (!allRanks(where, mine.ok)) {
+  this->program = &program;
+  this->dir = dir;
+  this->steps = steps;
+  this->keep = keep;
+  this->extra = extra;
+  folder = tmp;
+  rank = where.rank;
+  written = false;
+  writeError.clear();
+  auto snap = std::make_shared<Snapshot>(
+      takeSnapshot(program, where, itemsToSave(program, where, args, side)));
+  auto write = [this, snap] {
+    std::string why;
+    bool ok = writeFiles(*snap, rank, folder, why);
+    writeError = ok ? "" : why;
+    writeOk = ok;
+    written = true;
+  };
+  if (!async)
+    write();
+  else
+    writer = std::thread(write);
+  return async || finish(where, /*wait=*/true, error);
+}
+
+bool CheckpointWriter::finish(const Placement &where, bool wait,
+                              std::string &error) {
+  if (folder.empty())
+    return true;
+  if (!wait && !allRanks(where, written.load()))
+    return true; // still writing somewhere
+  if (writer.joinable())
+    writer.join();
+  std::string final = folder.substr(0, folder.size() - 4); // less ".tmp"
+  std::string name = final.substr(dir.size() + 1), tmp = folder;
+  folder.clear();
+  if (!allRanks(where, writeOk)) {
     if (where.rank == 0)
       removeTree(tmp);
     error = "checkpoint " + final + " not written: " +
-            (mine.ok ? "another rank failed to write its shards"
-                     : mine.error);
+            (writeOk ? "another rank failed to write its shards" : writeError);
     return false;
   }
   bool committed = true;
   if (where.rank == 0) {
     committed =
-        writeManifest(tmp, steps, program, extra, error) && syncPath(tmp);
+        writeManifest(tmp, steps, *program, extra, error) && syncPath(tmp);
     if (committed) {
       removeTree(final); // an older save of the same step
       committed = std::rename(tmp.c_str(), final.c_str()) == 0 &&
@@ -512,6 +650,7 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
                                  const Placement &where,
                                  const std::string &dir,
                                  std::vector<HostTensor> &args,
+                                 std::vector<SideState> &side,
                                  std::map<std::string, std::string> &extra,
                                  std::string &error) {
   std::vector<std::string> candidates;
@@ -523,39 +662,44 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
               return stepsOf(a) > stepsOf(b);
             });
   // What this rank restores.
-  std::vector<size_t> wanted;
-  for (size_t i = 0; i < program.args.size(); ++i)
-    if (isSaved(program.args[i]) && program.touches(where.stage, i))
-      wanted.push_back(i);
+  std::vector<Item> wanted = itemsToLoad(program, where, args, side);
   for (const std::string &candidate : candidates) {
     std::string folder = dir + "/" + candidate, why, incompatible;
     Manifest m;
     bool ok = readManifest(folder, m, why);
-    std::map<size_t, std::vector<const Shard *>> reads;
+    // Per wanted item: the name it is read under ("" none) and its shards.
+    std::vector<std::string> names(wanted.size());
+    std::vector<std::vector<const Shard *>> reads(wanted.size());
     for (size_t k = 0; ok && k < wanted.size(); ++k) {
-      const ProgramArg &a = program.args[wanted[k]];
-      std::string name = tensorName(a);
+      const Item &item = wanted[k];
+      const ProgramArg &a = program.args[item.arg];
+      std::string name = item.name;
+      if (!m.tensors.count(name) && !item.fallback.empty())
+        name = item.fallback;
       auto it = m.tensors.find(name);
       std::vector<int64_t> shape = globalShape(a.shape, a.split, where.grid);
       if (it == m.tensors.end()) {
+        if (item.optional)
+          continue;
         incompatible = folder + " has no tensor '" + name + "'";
         break;
       }
-      if (it->second.second != shape || it->second.first != a.dtype) {
+      if (it->second.second != shape || it->second.first != item.dtype) {
         incompatible = folder + ": '" + name + "' is " +
                        dtypeName(it->second.first) + " " +
                        shapeText(it->second.second) + ", the model's is " +
-                       dtypeName(a.dtype) + " " + shapeText(shape);
+                       dtypeName(item.dtype) + " " + shapeText(shape);
         break;
       }
+      names[k] = name;
       std::vector<std::vector<int64_t>> inv = inverseIndices(a, where);
       for (const Shard &s : m.shards)
         if (s.name == name && overlaps(s, inv))
-          reads[wanted[k]].push_back(&s);
+          reads[k].push_back(&s);
     }
     // Every file must be whole; the ones this rank reads, unchanged.
     std::map<std::string, bool> read;
-    for (auto &[i, list] : reads)
+    for (const std::vector<const Shard *> &list : reads)
       for (const Shard *s : list)
         read[s->file] = true;
     for (const Manifest::File &f : m.files) {
@@ -586,12 +730,14 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
     }
     // Read the overlapping shards into this rank's blocks.
     bool loaded = true;
-    for (size_t i : wanted) {
-      const ProgramArg &a = program.args[i];
-      HostTensor t(a.dtype, a.shape);
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      if (names[k].empty())
+        continue; // optional, and not saved
+      const ProgramArg &a = program.args[wanted[k].arg];
+      HostTensor t(wanted[k].dtype, a.shape);
       std::vector<std::vector<int64_t>> inv = inverseIndices(a, where);
       int64_t covered = 0;
-      for (const Shard *s : reads[i]) {
+      for (const Shard *s : reads[k]) {
         WeightsFile file;
         std::vector<char> data;
         const WeightInfo *info = nullptr;
@@ -608,12 +754,14 @@ int64_t ober::rt::loadCheckpoint(const Program &program,
       }
       if (loaded && covered < elementCount(a.shape)) {
         loaded = false;
-        why = folder + ": the shards of '" + tensorName(a) +
+        why = folder + ": the shards of '" + names[k] +
               "' do not cover this rank's block";
       }
       if (!loaded)
         break;
-      args[i] = t;
+      *wanted[k].into = t;
+      if (wanted[k].found)
+        *wanted[k].found = true;
     }
     if (!allRanks(where, loaded)) {
       error = loaded ? "another rank could not read " + folder : why;

@@ -12,6 +12,11 @@ LocalSGD::LocalSGD(const Program &program, const Placement &where,
                    const Options &options, const std::vector<HostTensor> &args)
     : program(program), where(where), lr(options.outerLearningRate),
       momentum(options.outerMomentum) {
+  anchorAt(args);
+}
+
+void LocalSGD::anchorAt(const std::vector<HostTensor> &args) {
+  slots.clear();
   if (program.localSteps <= 1)
     return;
   for (const ProgramResult &res : program.results) {
@@ -61,5 +66,39 @@ void LocalSGD::afterStep(int64_t step, std::vector<HostTensor> &args) {
       storeFloat(next, i, slot.anchor[i]);
     }
     param = next;
+  }
+}
+
+std::vector<SideState> LocalSGD::sideState() const {
+  std::vector<SideState> out;
+  for (const Slot &slot : slots) {
+    const ProgramArg &a = program.args[slot.arg];
+    for (auto [what, values] : {std::pair("anchor", &slot.anchor),
+                                std::pair("velocity", &slot.velocity)}) {
+      SideState state;
+      state.name = std::string("outer.") + what + "." + a.name;
+      state.arg = slot.arg;
+      state.value = HostTensor(DType::F32, a.shape);
+      for (size_t i = 0; i < values->size(); ++i)
+        storeFloat(state.value, static_cast<int64_t>(i), (*values)[i]);
+      out.push_back(std::move(state));
+    }
+  }
+  return out;
+}
+
+void LocalSGD::restore(const std::vector<SideState> &side) {
+  for (const SideState &state : side) {
+    if (!state.found)
+      continue;
+    for (Slot &slot : slots) {
+      if (slot.arg != state.arg)
+        continue;
+      bool anchor = state.name.rfind("outer.anchor.", 0) == 0;
+      std::vector<float> &values = anchor ? slot.anchor : slot.velocity;
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] =
+            static_cast<float>(loadFloat(state.value, static_cast<int64_t>(i)));
+    }
   }
 }

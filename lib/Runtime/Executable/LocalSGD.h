@@ -10,13 +10,16 @@
 //   anchor = anchor - lr * (g + momentum * v)
 //   param = anchor                                (every replica)
 //
-// The inner optimizer's state stays each replica's own.
+// The inner optimizer's state stays each replica's own. Checkpoints keep
+// the anchors and velocities as side state (`outer.anchor.<param>`,
+// `outer.velocity.<param>`).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef OBER_LIB_RUNTIME_EXECUTABLE_LOCALSGD_H
 #define OBER_LIB_RUNTIME_EXECUTABLE_LOCALSGD_H
 
+#include "Checkpoint.h"
 #include "Run.h"
 
 namespace ober::rt {
@@ -28,8 +31,16 @@ public:
   LocalSGD(const Program &program, const Placement &where,
            const Options &options, const std::vector<HostTensor> &args);
 
+  /// Anchors at `args` again, with zero velocities.
+  void anchorAt(const std::vector<HostTensor> &args);
+
   /// After step `step` (from 0): on every H-th, the outer step.
   void afterStep(int64_t step, std::vector<HostTensor> &args);
+
+  /// The anchors and velocities as checkpoint side state (empty without
+  /// local SGD); `restore` takes back those a checkpoint held.
+  std::vector<SideState> sideState() const;
+  void restore(const std::vector<SideState> &side);
 
 private:
   struct Slot {

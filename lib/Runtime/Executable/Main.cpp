@@ -11,6 +11,8 @@
 #include "Checkpoint.h"
 #include "Ranks.h"
 
+#include "ober/Runtime/LaunchEnv.h"
+
 #include <cstdio>
 #include <malloc.h>
 
@@ -39,7 +41,7 @@ int main(int argc, char **argv) {
     return reportError(self, error, 70);
   Options options;
   if (!parseOptions(argc, argv, program.kind, options, error))
-    return reportError(self, error, 2);
+    return reportError(self, error, OBER_RT_EXIT_USAGE);
   if (options.help) {
     std::fputs(usage(self.c_str(), program).c_str(), stdout);
     return 0;

@@ -64,6 +64,10 @@ constexpr OptionInfo kOptions[] = {
      "(atomically; after the last step, and every --checkpoint-every)"},
     {"--checkpoint-every", "N", Train, "steps between checkpoints"},
     {"--keep", "K", Train, "keep the newest K checkpoints (default all)"},
+    {"--checkpoint-async", nullptr, Train,
+     "write checkpoints from a thread while training goes on (the state is "
+     "copied at the step; committed once every rank has written; the last "
+     "step's and a stop's are written at once)"},
     {"--resume", nullptr, Train,
      "continue from the newest complete checkpoint in --checkpoint-dir "
      "(written under any plan), up to --steps"},
@@ -188,6 +192,8 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       (arg == "--keep" ? out.keep : out.checkpointEvery) = n;
     } else if (arg == "--resume") {
       out.resume = true;
+    } else if (arg == "--checkpoint-async") {
+      out.checkpointAsync = true;
     } else if (arg == "--outer-lr" || arg == "--outer-momentum") {
       char *end = nullptr;
       double v = std::strtod(value.c_str(), &end);
@@ -212,9 +218,10 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
     error = "--data and --input both give batches; pick one";
     return false;
   }
-  if ((out.resume || out.checkpointEvery || out.keep) &&
+  if ((out.resume || out.checkpointEvery || out.keep || out.checkpointAsync) &&
       out.checkpointDir.empty()) {
-    error = "--resume, --checkpoint-every and --keep need --checkpoint-dir";
+    error = "--resume, --checkpoint-every, --keep and --checkpoint-async "
+            "need --checkpoint-dir";
     return false;
   }
   error = out.lr.check();

@@ -28,17 +28,18 @@ struct Options {
   std::string outputDir;
   int threads = 0; // 0: the node's cores shared by its ranks
   double commTimeout = 300;
-  /// Checkpoints: the folder, every how many steps (0: only after the
-  /// last), how many to keep (0: all), and whether to resume from the
-  /// newest complete one.
   /// A data set instead of --input (ober/Runtime/Dataset.h), its shuffle's
   /// seed, and a folder where each rank logs the samples it reads.
   std::string data, dataLog;
   uint64_t dataSeed = 0;
   /// Tracking (rank 0): the folder and the run's name.
   std::string logDir, runName;
+  /// Checkpoints: the folder, every how many steps (0: only after the
+  /// last), how many to keep (0: all), whether a thread writes them while
+  /// training goes on, and whether to resume from the newest complete one.
   std::string checkpointDir;
   int64_t checkpointEvery = 0, keep = 0;
+  bool checkpointAsync = false;
   bool resume = false;
   /// Local SGD's outer Nesterov step (DiLoCo's defaults).
   double outerLearningRate = 0.7, outerMomentum = 0.9;

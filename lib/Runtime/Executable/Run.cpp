@@ -26,6 +26,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -313,7 +314,7 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
 namespace {
 /// Tags of the runtime's own transfers (the program's are small).
 constexpr int64_t kLossTag = 1 << 20, kParamTag = kLossTag + 1,
-                  kStageTag = kLossTag + 2;
+                  kStageTag = kLossTag + 2, kGradNormTag = kLossTag + 3;
 
 /// Sends (or receives) `t` to (from) `peer` on `where`'s channel.
 void transfer(const Placement &where, bool send, int64_t peer, int64_t tag,
@@ -362,24 +363,26 @@ void shareAcrossStages(const Program &program, const Placement &where,
   }
 }
 
-/// The step's loss at rank 0 (sent there from the stage that computes
-/// it); NaN elsewhere.
-double stepLoss(const Program &program, const Placement &where,
-                const std::vector<HostTensor> &results) {
+/// The step's scalar result of `role` (the loss, the gradient norm) at
+/// rank 0, sent there from the stage that computes it under `tag`; NaN
+/// elsewhere and when the step has none.
+double scalarAtRankZero(const Program &program, const Placement &where,
+                        const std::vector<HostTensor> &results,
+                        ResultRole role, int64_t tag) {
   for (size_t r = 0; r < results.size(); ++r) {
     const ProgramResult &res = program.results[r];
-    if (res.role != ResultRole::Loss)
+    if (res.role != role)
       continue;
     int64_t from = stageLeader(program, where, res.stage);
     if (from == 0)
       return where.rank == 0 ? loadFloat(results[r], 0) : NAN;
-    HostTensor loss = results[r];
+    HostTensor value = results[r];
     if (where.rank == from)
-      transfer(where, /*send=*/true, 0, kLossTag, loss);
+      transfer(where, /*send=*/true, 0, tag, value);
     if (where.rank != 0)
       return NAN;
     HostTensor got(res.dtype, res.shape);
-    transfer(where, /*send=*/false, from, kLossTag, got);
+    transfer(where, /*send=*/false, from, tag, got);
     return loadFloat(got, 0);
   }
   return NAN;
@@ -514,13 +517,17 @@ std::vector<HostTensor> initialArguments(const Program &program,
 /// A checkpoint of another data set is refused.
 int64_t resumeFrom(const Program &program, const Options &options,
                    const Placement &where, std::vector<HostTensor> &args,
-                   const std::string &data) {
+                   LocalSGD &local, const std::string &data) {
   if (!options.resume)
     return 0;
   std::string error;
   std::map<std::string, std::string> extra;
+  std::vector<SideState> side = local.sideState();
   int64_t start = loadCheckpoint(program, where, options.checkpointDir, args,
-                                 extra, error);
+                                 side, extra, error);
+  if (start > 0)
+    local.anchorAt(args);
+  local.restore(side);
   if (start < 0)
     throw Failure{error};
   auto saved = extra.find("data");
@@ -543,20 +550,27 @@ int64_t resumeFrom(const Program &program, const Options &options,
 bool checkpointAfter(int64_t s, const Program &program, const Options &options,
                      const Placement &where,
                      const std::vector<HostTensor> &args,
-                     const std::string &data) {
+                     const LocalSGD &local, const std::string &data,
+                     CheckpointWriter &writer) {
   if (options.checkpointDir.empty())
     return false;
-  bool due = s + 1 == options.steps ||
+  bool last = s + 1 == options.steps;
+  bool due = last ||
              (options.checkpointEvery && (s + 1) % options.checkpointEvery == 0);
-  bool stop = !allRanks(where, !stopRequested()) && s + 1 < options.steps;
+  bool stop = !allRanks(where, !stopRequested()) && !last;
   std::string error;
+  // A save still being written commits once every rank has written it.
+  if (!writer.finish(where, /*wait=*/last || stop, error))
+    throw Failure{error};
   std::map<std::string, std::string> extra = {
       {"samples", std::to_string((s + 1) * program.samplesPerStep)}};
   if (!data.empty())
     extra["data"] = data;
-  if ((due || stop) && !saveCheckpoint(program, where, options.checkpointDir,
-                                       s + 1, options.keep, args, extra,
-                                       error))
+  bool async = options.checkpointAsync && !last && !stop;
+  if ((due || stop) &&
+      !writer.start(program, where, options.checkpointDir, s + 1,
+                    options.keep, args, local.sideState(), extra, async,
+                    error))
     throw Failure{error};
   if (stop && where.rank == 0)
     std::fprintf(stderr,
@@ -599,6 +613,8 @@ void startTracking(Tracker &tracker, const Program &program,
 /// A step's metrics, for tracking and the progress line.
 struct StepMetrics {
   double loss = 0, lr = 0, seconds = 0, throughput = 0;
+  /// The global gradient norm, when the step returns it.
+  std::optional<double> gradNorm;
   /// Against the plan's model FLOPs and device peak (-1 when unplanned).
   double mfu = -1, mfuPredicted = -1;
 
@@ -624,6 +640,8 @@ struct StepMetrics {
         {"lr", lr},
         {"step_time", seconds},
         {"throughput", throughput}};
+    if (gradNorm)
+      v.push_back({"grad_norm", *gradNorm});
     if (mfu >= 0) {
       v.push_back({"mfu", mfu});
       v.push_back({"mfu_predicted", mfuPredicted});
@@ -688,9 +706,10 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     for (size_t i : batchArgs)
       batchBlocks.emplace_back(program.args[i].shape, program.args[i].split,
                                where);
-    int64_t start = resumeFrom(program, options, where, args, data);
-    startTracking(tracker, program, options, where, start, self);
     LocalSGD local(program, where, options, args);
+    CheckpointWriter writer;
+    int64_t start = resumeFrom(program, options, where, args, local, data);
+    startTracking(tracker, program, options, where, start, self);
     Clock clock;
     for (int64_t s = start; s < options.steps; ++s) {
       // A batch input this stage never touches keeps its stand-in.
@@ -727,15 +746,21 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       }
       local.afterStep(s, args);
       shareAcrossStages(program, where, args);
-      double loss = stepLoss(program, where, results);
+      double loss = scalarAtRankZero(program, where, results,
+                                     ResultRole::Loss, kLossTag);
+      double gradNorm = scalarAtRankZero(program, where, results,
+                                         ResultRole::GradNorm, kGradNormTag);
       if (where.rank == 0) {
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
         std::fflush(stdout);
         StepMetrics metrics(program, options, s, loss, clock.seconds.back());
+        if (program.returns(ResultRole::GradNorm))
+          metrics.gradNorm = gradNorm;
         tracker.log(s, metrics.values());
         showProgress(program, options, s, metrics);
       }
-      if (checkpointAfter(s, program, options, where, args, data))
+      if (checkpointAfter(s, program, options, where, args, local, data,
+                          writer))
         return 0;
     }
     if (options.timing && where.rank == 0)
