@@ -92,3 +92,15 @@ void ober::rt::storeFloat(DType type, void *p, double value) {
     return;
   }
 }
+
+std::optional<uint64_t> ober::rt::checkedBytes(const std::vector<int64_t> &shape,
+                                               uint64_t elementBytes) {
+  constexpr uint64_t kLimit = uint64_t(1) << 62;
+  uint64_t total = elementBytes;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(total, static_cast<uint64_t>(d),
+                                        &total) ||
+        total > kLimit)
+      return std::nullopt;
+  return total;
+}

@@ -7,6 +7,7 @@
 #include "ober/Runtime/Npy.h"
 
 #include <cstring>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -167,10 +168,16 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
     }
     out.shape.push_back(d);
   }
-  size_t bytesNeeded = static_cast<size_t>(out.numElements()) *
-                       dtypeSize(found->type) *
-                       (found->type == DType::Unicode ? itemChars : 1);
+  std::optional<uint64_t> needed = checkedBytes(
+      out.shape, dtypeSize(found->type) *
+                     (found->type == DType::Unicode ? itemChars : 1));
   size_t dataOffset = offset + headerLen;
+  if (!needed) {
+    error = "shape " + shape + " of " + dtypeName(found->type) +
+            " holds more than 2^62 bytes";
+    return false;
+  }
+  size_t bytesNeeded = static_cast<size_t>(*needed);
   if (size - dataOffset != bytesNeeded) {
     error = "data size " + std::to_string(size - dataOffset) +
             " bytes does not match shape " + shape + " of " +

@@ -18,6 +18,8 @@ using namespace ober::rt;
 namespace {
 
 constexpr int kManifestVersion = 3;
+/// The most devices a program's grid may have.
+constexpr uint64_t kMaxDevices = uint64_t(1) << 24;
 
 /// The manifest's name of each value of an enum.
 template <typename E> struct Named {
@@ -92,6 +94,10 @@ struct Reader {
     dtype = *t;
     if (!integers(*s, 0, shape)) {
       fail("shape " + s->dump() + " is not a list of sizes");
+      return false;
+    }
+    if (!checkedBytes(shape, dtypeSize(dtype))) {
+      fail("shape " + s->dump() + " holds more than 2^62 bytes");
       return false;
     }
     return true;
@@ -288,6 +294,10 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
   out.weights = weights->string;
   if (!Reader::integers(*grid, 1, out.grid))
     r.fail("grid " + grid->dump() + " is not a list of sizes");
+  else if (std::optional<uint64_t> n = checkedBytes(out.grid, 1);
+           !n || *n > kMaxDevices)
+    r.fail("grid " + grid->dump() + " has more than " +
+           std::to_string(kMaxDevices) + " devices");
   size_t gridRank = out.grid.size();
   out.pipelineAxis = pipelineAxis->integer;
   out.stages = stages->integer;

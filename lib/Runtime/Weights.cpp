@@ -95,15 +95,14 @@ bool WeightsFile::open(const std::string &file, std::string &error) {
     info.dtype = *type;
     if (!shape->isArray())
       return fail("tensor '" + name + "': 'shape' is not an array");
-    uint64_t elements = 1;
     for (const json::Value &d : shape->array) {
-      if (!d.isInteger() || d.integer < 0 || d.integer > (int64_t(1) << 48))
+      if (!d.isInteger() || d.integer < 0)
         return fail("tensor '" + name + "': bad dimension " + d.dump());
       info.shape.push_back(d.integer);
-      elements *= static_cast<uint64_t>(d.integer);
-      if (elements > (uint64_t(1) << 56))
-        return fail("tensor '" + name + "': shape too large");
     }
+    std::optional<uint64_t> bytes = checkedBytes(info.shape, dtypeSize(*type));
+    if (!bytes)
+      return fail("tensor '" + name + "': shape too large");
     if (!offsets->isArray() || offsets->array.size() != 2 ||
         !offsets->array[0].isInteger() || !offsets->array[1].isInteger())
       return fail("tensor '" + name +
@@ -116,7 +115,7 @@ bool WeightsFile::open(const std::string &file, std::string &error) {
                   "-byte data section");
     info.offset = begin;
     info.size = end - begin;
-    if (info.size != elements * dtypeSize(info.dtype))
+    if (info.size != *bytes)
       return fail("tensor '" + name + "': " + std::to_string(info.size) +
                   " bytes do not match its shape and dtype");
     index[name] = infos.size();

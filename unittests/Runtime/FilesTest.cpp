@@ -88,6 +88,15 @@ void npyErrors(const std::string &dir) {
   writeBytes(dir + "/short.npy", file + header + std::string(8, '\0'));
   EXPECT(!readNpy(dir + "/short.npy", out, error) &&
          error.find("does not match shape") != std::string::npos);
+  // Found by fuzzing: a shape whose element count overflows int64.
+  header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, "
+           "9223372036854775807), }";
+  file = std::string("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(header.size());
+  file += '\0';
+  writeBytes(dir + "/overflow.npy", file + header + std::string(8, '\0'));
+  EXPECT(!readNpy(dir + "/overflow.npy", out, error) &&
+         error.find("holds more than 2^62 bytes") != std::string::npos);
 }
 
 void weightsRoundTrip(const std::string &dir) {
@@ -141,6 +150,10 @@ void weightsErrors(const std::string &dir) {
   bad(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
       std::string(4, '\0'), "bad dimension -1");
   bad(R"({"a":{"shape":[1]}})", "", "needs 'dtype', 'shape' and 'data_offsets'");
+  // Sizes whose product overflows 64 bits.
+  bad(R"({"a":{"dtype":"F32","shape":[281474976710656,281474976710656],)"
+      R"("data_offsets":[0,0]}})",
+      "", "shape too large");
   writeBytes(dir + "/huge.safetensors", u64le(1ull << 40) + "{}");
   EXPECT(!file.open(dir + "/huge.safetensors", error) &&
          error.find("exceeds the file") != std::string::npos);

@@ -8,8 +8,10 @@
 #define OBER_RUNTIME_DTYPE_H
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ober::rt {
 
@@ -20,6 +22,12 @@ enum class DType { F16, BF16, F32, F64, Bool, I8, U8, I16, I32, I64, Unicode };
 
 /// Bytes per element.
 size_t dtypeSize(DType type);
+
+/// The bytes of a tensor of `shape` with `elementBytes` per element, or
+/// nothing when a size is negative or the total exceeds 2^62 bytes: what a
+/// reader checks before it trusts a shape a file states.
+std::optional<uint64_t> checkedBytes(const std::vector<int64_t> &shape,
+                                     uint64_t elementBytes);
 
 /// NumPy's name for the type (`float32`, `bfloat16`, `int64`, `bool`, ...).
 const char *dtypeName(DType type);

@@ -469,10 +469,25 @@ LogicalResult dropout(NodeContext &ctx) {
 FailureOr<Value> nll(NodeContext &ctx, Value logProbs, Value targets,
                      Value weights) {
   RankedTensorType lt = typeOf(logProbs), tt = typeOf(targets);
-  if (lt.getRank() < 2 || tt.getRank() != lt.getRank() - 1) {
-    ctx.error() << "needs input [N, C, d...] and target [N, d...], got " << lt
-                << " and " << tt;
+  auto agree = [](int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+  };
+  bool fits = lt.getRank() >= 2 && tt.getRank() == lt.getRank() - 1;
+  for (int64_t d = 0; fits && d < tt.getRank(); ++d)
+    fits = agree(tt.getDimSize(d), lt.getDimSize(d == 0 ? 0 : d + 1));
+  if (!fits || !isa<IntegerType>(tt.getElementType())) {
+    ctx.error() << "needs input [N, C, d...] and integer target [N, d...], got "
+                << lt << " and " << tt;
     return failure();
+  }
+  if (weights) {
+    RankedTensorType wt = typeOf(weights);
+    if (wt.getRank() != 1 || !agree(wt.getDimSize(0), lt.getDimSize(1)) ||
+        wt.getElementType() != lt.getElementType()) {
+      ctx.error() << "needs weight [C] of the input's type, got " << wt
+                  << " for input " << lt;
+      return failure();
+    }
   }
   Type f = lt.getElementType(), it = tt.getElementType();
   std::string reduction = ctx.getString("reduction", "mean");

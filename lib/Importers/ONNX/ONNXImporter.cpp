@@ -434,6 +434,16 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
       ctx.error() << "input '" << in << "' is not defined before the node";
       return failure();
     }
+    // A sequence where the op takes a tensor, or the other way round.
+    int takes = inputTakesSequence(node, opset, i);
+    bool isSequence = sequences.count(in);
+    if (takes >= 0 && takes != isSequence) {
+      ctx.error() << "input #" << i << " '" << in << "' is a "
+                  << (isSequence ? "sequence" : "tensor") << "; "
+                  << node.op_type() << " takes a "
+                  << (takes ? "sequence" : "tensor") << " there";
+      return failure();
+    }
   }
   Handler handler = isTrainingGradient(node) ? importGradient
                                              : handlers().lookup(node.op_type());

@@ -8,12 +8,24 @@
 
 #include "onnx/defs/schema.h"
 
+#include <algorithm>
+
 std::string mlir::ober::onnx_import::checkArity(const onnx::NodeProto &node,
                                                 int opset) {
   const onnx::OpSchema *schema =
       onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
-  if (!schema)
+  if (!schema) {
+    // An op of the default domain that the model's opset predates.
+    bool standard = node.domain().empty() || node.domain() == "ai.onnx";
+    const onnx::OpSchema *later =
+        standard ? onnx::OpSchemaRegistry::Schema(node.op_type(), 1000, "")
+                 : nullptr;
+    if (later)
+      return node.op_type() + " exists from opset " +
+             std::to_string(later->since_version()) +
+             " on; the model imports opset " + std::to_string(opset);
     return "";
+  }
   auto check = [&](const std::vector<onnx::OpSchema::FormalParameter> &formals,
                    const auto &actual, const char *what) -> std::string {
     for (size_t i = 0; i < formals.size(); ++i) {
@@ -35,4 +47,26 @@ std::string mlir::ober::onnx_import::checkArity(const onnx::NodeProto &node,
   if (error.empty())
     error = check(schema->outputs(), node.output(), "output");
   return error;
+}
+
+int mlir::ober::onnx_import::inputTakesSequence(const onnx::NodeProto &node,
+                                                int opset, int i) {
+  const onnx::OpSchema *schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+  if (!schema || schema->inputs().empty() || i < 0)
+    return -1;
+  const auto &formals = schema->inputs();
+  // A variadic last input covers the rest.
+  const onnx::OpSchema::FormalParameter &formal =
+      formals[std::min<size_t>(i, formals.size() - 1)];
+  if (static_cast<size_t>(i) >= formals.size() &&
+      formal.GetOption() != onnx::OpSchema::Variadic)
+    return -1;
+  bool sequence = false, tensor = false;
+  for (onnx::DataType type : formal.GetTypes()) {
+    bool seq = type && type->rfind("seq(", 0) == 0;
+    sequence |= seq;
+    tensor |= !seq;
+  }
+  return sequence == tensor ? -1 : sequence ? 1 : 0;
 }

@@ -20,6 +20,10 @@ namespace mlir::ober::onnx_import {
 /// input or output, or an empty string.
 std::string checkArity(const onnx::NodeProto &node, int opset);
 
+/// What input #`i` of `node`'s op takes at `opset` by its schema: a
+/// sequence (1), a tensor (0), either or unknown (-1).
+int inputTakesSequence(const onnx::NodeProto &node, int opset, int i);
+
 } // namespace mlir::ober::onnx_import
 
 #endif // OBER_LIB_IMPORTERS_ONNX_SCHEMA_H
