@@ -8,5 +8,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/utils/setup.sh"
+# The sanitizer trees the ctests sanitize.* run (utils/sanitize.sh).
+OBER_BUILD_DIR="${OBER_BUILD_DIR:-$root/build}" "$root/utils/sanitize.sh" build
 ctest --test-dir "${OBER_BUILD_DIR:-$root/build}" --output-on-failure \
   -j "$(nproc)"

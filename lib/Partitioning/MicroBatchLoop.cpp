@@ -232,9 +232,10 @@ LogicalResult StepPartitioner::buildLoop(scf::ForOp loop) {
   for (auto [k, yielded] : llvm::enumerate(yield->getOperands())) {
     Value serial = loop.getResult(k);
     if (auto t = tags.find(yielded); t != tags.end()) {
-      tags[serial] = t->second;
-      if (latest.lookup(t->second) == yielded)
-        latest[t->second] = serial;
+      unsigned tag = t->second; // tags[serial] may move the entries
+      tags[serial] = tag;
+      if (latest.lookup(tag) == yielded)
+        latest[tag] = serial;
     }
     afterCalls.insert(serial);
   }

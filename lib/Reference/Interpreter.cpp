@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Reference/Interpreter.h"
+
+#include "ober/Runtime/Files.h"
 #include "ober/Reference/Collectives.h"
 
 #include "Kernels.h"
@@ -30,30 +32,8 @@ Tensor mlir::ober::reference::detail::resultTensor(Operation *op, unsigned i) {
   return Tensor(type.getElementType(), type.getShape());
 }
 
-/// Bytes this process can still get: the memory the kernel says is
-/// available, or less under an address-space limit.
-static int64_t availableHostBytes() {
-  int64_t bytes = 0;
-  if (auto meminfo = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo")) {
-    StringRef text = (*meminfo)->getBuffer();
-    size_t at = text.find("MemAvailable:");
-    if (at != StringRef::npos) {
-      StringRef kb = text.drop_front(at + strlen("MemAvailable:")).ltrim();
-      kb = kb.take_while([](char c) { return c >= '0' && c <= '9'; });
-      if (!kb.getAsInteger(10, bytes))
-        bytes *= 1024;
-    }
-  }
-  if (bytes <= 0)
-    bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  struct rlimit limit;
-  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-    bytes = std::min<int64_t>(bytes, limit.rlim_cur);
-  return bytes;
-}
-
 LogicalResult mlir::ober::reference::checkHostMemory(Operation *root) {
-  int64_t available = availableHostBytes();
+  int64_t available = ::ober::rt::availableHostBytes();
   return verifyTensorSizes(root, [&](ShapedType t) -> std::optional<std::string> {
     // Elements are held as doubles or int64 (Tensor.h); strings larger.
     int64_t elements = *checkedNumElements(t.getShape());

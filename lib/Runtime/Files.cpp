@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -127,4 +128,24 @@ bool ober::rt::replaceFile(const std::string &path, const std::string &text) {
     return false;
   size_t slash = path.rfind('/');
   return syncPath(slash == std::string::npos ? "." : path.substr(0, slash));
+}
+
+int64_t ober::rt::availableHostBytes() {
+  int64_t bytes = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  while (meminfo >> key >> kb) {
+    if (key == "MemAvailable:") {
+      bytes = kb * 1024;
+      break;
+    }
+    meminfo.ignore(256, '\n');
+  }
+  if (bytes <= 0)
+    bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    bytes = std::min<int64_t>(bytes, static_cast<int64_t>(limit.rlim_cur));
+  return bytes;
 }

@@ -134,6 +134,10 @@ LogicalResult link(StringRef object, StringRef output, Location loc) {
   SmallVector<StringRef> mpi;
   StringRef(OBER_MPI_LIBRARIES).split(mpi, ';', -1, /*KeepEmpty=*/false);
   cmd.append(mpi.begin(), mpi.end());
+  SmallVector<StringRef> sanitizers;
+  StringRef(OBER_SANITIZE_FLAGS)
+      .split(sanitizers, ';', -1, /*KeepEmpty=*/false);
+  cmd.append(sanitizers.begin(), sanitizers.end());
   cmd.append({"-lm", "-lpthread"});
   return runTool(cmd, loc);
 }

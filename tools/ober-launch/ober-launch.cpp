@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LaunchArgs.h"
+
 #include "ober/Runtime/LaunchEnv.h"
 
 #include <atomic>
@@ -87,60 +89,22 @@ std::string describe(int status) {
 } // namespace
 
 int main(int argc, char **argv) {
+  using namespace ober::launch;
   const char *self = "ober-launch";
-  long ranks = 0, maxRestarts = 0;
-  std::string launcher = std::getenv("SLURM_JOB_ID") ? "srun" : "mpirun";
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--")
-      break;
-    auto value = [&](long &out, long least) {
-      char *end = nullptr;
-      if (i + 1 >= argc)
-        return false;
-      out = std::strtol(argv[++i], &end, 10);
-      return *argv[i] && !*end && out >= least;
-    };
-    if (arg == "--np") {
-      if (!value(ranks, 1))
-        return usage(self, "--np needs a positive number of ranks");
-    } else if (arg == "--max-restarts") {
-      if (!value(maxRestarts, 0))
-        return usage(self, "--max-restarts needs a non-negative number");
-    } else if (arg == "--launcher") {
-      if (i + 1 >= argc ||
-          (std::string(argv[i + 1]) != "mpirun" &&
-           std::string(argv[i + 1]) != "srun"))
-        return usage(self, "--launcher must be mpirun or srun");
-      launcher = argv[++i];
-    } else if (arg == "--help" || arg == "-h") {
-      usage(self, "");
-      return 0;
-    } else {
-      return usage(self, "unknown option '" + arg + "'");
-    }
+  LaunchArgs args;
+  std::string error;
+  if (!parseLaunchArgs(argc, argv, std::getenv("SLURM_JOB_ID") ? "srun"
+                                                              : "mpirun",
+                       args, error))
+    return usage(self, error);
+  if (args.help) {
+    usage(self, "");
+    return 0;
   }
-  if (ranks == 0)
-    return usage(self, "--np is required");
-  if (i + 1 >= argc)
-    return usage(self, "no executable after --");
-  std::vector<std::string> program(argv + i + 1, argv + argc);
-  bool hasCheckpoints = false, resumes = false;
-  for (const std::string &a : program) {
-    hasCheckpoints |= a == "--checkpoint-dir" || a.rfind("--checkpoint-dir=", 0) == 0;
-    resumes |= a == "--resume";
-  }
-  if (maxRestarts > 0 && !hasCheckpoints)
-    return usage(self, "restarts need the executable's --checkpoint-dir (a "
-                       "restart resumes from its newest checkpoint)");
-  underSrun = launcher == "srun";
-  std::vector<std::string> job;
-  if (underSrun)
-    job = {"srun", "-n", std::to_string(ranks), "--kill-on-bad-exit=1"};
-  else
-    job = {"mpirun", "-np", std::to_string(ranks), "--bind-to", "none"};
-  job.insert(job.end(), program.begin(), program.end());
+  underSrun = args.launcher == "srun";
+  std::vector<std::string> job = jobCommand(args);
+  long maxRestarts = args.maxRestarts;
+  bool resumes = args.resumes;
 
   struct sigaction sa {};
   sa.sa_handler = onStop;

@@ -141,6 +141,12 @@ def main():
             "inference": ["--input", "x.npy", "--print", "--threads", "2",
                           "--output-dir", "out"]}.items():
         out("options", name, "\0".join(argv).encode())
+    for name, argv in {
+            "restarts": ["--np", "4", "--max-restarts", "3", "--", "./train",
+                         "--checkpoint-dir", "ckpt", "--steps", "100"],
+            "srun": ["--launcher", "srun", "--np", "2", "--", "./train",
+                     "--resume", "--checkpoint-dir=ckpt"]}.items():
+        out("launch", name, "\0".join(argv).encode())
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 #   checkpoint   checkpoint manifests and shards
 #   dataset      Megatron .idx/.bin token data sets
 #   options      executables' command lines
+#   launch       ober-launch's command line
 #
 #===----------------------------------------------------------------------===#
 set -uo pipefail
@@ -35,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-all=(onnx npy safetensors program checkpoint dataset options)
+all=(onnx npy safetensors program checkpoint dataset options launch)
 targets=("${all[@]}")
 [[ -n "$target" ]] && targets=("$target")
 failed=0

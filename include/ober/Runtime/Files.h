@@ -3,7 +3,8 @@
 // Part of Ober-Train's runtime (no MLIR). What an atomic checkpoint needs of
 // the file system: folders made with their parents, data forced to disk
 // (files and the folders that name them), whole trees removed, a hash of a
-// file's bytes, and a small text file replaced in one rename.
+// file's bytes, and a small text file replaced in one rename; and how much
+// memory the process can still get, checked before large allocations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,11 @@ bool writeTextFile(const std::string &path, const std::string &text,
 /// Writes `text` to `path` through a temporary file, synced, then renamed
 /// over it.
 bool replaceFile(const std::string &path, const std::string &text);
+
+/// Bytes this process can still get: the memory the kernel says is
+/// available (MemAvailable; else the physical memory), or less under an
+/// address-space limit.
+int64_t availableHostBytes();
 
 } // namespace ober::rt
 

@@ -11,6 +11,8 @@
 
 #include "ober/Reference/Strings.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::onnx_import;
@@ -55,10 +57,12 @@ LogicalResult reshapeOp(NodeContext &ctx) {
       ctx.error() << "shape entry " << d << " is invalid";
       return failure();
     }
-    if (ShapedType::isDynamic(d))
+    if (ShapedType::isDynamic(d)) {
       dynamic = true;
-    else
-      known *= d;
+    } else if (llvm::MulOverflow(known, d, known)) {
+      ctx.error() << "shape has more elements than 64 bits count";
+      return failure();
+    }
   }
   if (inferred >= 0) {
     if (!xt.hasStaticShape() || dynamic)
@@ -78,14 +82,13 @@ LogicalResult reshapeOp(NodeContext &ctx) {
   return success();
 }
 
-/// The product of `dims`, dynamic if any is.
+/// The product of `dims`, dynamic if any is (or if it overflows; the
+/// reshape's type check then refuses it).
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t p = 1;
-  for (int64_t d : dims) {
-    if (ShapedType::isDynamic(d))
+  for (int64_t d : dims)
+    if (ShapedType::isDynamic(d) || llvm::MulOverflow(p, d, p))
       return kDyn;
-    p *= d;
-  }
   return p;
 }
 

@@ -20,6 +20,7 @@
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -493,9 +494,45 @@ namespace {
 /// The arguments before the first step: parameters (this rank's blocks),
 /// zero optimizer state, stand-ins for what the stage never touches, and
 /// the learning rate's buffer.
+/// Refuses a program whose arguments at this rank (its blocks of the
+/// parameters, optimizer state and batches) do not fit the memory the
+/// process can get, before any is allocated.
+void checkArgumentMemory(const Program &program, const Placement &where) {
+  uint64_t total = 0, largest = 0;
+  const ProgramArg *big = nullptr;
+  for (size_t i = 0; i < program.args.size(); ++i) {
+    const ProgramArg &a = program.args[i];
+    if (!program.touches(where.stage, i))
+      continue;
+    uint64_t bytes =
+        checkedBytes(a.shape, dtypeSize(a.dtype)).value_or(~uint64_t(0) >> 1);
+    total = std::min(total + bytes, ~uint64_t(0) >> 1);
+    if (bytes > largest) {
+      largest = bytes;
+      big = &a;
+    }
+  }
+  int64_t available = availableHostBytes();
+  if (!big || total <= static_cast<uint64_t>(available))
+    return;
+  auto gib = [](double b) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f", b / (1 << 30));
+    return std::string(text);
+  };
+  throw Failure{"rank " + std::to_string(where.rank) + " needs " +
+                gib(double(total)) +
+                " GiB for its parameters, optimizer state and batches (the "
+                "largest, '" + big->name + "', " + gib(double(largest)) +
+                " GiB); this machine has " + gib(double(available)) +
+                " GiB available: use more devices (a plan with more "
+                "tensor or pipeline parallelism, or ZeRO)"};
+}
+
 std::vector<HostTensor> initialArguments(const Program &program,
                                          const Options &options,
                                          const Placement &where) {
+  checkArgumentMemory(program, where);
   std::vector<HostTensor> args(program.args.size());
   for (auto &[i, t] : loadParameters(program, weightsPath(program, options),
                                      options.initSeed, where)) {
