@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <unistd.h>
 
@@ -53,4 +54,38 @@ std::vector<std::string> fuzz::splitInput(const uint8_t *data, size_t size,
   out.push_back(at <= all.size() ? all.substr(at) : "");
   out.resize(parts);
   return out;
+}
+
+std::vector<std::string> fuzz::splitArguments(const uint8_t *data, size_t size,
+                                              const std::string &program) {
+  std::vector<std::string> args = {program};
+  std::string current;
+  for (size_t i = 0; i < size && args.size() < 64; ++i) {
+    if (data[i] == 0) {
+      args.push_back(current);
+      current.clear();
+    } else {
+      current += static_cast<char>(data[i]);
+    }
+  }
+  args.push_back(current);
+  return args;
+}
+
+fuzz::QuietStderr::QuietStderr() {
+  static const bool verbose = std::getenv("OBER_FUZZ_VERBOSE") != nullptr;
+  static const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (verbose || null < 0)
+    return;
+  std::fflush(stderr);
+  saved = dup(2);
+  dup2(null, 2);
+}
+
+fuzz::QuietStderr::~QuietStderr() {
+  if (saved < 0)
+    return;
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
 }

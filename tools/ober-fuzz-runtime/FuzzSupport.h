@@ -28,6 +28,26 @@ std::string writeScratch(const std::string &name, const std::string &bytes);
 std::vector<std::string> splitInput(const uint8_t *data, size_t size,
                                     size_t parts);
 
+/// While it lives, what the code under test writes to stderr (warnings
+/// about the bad input, on every input) goes nowhere, unless
+/// OBER_FUZZ_VERBOSE is set (for replaying a found case: a sanitizer's
+/// report would go nowhere too, while libFuzzer still saves the input).
+class QuietStderr {
+public:
+  QuietStderr();
+  ~QuietStderr();
+  QuietStderr(const QuietStderr &) = delete;
+  QuietStderr &operator=(const QuietStderr &) = delete;
+
+private:
+  int saved = -1;
+};
+
+/// A command line: `program`, then `data` cut at each NUL (at most 64
+/// arguments in all).
+std::vector<std::string> splitArguments(const uint8_t *data, size_t size,
+                                        const std::string &program);
+
 } // namespace ober::fuzz
 
 #endif // OBER_TOOLS_FUZZ_RUNTIME_FUZZSUPPORT_H

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzSupport.h"
 #include "../ober-launch/LaunchArgs.h"
 
 #include <cstdint>
@@ -12,17 +13,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace ober::launch;
-  std::vector<std::string> args = {"ober-launch"};
-  std::string current;
-  for (size_t i = 0; i < size && args.size() < 64; ++i) {
-    if (data[i] == 0) {
-      args.push_back(current);
-      current.clear();
-    } else {
-      current += static_cast<char>(data[i]);
-    }
-  }
-  args.push_back(current);
+  std::vector<std::string> args =
+      ober::fuzz::splitArguments(data, size, "ober-launch");
   std::vector<const char *> argv;
   for (const std::string &a : args)
     argv.push_back(a.c_str());

@@ -5,23 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzSupport.h"
 #include "../../lib/Runtime/Executable/Options.h"
 
 #include <cstring>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace ober::rt;
-  std::vector<std::string> args = {"train"};
-  std::string current;
-  for (size_t i = 0; i < size && args.size() < 64; ++i) {
-    if (data[i] == 0) {
-      args.push_back(current);
-      current.clear();
-    } else {
-      current += static_cast<char>(data[i]);
-    }
-  }
-  args.push_back(current);
+  std::vector<std::string> args =
+      ober::fuzz::splitArguments(data, size, "train");
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());
