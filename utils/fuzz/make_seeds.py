@@ -9,7 +9,6 @@ import argparse
 import io
 import json
 import os
-import re
 import struct
 import subprocess
 import sys
