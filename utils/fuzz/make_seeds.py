@@ -68,7 +68,8 @@ def program_manifest(bindir, tmp):
                    check=True, capture_output=True)
     data = open(exe, "rb").read()
     start = data.index(b'{"format": "ober-program"')
-    return data[start:data.index(b"\0", start)]
+    text = data[start:data.index(b"\0", start)]
+    return text.replace(mlir.encode(), b"m.mlir")  # the same every time
 
 
 def main():
@@ -140,6 +141,12 @@ def main():
             "inference": ["--input", "x.npy", "--print", "--threads", "2",
                           "--output-dir", "out"]}.items():
         out("options", name, "\0".join(argv).encode())
+    # Cluster files: the planner's test clusters, with gpus/nodes counts.
+    inputs = os.path.join(ROOT, "test", "Planning", "Inputs")
+    for name, counts in (("two-node", b"16 2"), ("three-level", b"8"),
+                         ("one-level", b""), ("links-out-of-order", b"4 1")):
+        data = open(os.path.join(inputs, name + ".json"), "rb").read()
+        out("cluster", name, data + (SEPARATOR + counts if counts else b""))
     for name, argv in {
             "restarts": ["--np", "4", "--max-restarts", "3", "--", "./train",
                          "--checkpoint-dir", "ckpt", "--steps", "100"],

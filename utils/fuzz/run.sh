@@ -20,6 +20,7 @@
 #   dataset      Megatron .idx/.bin token data sets
 #   options      executables' command lines
 #   launch       ober-launch's command line
+#   cluster      cluster JSON files and gpus/nodes counts (the planner)
 #
 #===----------------------------------------------------------------------===#
 set -uo pipefail
@@ -36,7 +37,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-all=(onnx npy safetensors program checkpoint dataset options launch)
+all=(onnx npy safetensors program checkpoint dataset options launch cluster)
 targets=("${all[@]}")
 [[ -n "$target" ]] && targets=("$target")
 failed=0
