@@ -12,6 +12,7 @@
 
 #include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Reference/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -509,10 +510,19 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
                               "BFLOAT16, BOOL, INT8, INT32, INT64)";
       return nullptr;
     }
-    int64_t count = 1;
-    for (int64_t d : t.dims())
-      count *= d;
-    bool isParam = isa<FloatType>(element) && count > 1;
+    SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
+    std::optional<int64_t> count =
+        llvm::all_of(dims, [](int64_t d) { return d >= 0; })
+            ? checkedNumElements(dims)
+            : std::nullopt;
+    if (!count) {
+      emitError(fileLoc()) << "initializer '" << t.name() << "' has shape ["
+                           << llvm::make_range(dims.begin(), dims.end())
+                           << "]: negative, or more elements than 64 bits "
+                              "count";
+      return nullptr;
+    }
+    bool isParam = isa<FloatType>(element) && *count > 1;
     (isParam ? params : constants).push_back(&t);
   }
   for (const onnx::TensorProto *t : params) {
