@@ -243,6 +243,10 @@ template <bool isMax> LogicalResult pool(NodeContext &ctx) {
 
 template <typename OpTy> LogicalResult globalPool(NodeContext &ctx) {
   Value x = ctx.input(0);
+  if (typeOf(x).getRank() < 2) {
+    ctx.error() << "needs input [N, C, d...], got " << typeOf(x);
+    return failure();
+  }
   SmallVector<int64_t> axes =
       llvm::to_vector(llvm::seq<int64_t>(2, typeOf(x).getRank()));
   ctx.setOutput(0, ctx.reduce<OpTy>(x, axes, /*keepdims=*/true));

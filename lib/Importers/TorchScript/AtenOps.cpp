@@ -459,8 +459,8 @@ bool Importer::convert(TSNode *n) {
   }
   if (op == "adaptive_avg_pool2d" || op == "adaptive_avg_pool1d") {
     Value x = arg(0);
-    if (!x)
-      return fail("needs a tensor");
+    if (!x || rankOf(x) < 2)
+      return fail("needs a tensor [N, C, d...]");
     std::vector<int64_t> size = integers(ins[1]);
     ArrayRef<int64_t> in = shapeOf(x).drop_front(2);
     if (size.size() != in.size())
