@@ -8,6 +8,12 @@
 
 using namespace ober::rt;
 
+/// The checkpoint name of a parameter's outer state (`what`: anchor or
+/// velocity).
+static std::string sideName(const char *what, const std::string &param) {
+  return std::string("outer.") + what + "." + param;
+}
+
 LocalSGD::LocalSGD(const Program &program, const Placement &where,
                    const Options &options, const std::vector<HostTensor> &args)
     : program(program), where(where), lr(options.outerLearningRate),
@@ -76,7 +82,7 @@ std::vector<SideState> LocalSGD::sideState() const {
     for (auto [what, values] : {std::pair("anchor", &slot.anchor),
                                 std::pair("velocity", &slot.velocity)}) {
       SideState state;
-      state.name = std::string("outer.") + what + "." + a.name;
+      state.name = sideName(what, a.name);
       state.arg = slot.arg;
       state.value = HostTensor(DType::F32, a.shape);
       for (size_t i = 0; i < values->size(); ++i)
@@ -94,7 +100,8 @@ void LocalSGD::restore(const std::vector<SideState> &side) {
     for (Slot &slot : slots) {
       if (slot.arg != state.arg)
         continue;
-      bool anchor = state.name.rfind("outer.anchor.", 0) == 0;
+      bool anchor =
+          state.name == sideName("anchor", program.args[slot.arg].name);
       std::vector<float> &values = anchor ? slot.anchor : slot.velocity;
       for (size_t i = 0; i < values.size(); ++i)
         values[i] =
