@@ -56,8 +56,29 @@ struct Window {
   SmallVector<int64_t> strides, pads, dilations;
 };
 
-FailureOr<Window> windowOf(NodeContext &ctx, RankedTensorType input,
-                           ArrayRef<int64_t> kernel) {
+/// Window sizes, strides, dilations and padding are below 2^31, so that the
+/// window arithmetic (a product of two, plus a few) stays within 64 bits.
+constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+
+/// Whether every static value in `values` lies in [lo, kMaxWindowValue);
+/// names `what` in the error otherwise.
+LogicalResult checkWindowValues(NodeContext &ctx, StringRef what,
+                                ArrayRef<int64_t> values, int64_t lo) {
+  for (int64_t v : values)
+    if (!ShapedType::isDynamic(v) && (v < lo || v >= kMaxWindowValue)) {
+      ctx.error() << what << " [" << llvm::make_range(values.begin(),
+                                                       values.end())
+                  << "] must lie in [" << lo << ", 2^31)";
+      return failure();
+    }
+  return success();
+}
+
+/// The strides, dilations and pads of a `k`-D window as the node spells them,
+/// defaults filled in; checked for their counts and ranges, together with the
+/// input's spatial sizes and the `kernel`.
+FailureOr<Window> readWindow(NodeContext &ctx, RankedTensorType input,
+                             ArrayRef<int64_t> kernel) {
   int64_t k = kernel.size();
   Window w;
   w.strides = ctx.getInts("strides");
@@ -77,6 +98,23 @@ FailureOr<Window> windowOf(NodeContext &ctx, RankedTensorType input,
                 << "-D window";
     return failure();
   }
+  if (failed(checkWindowValues(ctx, "strides", w.strides, 1)) ||
+      failed(checkWindowValues(ctx, "dilations", w.dilations, 1)) ||
+      failed(checkWindowValues(ctx, "pads", w.pads, 0)) ||
+      failed(checkWindowValues(ctx, "kernel", kernel, 1)) ||
+      failed(checkWindowValues(ctx, "spatial sizes",
+                               input.getShape().drop_front(2), 0)))
+    return failure();
+  return w;
+}
+
+FailureOr<Window> windowOf(NodeContext &ctx, RankedTensorType input,
+                           ArrayRef<int64_t> kernel) {
+  int64_t k = kernel.size();
+  FailureOr<Window> read = readWindow(ctx, input, kernel);
+  if (failed(read))
+    return failure();
+  Window w = std::move(*read);
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   if (autoPad == "NOTSET")
     return w;
@@ -91,7 +129,7 @@ FailureOr<Window> windowOf(NodeContext &ctx, RankedTensorType input,
   }
   for (int64_t i = 0; i < k; ++i) {
     int64_t in = input.getDimSize(2 + i);
-    if (ShapedType::isDynamic(in)) {
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel[i])) {
       ctx.error() << "auto_pad " << autoPad << " needs static spatial sizes";
       return failure();
     }
@@ -154,25 +192,35 @@ LogicalResult convTranspose(NodeContext &ctx) {
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   SmallVector<int64_t> outputShape = ctx.getInts("output_shape");
   // Padding is derived from auto_pad or output_shape below, not windowOf.
-  Window win;
-  win.strides = ctx.getInts("strides");
-  win.dilations = ctx.getInts("dilations");
-  win.pads = ctx.getInts("pads");
+  FailureOr<Window> read = readWindow(ctx, xt, kernel);
+  if (failed(read))
+    return failure();
+  Window win = std::move(*read);
   SmallVector<int64_t> outPad = ctx.getInts("output_padding");
-  if (win.strides.empty())
-    win.strides.assign(k, 1);
-  if (win.dilations.empty())
-    win.dilations.assign(k, 1);
-  if (win.pads.empty())
-    win.pads.assign(2 * k, 0);
   if (outPad.empty())
     outPad.assign(k, 0);
+  if (static_cast<int64_t>(outPad.size()) != k) {
+    ctx.error() << "output_padding must have " << k << " entries";
+    return failure();
+  }
+  if (outputShape.size() > static_cast<size_t>(k))
+    outputShape.erase(outputShape.begin(), outputShape.end() - k);
+  if (!outputShape.empty() && static_cast<int64_t>(outputShape.size()) != k) {
+    ctx.error() << "output_shape must have " << k << " spatial entries";
+    return failure();
+  }
+  if (failed(checkWindowValues(ctx, "output_padding", outPad, 0)) ||
+      failed(checkWindowValues(ctx, "output_shape", outputShape, 0)))
+    return failure();
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ||
       !outputShape.empty()) {
-    if (outputShape.size() > static_cast<size_t>(k))
-      outputShape.erase(outputShape.begin(), outputShape.end() - k);
     for (int64_t i = 0; i < k; ++i) {
       int64_t in = xt.getDimSize(2 + i);
+      if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel[i])) {
+        ctx.error() << "auto_pad and output_shape need static spatial sizes "
+                    << "of the input and the weight";
+        return failure();
+      }
       int64_t target = outputShape.empty() ? in * win.strides[i] : outputShape[i];
       int64_t total = win.strides[i] * (in - 1) + outPad[i] +
                       (kernel[i] - 1) * win.dilations[i] + 1 - target;

@@ -427,7 +427,14 @@ LogicalResult tile(NodeContext &ctx) {
   for (auto [d, r] : llvm::zip(xt.getShape(), *repeats)) {
     spread.append({1, d});
     expanded.append({r, d});
-    out.push_back(ShapedType::isDynamic(d) ? kDyn : r * d);
+    int64_t tiled = kDyn;
+    if (!ShapedType::isDynamic(d) && llvm::MulOverflow(r, d, tiled)) {
+      ctx.error() << "repeating " << xt << " by [" << llvm::make_range(
+                         repeats->begin(), repeats->end())
+                  << "] gives a dimension past 64 bits";
+      return failure();
+    }
+    out.push_back(tiled);
   }
   Value y = ctx.broadcastTo(ctx.reshape(x, spread), expanded);
   ctx.setOutput(0, ctx.reshape(y, out));
