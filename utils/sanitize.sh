@@ -44,7 +44,7 @@ configure() { # DIR SANITIZERS [cmake options]
 }
 build_asan() {
   configure "$asan" address,undefined
-  ninja -C "$asan" "${jobs[@]}" "${lit_tools[@]}" "${unit_tests[@]}"
+  ninja -C "$asan" "${jobs[@]}" "${lit_tools[@]}" "${unit_tests[@]}" ober-fuzz
 }
 build_tsan() {
   configure "$tsan" thread -DOBER_BUILD_COMPILER=OFF

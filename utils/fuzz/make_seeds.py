@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""Writes the seed inputs of the runtime's fuzz targets into test/fuzz/:
-small valid files of each kind (the fuzzer mutates them; found crashes are
-added beside them by hand, named crash-<what>).
+"""Writes the seed inputs of the fuzz targets (but onnx's) into
+test/fuzz/: small valid files of each kind (the fuzzer mutates them; found
+crashes are added beside them by hand, named crash-<what>).
 
   utils/fuzz/make_seeds.py [--bin build/bin]
 """
 import argparse
+import glob
 import io
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -72,6 +74,94 @@ def program_manifest(bindir, tmp):
     return text.replace(mlir.encode(), b"m.mlir")  # the same every time
 
 
+MLP = """func.func @main(%x: tensor<8x6xf32>, %w1: tensor<6x16xf32> {ober.param = "w1"},
+                %w2: tensor<16x4xf32> {ober.param = "w2"}) -> tensor<8x4xf32> {
+  %h = ober.matmul %x, %w1 : (tensor<8x6xf32>, tensor<6x16xf32>) -> tensor<8x16xf32>
+  %a = ober.relu %h : tensor<8x16xf32>
+  %y = ober.matmul %a, %w2 : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}"""
+PASS_FLAG = re.compile(
+    r'-{1,2}((?:ober|convert)-[a-z-]+)(?:="([^"]*)"|=(\S+))?')
+
+
+def pipeline_of(run_line):
+    """The project's passes (with options) a RUN line names, as a textual
+    pipeline "pass{options},pass"."""
+    passes = []
+    for m in PASS_FLAG.finditer(run_line):
+        options = m.group(2) or m.group(3)
+        if not m.group(1).startswith("ober-plan-"):
+            passes.append(m.group(1) + ("{" + options + "}" if options
+                                        else ""))
+    return ",".join(passes)
+
+
+def mlir_seeds():
+    """The mlir target's "module\n--\npipeline" inputs: each lit test's
+    MLIR (every split-input-file case) with the passes of its first ober-opt
+    RUN line; and a small MLP with every --ober-plan option string the lit
+    tests use, before --ober-partition."""
+    seeds = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "test", "**", "*.mlir"),
+                                 recursive=True)):
+        text = open(path).read()
+        runs = [line for line in text.splitlines()
+                if re.search(r"RUN: ober-opt %s", line)]
+        pipeline = pipeline_of(runs[0]) if runs else ""
+        if not pipeline:
+            continue
+        name = os.path.relpath(path, os.path.join(ROOT, "test"))[:-5]
+        for i, case in enumerate(re.split(r"\n// -----[^\n]*", text)):
+            body = "\n".join(line for line in case.splitlines()
+                             if not line.lstrip().startswith("//"))
+            key = name.replace("/", "-") + (f"-{i}" if i else "")
+            seeds[key] = body.strip().encode() + SEPARATOR + pipeline.encode()
+    plans = set()
+    for path in glob.glob(os.path.join(ROOT, "test", "**", "*.test"),
+                          recursive=True):
+        plans.update(m.group(1) for m in
+                     re.finditer(r'--ober-plan="([^"%]*)"', open(path).read()))
+    for i, options in enumerate(sorted(plans)):
+        pipeline = ("ober-build-train-step{loss=mse optimizer=adamw},"
+                    f"ober-plan{{{options}}},ober-partition")
+        seeds[f"plan-{i}"] = MLP.encode() + SEPARATOR + pipeline.encode()
+    return seeds
+
+
+# The torchscript target's modules: methods over its parameters (w1, b1, w2,
+# conv, emb; the buffer steps) and the example inputs ober.export records.
+TORCHSCRIPT = {
+    "mlp": ("""def forward(self, x):
+    h = torch.gelu(torch.matmul(x, self.w1) + self.b1)
+    a, b = h.chunk(2, dim=-1)
+    y = torch.cat([b, a], dim=-1).softmax(-1)
+    return torch.layer_norm(y @ self.w2, [4])
+""", [{"shape": [5, 6], "dtype": "float32"}]),
+    "conv": ("""def forward(self, x):
+    h = torch.conv2d(x, self.conv, None, [1, 1], [1, 1]).relu()
+    h = torch.max_pool2d(h, [2, 2])
+    return h.flatten(1).log_softmax(-1)
+""", [{"shape": [2, 2, 4, 4], "dtype": "float32"}]),
+    "attention": ("""def forward(self, tokens):
+    e = torch.embedding(self.emb, tokens)
+    q, k, v = e, e * 2.0, e.transpose(0, 1).transpose(0, 1)
+    s = (q @ k.transpose(-1, -2)) / 8 ** 0.5
+    mask = torch.ones(s.size(-1), s.size(-1)).tril()
+    a = s.masked_fill(mask == 0, float("-inf")).softmax(-1)
+    return (a @ v).mean(dim=1)
+""", [{"shape": [2, 5], "dtype": "int64"}]),
+    "two-inputs": ("""def helper(self, x):
+    return x.reshape(-1, 6).sum(0, keepdim=True)
+
+def forward(self, x, y):
+    z = self.helper(x) * y.unsqueeze(0)
+    return torch.where(z > 0, z, z.neg()).mean()
+""", [{"shape": [3, 2, 6], "dtype": "float32"},
+      {"shape": [6], "dtype": "float32"}]),
+}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
@@ -129,6 +219,13 @@ def main():
             open(prefix + ".idx", "rb").read() + SEPARATOR
             + open(prefix + ".bin", "rb").read())
         out("program", "train.json", program_manifest(args.bin, tmp))
+    for name, (source, inputs) in TORCHSCRIPT.items():
+        out("torchscript", name,
+            source.encode() + SEPARATOR + json.dumps(inputs).encode())
+    for name, data in mlir_seeds().items():
+        out("mlir", name, data)
+    out("dataset", "arrays", npy(r.standard_normal((5, 3)).astype(np.float32))
+        + SEPARATOR + npy(np.arange(5, dtype=np.int64)))
 
     for name, argv in {
             "train": ["--steps", "10", "--lr", "3e-4", "--lr-schedule",
