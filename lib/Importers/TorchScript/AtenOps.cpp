@@ -29,10 +29,6 @@ std::string baseName(TSNode *n) {
   return kind;
 }
 
-int64_t normAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-
 // The elementwise families, by base name (the index picks the ober op).
 const std::map<std::string, int> binary = {
     {"add", 0}, {"sub", 1}, {"mul", 2}, {"div", 3}, {"rsub", 4},
@@ -91,6 +87,16 @@ bool Importer::convert(TSNode *n) {
   auto fail = [&](const std::string &message) {
     error(n, message);
     return false;
+  };
+  // `a` as a dimension of a rank-`r` tensor (negative: from the end), or
+  // nullopt with an error when it is out of range.
+  auto axisOf = [&](int64_t a, int64_t r) -> std::optional<int64_t> {
+    if (a < -r || a >= r) {
+      fail("dimension " + std::to_string(a) + " is out of range for rank " +
+           std::to_string(r));
+      return std::nullopt;
+    }
+    return a < 0 ? a + r : a;
   };
   auto set = [&](Value v, size_t i = 0) {
     if (!v)
@@ -155,11 +161,18 @@ bool Importer::convert(TSNode *n) {
       std::vector<int64_t> dims = integers(ins[1]);
       if (static_cast<int64_t>(dims.size()) != r)
         return fail("permute needs one dimension per axis");
-      for (int64_t i = 0; i < r; ++i)
-        perm[i] = normAxis(dims[i], r);
+      for (int64_t i = 0; i < r; ++i) {
+        std::optional<int64_t> d = axisOf(dims[i], r);
+        if (!d)
+          return false;
+        perm[i] = *d;
+      }
     } else if (op == "transpose") {
-      std::swap(perm[normAxis(integer(ins[1]), r)],
-                perm[normAxis(integer(ins[2]), r)]);
+      std::optional<int64_t> d0 = axisOf(integer(ins[1]), r),
+                             d1 = d0 ? axisOf(integer(ins[2]), r) : d0;
+      if (!d1)
+        return false;
+      std::swap(perm[*d0], perm[*d1]);
     } else {
       std::reverse(perm.begin(), perm.end());
     }
@@ -351,11 +364,13 @@ bool Importer::convert(TSNode *n) {
     Value x = arg(0);
     if (!x)
       return fail("needs a tensor");
-    int64_t axis = normAxis(integer(ins[1]), rankOf(x));
+    std::optional<int64_t> axis = axisOf(integer(ins[1]), rankOf(x));
+    if (!axis)
+      return false;
     x = cast(x, outType.getElementType());
     return set(op == "softmax"
-                   ? create<SoftmaxOp>(x, b.getI64IntegerAttr(axis))
-                   : create<LogSoftmaxOp>(x, b.getI64IntegerAttr(axis)));
+                   ? create<SoftmaxOp>(x, b.getI64IntegerAttr(*axis))
+                   : create<LogSoftmaxOp>(x, b.getI64IntegerAttr(*axis)));
   }
   if (op == "layer_norm") {
     Value x = arg(0);
@@ -494,8 +509,12 @@ bool Importer::convert(TSNode *n) {
     SmallVector<int64_t> axes;
     bool keep = false;
     if (ins.size() >= 3) {
-      for (int64_t a : integers(ins[1]))
-        axes.push_back(normAxis(a, r));
+      for (int64_t a : integers(ins[1])) {
+        std::optional<int64_t> axis = axisOf(a, r);
+        if (!axis)
+          return false;
+        axes.push_back(*axis);
+      }
       keep = integer(ins[2]);
     }
     if (axes.empty())
@@ -523,39 +542,57 @@ bool Importer::convert(TSNode *n) {
     if (it == lists.end())
       return fail("needs a list of tensors");
     SmallVector<Value> parts = it->second;
-    int64_t axis = normAxis(integer(ins[1]), outType.getRank());
+    std::optional<int64_t> axis = axisOf(integer(ins[1]), outType.getRank());
+    if (!axis)
+      return false;
+    for (Value p : parts)
+      if (rankOf(p) + (op == "stack") != outType.getRank())
+        return fail("needs tensors of rank " +
+                    std::to_string(outType.getRank() - (op == "stack")));
     if (op == "stack")
       for (Value &p : parts) {
         SmallVector<int64_t> shape(shapeOf(p));
-        shape.insert(shape.begin() + axis, 1);
+        shape.insert(shape.begin() + *axis, 1);
         p = reshape(p, shape);
       }
-    return set(create<ConcatOp>(parts, b.getI64IntegerAttr(axis)));
+    return set(create<ConcatOp>(parts, b.getI64IntegerAttr(*axis)));
   }
   if (op == "slice" || op == "select" || op == "narrow") {
     Value x = arg(0);
     if (!x)
       return fail("needs a tensor");
     ArrayRef<int64_t> shape = shapeOf(x);
-    int64_t r = rankOf(x), dim = normAxis(integer(ins[1]), r);
-    int64_t size = shape[dim], start, end, step = 1;
+    int64_t r = rankOf(x);
+    std::optional<int64_t> axis = axisOf(integer(ins[1]), r);
+    if (!axis)
+      return false;
+    int64_t dim = *axis, size = shape[dim], start, end, step = 1;
+    if (ShapedType::isDynamic(size))
+      return fail("needs a static size along dimension " + std::to_string(dim));
+    // Python's index rules: a negative index counts from the end.
+    auto wrap = [size](int64_t i) {
+      return std::clamp<int64_t>(i < 0 ? std::max<int64_t>(i, -size) + size : i,
+                                 0, size);
+    };
     if (op == "slice") {
-      start = isNone(ins[2]) ? 0 : integer(ins[2]);
-      end = isNone(ins[3]) ? size : integer(ins[3]);
+      start = isNone(ins[2]) ? 0 : wrap(integer(ins[2]));
+      end = isNone(ins[3]) ? size : wrap(integer(ins[3]));
       step = integer(ins[4]);
-    } else if (op == "narrow") {
-      start = integer(ins[2]);
-      end = start + integer(ins[3]);
+      if (step < 1)
+        return fail("slice step " + std::to_string(step) +
+                    " must be positive");
     } else {
-      start = integer(ins[2]);
-      end = start < 0 ? start + size + 1 : start + 1;
+      int64_t index = integer(ins[2]);
+      int64_t length = op == "narrow" ? integer(ins[3]) : 1;
+      if (index < -size || index >= size + (op == "narrow") || length < 0 ||
+          (index < 0 ? index + size : index) > size - length)
+        return fail("index " + std::to_string(index) + " (length " +
+                    std::to_string(length) + ") is out of range for size " +
+                    std::to_string(size));
+      start = index < 0 ? index + size : index;
+      end = start + length;
     }
-    if (start < 0)
-      start += size;
-    if (end < 0)
-      end += size;
-    start = std::clamp<int64_t>(start, 0, size);
-    end = std::clamp<int64_t>(end, start, size);
+    end = std::max(end, start);
     SmallVector<int64_t> starts(r, 0), limits(shape), steps(r, 1);
     starts[dim] = start;
     limits[dim] = end;
@@ -568,24 +605,43 @@ bool Importer::convert(TSNode *n) {
     Value x = arg(0);
     if (!x)
       return fail("needs a tensor");
-    int64_t r = rankOf(x);
-    int64_t dim = normAxis(integer(ins[op == "unbind" ? 1 : 2]), r);
-    int64_t size = shapeOf(x)[dim];
+    std::optional<int64_t> axis =
+        axisOf(integer(ins[op == "unbind" ? 1 : 2]), rankOf(x));
+    if (!axis)
+      return false;
+    int64_t dim = *axis, size = shapeOf(x)[dim];
+    if (ShapedType::isDynamic(size))
+      return fail("needs a static size along dimension " + std::to_string(dim));
     SmallVector<int64_t> sizes;
+    auto pieces = [&](int64_t each) {
+      for (int64_t s = 0; s < size; s += each)
+        sizes.push_back(std::min(each, size - s));
+    };
     if (op == "unbind") {
       sizes.assign(size, 1);
     } else if (op == "chunk" || op == "unsafe_chunk") {
       int64_t chunks = integer(ins[1]);
-      int64_t each = (size + chunks - 1) / chunks;
-      for (int64_t s = 0; s < size; s += each)
-        sizes.push_back(std::min(each, size - s));
+      if (chunks < 1)
+        return fail("chunks=" + std::to_string(chunks) + " must be positive");
+      pieces(std::max<int64_t>(1, size / chunks + (size % chunks != 0)));
     } else if (known.count(ins[1]) && known[ins[1]].isIntList()) {
-      for (int64_t s : integers(ins[1]))
+      int64_t total = 0;
+      for (int64_t s : integers(ins[1])) {
+        if (s < 0 || s > size - total)
+          return fail("split sizes must be non-negative and add up to " +
+                      std::to_string(size));
         sizes.push_back(s);
+        total += s;
+      }
+      if (total != size)
+        return fail("split sizes must be non-negative and add up to " +
+                    std::to_string(size));
     } else {
       int64_t each = integer(ins[1]);
-      for (int64_t s = 0; s < size; s += each)
-        sizes.push_back(std::min(each, size - s));
+      if (each < 1)
+        return fail("split size " + std::to_string(each) +
+                    " must be positive");
+      pieces(each);
     }
     SmallVector<Type> types;
     for (int64_t s : sizes) {

@@ -37,5 +37,22 @@ ober.export(MLP(), (torch.randn(5, 6),), os.path.join(out, "mlp.pt"))
 ober.export(Odd(), (torch.randn(2, 4),), os.path.join(out, "odd.pt"))
 # Saved without the example inputs' shapes.
 torch.jit.trace(MLP(), torch.randn(5, 6)).save(os.path.join(out, "bare.pt"))
+
+
+class BadDims(torch.nn.Module):
+    """Dimensions and sizes TorchScript only checks when it runs (the
+    importer checks them: each is an error naming the op and its line)."""
+
+    def forward(self, x):
+        a, b = x.chunk(2, dim=-5)
+        c = x.split(0, dim=1)
+        d = x[:, ::2]
+        return torch.cat([a, b, d], dim=7).softmax(3) + torch.cat(c, dim=1)
+
+
+# Saved as ober.export does, without running it (it cannot run).
+torch.jit.save(torch.jit.script(BadDims()), os.path.join(out, "baddims.pt"),
+               _extra_files={"ober_inputs.json":
+                             '[{"shape": [4, 6], "dtype": "float32"}]'})
 with open(os.path.join(out, "junk.pt"), "w") as f:
     f.write("not a zip archive")
