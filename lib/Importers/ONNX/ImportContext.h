@@ -95,10 +95,7 @@ public:
   /// not fit are reported (and fail the node) instead of aborting.
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
     if constexpr (OpTy::template hasTrait<InferTypeOpInterface::Trait>()) {
-      Type provisional;
-      (noteProvisional(provisional, args), ...);
-      if (!provisional)
-        provisional = RankedTensorType::get({}, b.getF32Type());
+      Type provisional = provisionalResultType(b, args...);
       auto op = OpTy::create(b, loc, provisional, std::forward<Args>(args)...);
       if (failed(inferResultTypes(op.getOperation())))
         return op->getResult(0);
@@ -143,11 +140,6 @@ public:
                               bool allowRepeats = false);
 
 private:
-  template <typename T> static void noteProvisional(Type &type, const T &arg) {
-    if constexpr (std::is_convertible_v<T, Value>)
-      if (!type && Value(arg))
-        type = Value(arg).getType();
-  }
   /// Sets `op`'s result types from its InferTypeOpInterface; on failure the
   /// interface has reported why and the node fails.
   LogicalResult inferResultTypes(Operation *op);

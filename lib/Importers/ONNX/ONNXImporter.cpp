@@ -243,18 +243,10 @@ InFlightDiagnostic NodeContext::error() {
 }
 
 LogicalResult NodeContext::inferResultTypes(Operation *op) {
-  SmallVector<Type> types;
-  auto iface = llvm::cast<InferTypeOpInterface>(op);
-  if (failed(iface.inferReturnTypes(op->getContext(), op->getLoc(),
-                                    op->getOperands(), op->getAttrDictionary(),
-                                    op->getPropertiesStorage(),
-                                    op->getRegions(), types)) ||
-      types.size() != op->getNumResults()) {
+  if (failed(inferResultTypesInPlace(op))) {
     failedInference = true;
     return failure();
   }
-  for (auto [result, type] : llvm::zip(op->getResults(), types))
-    result.setType(type);
   return success();
 }
 

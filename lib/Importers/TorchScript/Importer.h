@@ -30,9 +30,21 @@ class Importer : public OberShapeBuilder<Importer> {
 public:
   Importer(MLIRContext &context) : b(&context), loc(UnknownLoc::get(&context)) {}
 
+  /// An op of type OpTy; one that infers its result type is built with a
+  /// provisional one and inferred here: when its operands do not fit, the
+  /// node fails (`failedInference`) with the op's error.
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
-    return OpTy::create(b, loc, std::forward<Args>(args)...)->getResult(0);
+    if constexpr (OpTy::template hasTrait<InferTypeOpInterface::Trait>()) {
+      Type provisional = provisionalResultType(b, args...);
+      auto op = OpTy::create(b, loc, provisional, std::forward<Args>(args)...);
+      failedInference |= failed(inferResultTypesInPlace(op.getOperation()));
+      return op->getResult(0);
+    } else {
+      return OpTy::create(b, loc, std::forward<Args>(args)...)->getResult(0);
+    }
   }
+  /// Whether an op built since the last call failed type inference.
+  bool takeFailedInference() { return std::exchange(failedInference, false); }
 
   OpBuilder b;
   Location loc;
@@ -75,6 +87,9 @@ public:
   std::vector<std::string> errors;
   /// Op kinds without a mapping, with where they are used.
   std::map<std::string, std::vector<std::string>> unsupported;
+
+private:
+  bool failedInference = false;
 };
 
 /// "file:line" of `node`'s Python source, or "" when unknown.

@@ -208,6 +208,72 @@ bool evaluable(TSNode *n) {
          kind.find("dropout") == kind.npos && kind.find("rand") == kind.npos;
 }
 
+/// `v` with its tensors (also inside lists and tuples) as meta tensors:
+/// their types without their data.
+c10::IValue toMeta(const c10::IValue &v) {
+  if (v.isTensor())
+    return v.toTensor().is_meta() ? v : c10::IValue(v.toTensor().to(at::kMeta));
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> list;
+    for (const at::Tensor &t : v.toTensorVector())
+      list.push_back(t.to(at::kMeta));
+    return list;
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const c10::IValue &item : v.toTupleRef().elements())
+      items.push_back(toMeta(item));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  return v;
+}
+
+/// `v` with its meta tensors (also inside lists and tuples) as zeros of
+/// their types; nullopt when that would take more than `budget` bytes
+/// (what is left of it is counted down).
+std::optional<c10::IValue> materialize(const c10::IValue &v, int64_t &budget) {
+  auto zeros = [&](const at::Tensor &t) -> std::optional<at::Tensor> {
+    if (!t.is_meta())
+      return t;
+    budget -= static_cast<int64_t>(t.nbytes());
+    if (budget < 0)
+      return std::nullopt;
+    return at::zeros(t.sizes(), t.options().device(at::kCPU));
+  };
+  if (v.isTensor()) {
+    std::optional<at::Tensor> t = zeros(v.toTensor());
+    return t ? std::optional<c10::IValue>(*t) : std::nullopt;
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> list;
+    for (const at::Tensor &t : v.toTensorVector()) {
+      std::optional<at::Tensor> z = zeros(t);
+      if (!z)
+        return std::nullopt;
+      list.push_back(*z);
+    }
+    return c10::IValue(list);
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const c10::IValue &item : v.toTupleRef().elements()) {
+      std::optional<c10::IValue> z = materialize(item, budget);
+      if (!z)
+        return std::nullopt;
+      items.push_back(*z);
+    }
+    return c10::IValue(c10::ivalue::Tuple::create(std::move(items)));
+  }
+  return v;
+}
+
+/// The largest tensor the importer computes from constants (it becomes a
+/// constant of the program).
+constexpr int64_t kMaxConstantBytes = int64_t(1) << 30;
+/// The most bytes of zeros the importer makes to run an op on the example
+/// inputs that libtorch cannot run on meta tensors alone.
+constexpr int64_t kMaxExampleBytes = int64_t(1) << 28;
+
 /// Runs `n` on `inputs` with libtorch (lists and tuples built here: their
 /// operators want the node's static list type); nullopt when it fails.
 std::optional<std::vector<c10::IValue>>
@@ -248,6 +314,52 @@ evaluate(TSNode *n, const std::vector<c10::IValue> &inputs) {
   }
 }
 
+/// Whether what `n` computes from the constants `inputs` is small enough to
+/// compute (and keep): its results' sizes, found on meta copies (and on the
+/// meta device), add up to at most kMaxConstantBytes. True when libtorch cannot tell (an op without
+/// a meta kernel; scalar arithmetic).
+bool fitsAsConstant(TSNode *n, const std::vector<c10::IValue> &inputs) {
+  std::vector<c10::IValue> meta;
+  for (const c10::IValue &v : inputs)
+    meta.push_back(toMeta(v));
+  // Factory ops (zeros, ones, arange, ...) make their result where their
+  // `device` argument says.
+  if (const c10::FunctionSchema *schema = n->maybeSchema())
+    for (size_t i = 0; i < schema->arguments().size() && i < meta.size(); ++i)
+      if (schema->arguments()[i].name() == "device")
+        meta[i] = c10::Device(c10::kMeta);
+  std::optional<std::vector<c10::IValue>> results = evaluate(n, meta);
+  if (!results)
+    return true;
+  int64_t bytes = 0;
+  for (const c10::IValue &r : *results)
+    if (r.isTensor())
+      bytes += static_cast<int64_t>(r.toTensor().nbytes());
+  return bytes <= kMaxConstantBytes;
+}
+
+/// The results of `n` on the example values `inputs` (meta tensors), as
+/// meta tensors: run on the meta tensors, or where libtorch has no meta
+/// kernel for `n`, on zeros of their types (up to kMaxExampleBytes).
+std::optional<std::vector<c10::IValue>>
+evaluateExample(TSNode *n, const std::vector<c10::IValue> &inputs) {
+  if (auto results = evaluate(n, inputs))
+    return results;
+  int64_t budget = kMaxExampleBytes;
+  std::vector<c10::IValue> zeros;
+  for (const c10::IValue &v : inputs) {
+    std::optional<c10::IValue> z = materialize(v, budget);
+    if (!z)
+      return std::nullopt;
+    zeros.push_back(*z);
+  }
+  std::optional<std::vector<c10::IValue>> results = evaluate(n, zeros);
+  if (results)
+    for (c10::IValue &r : *results)
+      r = toMeta(r);
+  return results;
+}
+
 struct Parameter {
   std::string name;
   at::Tensor value;
@@ -280,9 +392,17 @@ bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
       return false;
     }
     std::vector<int64_t> sizes;
-    for (const llvm::json::Value &d : *shape)
-      sizes.push_back(d.getAsInteger().value_or(0));
-    out.push_back(at::zeros(sizes, dtypes.at(dtype->str())));
+    for (const llvm::json::Value &d : *shape) {
+      std::optional<int64_t> size = d.getAsInteger();
+      if (!size || *size < 0) {
+        error = "a shape's sizes must be non-negative integers";
+        return false;
+      }
+      sizes.push_back(*size);
+    }
+    // Only the types matter: meta tensors carry them without memory.
+    out.push_back(at::zeros(
+        sizes, at::TensorOptions(dtypes.at(dtype->str())).device(at::kMeta)));
   }
   return true;
 }
@@ -381,6 +501,12 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       std::vector<c10::IValue> args;
       for (const TSValue *v : n->inputs())
         args.push_back(im.known[v]);
+      if (!fitsAsConstant(n, args)) {
+        im.error(n, "computes a constant larger than 1 GiB from constants");
+        for (const TSValue *v : n->outputs())
+          blockedValues.insert(v);
+        continue;
+      }
       if (auto results = evaluate(n, args)) {
         for (size_t i = 0; i < results->size(); ++i)
           im.known[n->outputs()[i]] = im.example[n->outputs()[i]] =
@@ -396,10 +522,10 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
         auto it = im.example.find(v);
         ready &= it != im.example.end();
         if (ready)
-          args.push_back(it->second);
+          args.push_back(toMeta(it->second));
       }
       if (ready)
-        if (auto results = evaluate(n, args))
+        if (auto results = evaluateExample(n, args))
           for (size_t i = 0; i < results->size(); ++i)
             im.example[n->outputs()[i]] = (*results)[i];
     }
@@ -415,7 +541,7 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       // The example run works on copies: in-place ops (a training batch
       // norm's running statistics) must not change the weights written.
       im.example[n->output()] =
-          attr.isTensor() ? c10::IValue(attr.toTensor().clone()) : attr;
+          attr.isTensor() ? c10::IValue(attr.toTensor().to(at::kMeta)) : attr;
       if (attr.isTensor()) {
         at::Tensor t = attr.toTensor();
         if (!at::isFloatingType(t.scalar_type())) {
@@ -491,7 +617,12 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     });
     if (blocked && !Importer::mapped(n))
       im.unsupported[n->kind().toQualString()].push_back(sourceLine(n));
-    if (blocked || !im.convert(n))
+    bool converted = !blocked && im.convert(n);
+    if (im.takeFailedInference()) {
+      im.error(n, "its operands' types do not fit it (the error above)");
+      converted = false;
+    }
+    if (!converted)
       for (const TSValue *v : n->outputs())
         blockedValues.insert(v);
   }

@@ -54,5 +54,32 @@ class BadDims(torch.nn.Module):
 torch.jit.save(torch.jit.script(BadDims()), os.path.join(out, "baddims.pt"),
                _extra_files={"ober_inputs.json":
                              '[{"shape": [4, 6], "dtype": "float32"}]'})
+
+
+class BigConstant(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.ones(65536, 65536).sum()
+
+
+torch.jit.save(torch.jit.script(BigConstant()),
+               os.path.join(out, "bigconst.pt"),
+               _extra_files={"ober_inputs.json":
+                             '[{"shape": [2, 3], "dtype": "float32"}]'})
+
+
+class Mixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(6, 3))
+
+    def forward(self, x):
+        return torch.matmul(x, self.w).relu()
+
+
+# A half-precision input against a float weight: TorchScript fails only
+# when it runs.
+torch.jit.save(torch.jit.script(Mixed()), os.path.join(out, "mixed.pt"),
+               _extra_files={"ober_inputs.json":
+                             '[{"shape": [2, 6], "dtype": "float16"}]'})
 with open(os.path.join(out, "junk.pt"), "w") as f:
     f.write("not a zip archive")
