@@ -298,10 +298,14 @@ evaluate(TSNode *n, const std::vector<c10::IValue> &inputs) {
       return std::vector<c10::IValue>{c10::ivalue::Tuple::create(inputs)};
     if (kind == c10::prim::ListUnpack) {
       auto list = inputs.at(0).toListRef();
+      if (list.size() != n->outputs().size())
+        return std::nullopt; // TorchScript fails it when it runs
       return std::vector<c10::IValue>(list.begin(), list.end());
     }
     if (kind == c10::prim::TupleUnpack) {
       auto items = inputs.at(0).toTupleRef().elements();
+      if (items.size() != n->outputs().size())
+        return std::nullopt;
       return std::vector<c10::IValue>(items.begin(), items.end());
     }
     torch::jit::Stack stack(inputs.begin(), inputs.end());
@@ -601,7 +605,11 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     if (kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack) {
       auto it = im.lists.find(n->input());
       if (it == im.lists.end() || it->second.size() != n->outputs().size()) {
-        if (!blockedValues.count(n->input()))
+        if (it != im.lists.end())
+          im.error(n, "unpacks " + std::to_string(it->second.size()) +
+                          " values into " +
+                          std::to_string(n->outputs().size()));
+        else if (!blockedValues.count(n->input()))
           im.error(n, "unpacks a list the importer does not know");
         for (const TSValue *v : n->outputs())
           blockedValues.insert(v);

@@ -46,8 +46,10 @@ class BadDims(torch.nn.Module):
     def forward(self, x):
         a, b = x.chunk(2, dim=-5)
         c = x.split(0, dim=1)
+        e, f = x.chunk(3, dim=1)  # three pieces unpacked into two
         d = x[:, ::2]
-        return torch.cat([a, b, d], dim=7).softmax(3) + torch.cat(c, dim=1)
+        return (torch.cat([a, b, d], dim=7).softmax(3) + torch.cat(c, dim=1)
+                + e + f)
 
 
 # Saved as ober.export does, without running it (it cannot run).
