@@ -4,7 +4,7 @@
 # Sets up and builds Ober-Train, then takes the bundled ONNX model
 # (examples/mlp/model.onnxtext, a two-layer MLP with its weights): imports
 # it into ober IR and runs it on the reference interpreter on a seeded batch,
-# printing the class probabilities; then builds its training step
+# printing the class scores (logits); then builds its training step
 # (cross-entropy, AdamW) and trains it for 8 steps on the reference
 # interpreter, printing the losses; then plans it for 4 devices, partitions
 # it into the program each device runs, and trains that on 4 simulated
@@ -32,7 +32,7 @@ np.save('$work/y.npy', r.integers(0, 4, 4).astype(np.int64))"
 
 echo "== ober-translate --import-onnx examples/mlp (ONNX -> ober IR)"
 "$build/bin/ober-translate" --import-onnx "$work/model.onnx"
-echo "== ober-run: class probabilities for a batch of 4"
+echo "== ober-run: class scores (logits) for a batch of 4"
 "$build/bin/ober-run" "$work/model.onnx" --input "$work/x.npy" \
   --output-dir "$work/out" --print --run-stats
 echo "== ober-opt --ober-build-train-step (cross-entropy, AdamW)"
