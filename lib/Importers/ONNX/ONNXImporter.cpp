@@ -437,6 +437,22 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
                   << (takes ? "sequence" : "tensor") << " there";
       return failure();
     }
+    // An element type outside the op's type constraint.
+    if (isSequence)
+      continue;
+    Type element = typeOf(values.lookup(in)).getElementType();
+    std::vector<int> dataTypes;
+    for (int d = 1; d <= onnx::TensorProto_DataType_DataType_MAX; ++d)
+      if (onnx::TensorProto_DataType_IsValid(d) &&
+          elementTypeOf(context, d) == element)
+        dataTypes.push_back(d);
+    std::string allowed;
+    if (!inputTakesType(node, opset, i, dataTypes, allowed)) {
+      ctx.error() << "input #" << i << " '" << in << "' has element type "
+                  << element << "; " << node.op_type() << " takes " << allowed
+                  << " there";
+      return failure();
+    }
   }
   Handler handler = isTrainingGradient(node) ? importGradient
                                              : handlers().lookup(node.op_type());

@@ -49,21 +49,62 @@ std::string mlir::ober::onnx_import::checkArity(const onnx::NodeProto &node,
   return error;
 }
 
-int mlir::ober::onnx_import::inputTakesSequence(const onnx::NodeProto &node,
-                                                int opset, int i) {
+namespace {
+/// The formal parameter of input #`i` of `node`'s op at `opset` (a variadic
+/// last input covers the rest); null when the schema does not say.
+const onnx::OpSchema::FormalParameter *
+inputFormal(const onnx::NodeProto &node, int opset, int i) {
   const onnx::OpSchema *schema =
       onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
   if (!schema || schema->inputs().empty() || i < 0)
-    return -1;
+    return nullptr;
   const auto &formals = schema->inputs();
-  // A variadic last input covers the rest.
   const onnx::OpSchema::FormalParameter &formal =
       formals[std::min<size_t>(i, formals.size() - 1)];
   if (static_cast<size_t>(i) >= formals.size() &&
       formal.GetOption() != onnx::OpSchema::Variadic)
+    return nullptr;
+  return &formal;
+}
+} // namespace
+
+bool mlir::ober::onnx_import::inputTakesType(const onnx::NodeProto &node,
+                                             int opset, int i,
+                                             const std::vector<int> &dataTypes,
+                                             std::string &allowed) {
+  const onnx::OpSchema::FormalParameter *formal = inputFormal(node, opset, i);
+  if (!formal || formal->GetTypes().empty())
+    return true;
+  for (int dataType : dataTypes) {
+    std::string name = onnx::TensorProto_DataType_Name(
+        static_cast<onnx::TensorProto_DataType>(dataType));
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    try {
+      if (formal->GetTypes().count(onnx::Utils::DataTypeUtils::ToType(
+              "tensor(" + name + ")")))
+        return true;
+    } catch (const std::exception &) {
+      // A data type this libonnx has no type string for.
+    }
+  }
+  std::vector<std::string> names;
+  for (onnx::DataType type : formal->GetTypes())
+    if (type && type->rfind("tensor(", 0) == 0)
+      names.push_back(type->substr(7, type->size() - 8));
+  std::sort(names.begin(), names.end());
+  allowed.clear();
+  for (const std::string &n : names)
+    allowed += (allowed.empty() ? "" : ", ") + n;
+  return false;
+}
+
+int mlir::ober::onnx_import::inputTakesSequence(const onnx::NodeProto &node,
+                                                int opset, int i) {
+  const onnx::OpSchema::FormalParameter *formal = inputFormal(node, opset, i);
+  if (!formal)
     return -1;
   bool sequence = false, tensor = false;
-  for (onnx::DataType type : formal.GetTypes()) {
+  for (onnx::DataType type : formal->GetTypes()) {
     bool seq = type && type->rfind("seq(", 0) == 0;
     sequence |= seq;
     tensor |= !seq;

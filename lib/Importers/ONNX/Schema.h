@@ -12,6 +12,7 @@
 #include "onnx/onnx_pb.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::ober::onnx_import {
 
@@ -23,6 +24,13 @@ std::string checkArity(const onnx::NodeProto &node, int opset);
 /// What input #`i` of `node`'s op takes at `opset` by its schema: a
 /// sequence (1), a tensor (0), either or unknown (-1).
 int inputTakesSequence(const onnx::NodeProto &node, int opset, int i);
+
+/// Whether input #`i` of `node`'s op at `opset` takes a tensor of any of
+/// `dataTypes` (TensorProto data types: those that import as the input's
+/// element type), by the schema's type constraint; true when the schema
+/// does not say. Otherwise `allowed` lists what it takes ("float, double").
+bool inputTakesType(const onnx::NodeProto &node, int opset, int i,
+                    const std::vector<int> &dataTypes, std::string &allowed);
 
 } // namespace mlir::ober::onnx_import
 
