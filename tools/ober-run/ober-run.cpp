@@ -239,6 +239,11 @@ static LogicalResult runModel(MLIRContext &context) {
       ok &= succeeded(checkGradients(f, initSeed, gradTolerance, llvm::outs()));
     return success(ok);
   }
+  if (trainSteps < 0)
+    return emitError(UnknownLoc::get(&context))
+           << "--train-steps must not be negative (0 runs the function "
+              "once), got "
+           << trainSteps.getValue();
   if (engine != "reference" && engine != "cpu")
     return emitError(UnknownLoc::get(&context))
            << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
