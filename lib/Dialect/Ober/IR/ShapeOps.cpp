@@ -49,8 +49,13 @@ LogicalResult ReshapeOp::verify() {
   if (in.getElementType() != out.getElementType())
     return emitOpError("element types differ: ") << in.getElementType()
                                                   << " vs " << out.getElementType();
-  std::optional<int64_t> a = staticElementCount(in.getShape());
-  std::optional<int64_t> b = staticElementCount(out.getShape());
+  bool overflowA = false, overflowB = false;
+  std::optional<int64_t> a = staticElementCount(in.getShape(), &overflowA);
+  std::optional<int64_t> b = staticElementCount(out.getShape(), &overflowB);
+  if (overflowA || overflowB)
+    return emitOpError("shape ")
+           << shapeString((overflowA ? in : out).getShape())
+           << " has more elements than 64 bits count";
   if (a && b && *a != *b)
     return emitOpError("cannot reshape ")
            << shapeString(in.getShape()) << " (" << *a << " elements) to "

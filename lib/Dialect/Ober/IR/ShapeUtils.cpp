@@ -6,6 +6,8 @@
 
 #include "ShapeUtils.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -96,12 +98,19 @@ bool mlir::ober::detail::compatibleShapes(ArrayRef<int64_t> a,
 }
 
 std::optional<int64_t>
-mlir::ober::detail::staticElementCount(ArrayRef<int64_t> shape) {
+mlir::ober::detail::staticElementCount(ArrayRef<int64_t> shape,
+                                       bool *overflow) {
   int64_t n = 1;
+  bool past = false, dynamic = false;
   for (int64_t d : shape) {
     if (ShapedType::isDynamic(d))
-      return std::nullopt;
-    n *= d;
+      dynamic = true;
+    else
+      past |= llvm::MulOverflow(n, d, n);
   }
+  if (overflow)
+    *overflow = past;
+  if (past || dynamic)
+    return std::nullopt;
   return n;
 }

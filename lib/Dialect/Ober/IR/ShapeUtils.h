@@ -59,8 +59,11 @@ inline bool compatibleSize(int64_t a, int64_t b) {
 /// True if two shapes have the same rank and compatible sizes.
 bool compatibleShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b);
 
-/// The number of elements, or nullopt when a size is dynamic.
-std::optional<int64_t> staticElementCount(ArrayRef<int64_t> shape);
+/// The number of elements: nullopt when a size is dynamic, or when the
+/// count of the static sizes passes 64 bits (then `*overflow` is set, if
+/// given).
+std::optional<int64_t> staticElementCount(ArrayRef<int64_t> shape,
+                                          bool *overflow = nullptr);
 
 } // namespace mlir::ober::detail
 
