@@ -1,4 +1,4 @@
-//===- FuzzSupport.cpp - what the runtime's fuzz targets share ------------===//
+//===- FuzzSupport.cpp - what the fuzz targets share ----------------------===//
 //
 // Part of Ober-Train.
 //
@@ -8,7 +8,6 @@
 
 #include "ober/Runtime/Files.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <unistd.h>

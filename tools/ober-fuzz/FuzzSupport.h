@@ -1,14 +1,14 @@
-//===- FuzzSupport.h - what the runtime's fuzz targets share ----*- C++ -*-===//
+//===- FuzzSupport.h - what the fuzz targets share --------------*- C++ -*-===//
 //
-// Part of Ober-Train. The runtime's readers take files: a target writes
+// Part of Ober-Train. Most readers take files: a target writes
 // the fuzzer's bytes into a scratch folder of its own process and hands
 // the reader the path. An input that stands for several files is cut at
 // each "\n--\n".
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef OBER_TOOLS_FUZZ_RUNTIME_FUZZSUPPORT_H
-#define OBER_TOOLS_FUZZ_RUNTIME_FUZZSUPPORT_H
+#ifndef OBER_TOOLS_FUZZ_FUZZSUPPORT_H
+#define OBER_TOOLS_FUZZ_FUZZSUPPORT_H
 
 #include <cstddef>
 #include <cstdint>
@@ -35,4 +35,4 @@ std::vector<std::string> splitArguments(const uint8_t *data, size_t size,
 
 } // namespace ober::fuzz
 
-#endif // OBER_TOOLS_FUZZ_RUNTIME_FUZZSUPPORT_H
+#endif // OBER_TOOLS_FUZZ_FUZZSUPPORT_H

@@ -94,16 +94,14 @@ public:
   /// with a provisional type and inferred afterwards, so operands that do
   /// not fit are reported (and fail the node) instead of aborting.
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
-    if constexpr (OpTy::template hasTrait<InferTypeOpInterface::Trait>()) {
-      Type provisional = provisionalResultType(b, args...);
-      auto op = OpTy::create(b, loc, provisional, std::forward<Args>(args)...);
-      if (failed(inferResultTypes(op.getOperation())))
-        return op->getResult(0);
-      return foldResults(op.getOperation()).front();
-    } else {
-      auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
-      return foldResults(op.getOperation()).front();
+    bool opFailed = false;
+    auto op =
+        createInferred<OpTy>(b, loc, opFailed, std::forward<Args>(args)...);
+    if (opFailed) {
+      failedInference = true;
+      return op->getResult(0);
     }
+    return foldResults(op.getOperation()).front();
   }
   /// Creates an op with several results, given their types.
   template <typename OpTy, typename... Args>

@@ -34,14 +34,9 @@ public:
   /// provisional one and inferred here: when its operands do not fit, the
   /// node fails (`failedInference`) with the op's error.
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
-    if constexpr (OpTy::template hasTrait<InferTypeOpInterface::Trait>()) {
-      Type provisional = provisionalResultType(b, args...);
-      auto op = OpTy::create(b, loc, provisional, std::forward<Args>(args)...);
-      failedInference |= failed(inferResultTypesInPlace(op.getOperation()));
-      return op->getResult(0);
-    } else {
-      return OpTy::create(b, loc, std::forward<Args>(args)...)->getResult(0);
-    }
+    return createInferred<OpTy>(b, loc, failedInference,
+                                std::forward<Args>(args)...)
+        ->getResult(0);
   }
   /// Whether an op built since the last call failed type inference.
   bool takeFailedInference() { return std::exchange(failedInference, false); }

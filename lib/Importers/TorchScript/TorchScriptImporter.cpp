@@ -26,6 +26,7 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
 
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -208,63 +209,57 @@ bool evaluable(TSNode *n) {
          kind.find("dropout") == kind.npos && kind.find("rand") == kind.npos;
 }
 
-/// `v` with its tensors (also inside lists and tuples) as meta tensors:
-/// their types without their data.
-c10::IValue toMeta(const c10::IValue &v) {
-  if (v.isTensor())
-    return v.toTensor().is_meta() ? v : c10::IValue(v.toTensor().to(at::kMeta));
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> list;
-    for (const at::Tensor &t : v.toTensorVector())
-      list.push_back(t.to(at::kMeta));
-    return list;
-  }
-  if (v.isTuple()) {
-    std::vector<c10::IValue> items;
-    for (const c10::IValue &item : v.toTupleRef().elements())
-      items.push_back(toMeta(item));
-    return c10::ivalue::Tuple::create(std::move(items));
-  }
-  return v;
-}
-
-/// `v` with its meta tensors (also inside lists and tuples) as zeros of
-/// their types; nullopt when that would take more than `budget` bytes
-/// (what is left of it is counted down).
-std::optional<c10::IValue> materialize(const c10::IValue &v, int64_t &budget) {
-  auto zeros = [&](const at::Tensor &t) -> std::optional<at::Tensor> {
-    if (!t.is_meta())
-      return t;
-    budget -= static_cast<int64_t>(t.nbytes());
-    if (budget < 0)
-      return std::nullopt;
-    return at::zeros(t.sizes(), t.options().device(at::kCPU));
-  };
+/// `v` with each of its tensors (also inside lists and tuples) replaced by
+/// what `f` makes of it; nullopt when `f` makes nothing of one.
+std::optional<c10::IValue>
+mapTensors(const c10::IValue &v,
+           const std::function<std::optional<at::Tensor>(const at::Tensor &)>
+               &f) {
   if (v.isTensor()) {
-    std::optional<at::Tensor> t = zeros(v.toTensor());
+    std::optional<at::Tensor> t = f(v.toTensor());
     return t ? std::optional<c10::IValue>(*t) : std::nullopt;
   }
   if (v.isTensorList()) {
     c10::List<at::Tensor> list;
     for (const at::Tensor &t : v.toTensorVector()) {
-      std::optional<at::Tensor> z = zeros(t);
-      if (!z)
+      std::optional<at::Tensor> mapped = f(t);
+      if (!mapped)
         return std::nullopt;
-      list.push_back(*z);
+      list.push_back(*mapped);
     }
     return c10::IValue(list);
   }
   if (v.isTuple()) {
     std::vector<c10::IValue> items;
     for (const c10::IValue &item : v.toTupleRef().elements()) {
-      std::optional<c10::IValue> z = materialize(item, budget);
-      if (!z)
+      std::optional<c10::IValue> mapped = mapTensors(item, f);
+      if (!mapped)
         return std::nullopt;
-      items.push_back(*z);
+      items.push_back(*mapped);
     }
     return c10::IValue(c10::ivalue::Tuple::create(std::move(items)));
   }
   return v;
+}
+
+/// `v` with its tensors as meta tensors: their types without their data.
+c10::IValue toMeta(const c10::IValue &v) {
+  return *mapTensors(v, [](const at::Tensor &t) -> std::optional<at::Tensor> {
+    return t.is_meta() ? t : t.to(at::kMeta);
+  });
+}
+
+/// `v` with its meta tensors as zeros of their types; nullopt when that
+/// would take more than `budget` bytes.
+std::optional<c10::IValue> materialize(const c10::IValue &v, int64_t &budget) {
+  return mapTensors(v, [&](const at::Tensor &t) -> std::optional<at::Tensor> {
+    if (!t.is_meta())
+      return t;
+    budget -= static_cast<int64_t>(t.nbytes());
+    if (budget < 0)
+      return std::nullopt;
+    return at::zeros(t.sizes(), t.options().device(at::kCPU));
+  });
 }
 
 /// The largest tensor the importer computes from constants (it becomes a
@@ -319,10 +314,15 @@ evaluate(TSNode *n, const std::vector<c10::IValue> &inputs) {
 }
 
 /// Whether what `n` computes from the constants `inputs` is small enough to
-/// compute (and keep): its results' sizes, found on meta copies (and on the
-/// meta device), add up to at most kMaxConstantBytes. True when libtorch cannot tell (an op without
-/// a meta kernel; scalar arithmetic).
+/// compute (and keep): its tensor results' sizes, found on meta copies (and
+/// on the meta device), add up to at most kMaxConstantBytes. True without
+/// that second run for a node with no tensor result (shape arithmetic), and
+/// when libtorch cannot tell (an op without a meta kernel).
 bool fitsAsConstant(TSNode *n, const std::vector<c10::IValue> &inputs) {
+  if (llvm::none_of(n->outputs(), [](const TSValue *v) {
+        return v->type()->cast<c10::TensorType>() != nullptr;
+      }))
+    return true;
   std::vector<c10::IValue> meta;
   for (const c10::IValue &v : inputs)
     meta.push_back(toMeta(v));
