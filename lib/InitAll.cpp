@@ -53,7 +53,23 @@ void mlir::ober::registerAllPasses() {
   // Upstream, generic passes used between ober stages, and those of the
   // stages of code generation (to test and inspect them one by one).
   mlir::registerTransformsPasses();
-  ::mlir::registerConversionPasses();
+  // The conversions the CPU pipeline runs (not every target's: GPU,
+  // SPIR-V and AMDGPU conversions would fill --help).
+  ::mlir::registerArithToLLVMConversionPass();
+  ::mlir::registerConvertBufferizationToMemRefPass();
+  ::mlir::registerConvertControlFlowToLLVMPass();
+  ::mlir::registerConvertFuncToLLVMPass();
+  ::mlir::registerConvertIndexToLLVMPass();
+  ::mlir::registerConvertMathToLLVMPass();
+  ::mlir::registerConvertMathToLibmPass();
+  ::mlir::registerConvertOpenMPToLLVMPass();
+  ::mlir::registerConvertSCFToOpenMPPass();
+  ::mlir::registerConvertVectorToLLVMPass();
+  ::mlir::registerConvertVectorToSCFPass();
+  ::mlir::registerFinalizeMemRefToLLVMConversionPass();
+  ::mlir::registerLowerAffinePass();
+  ::mlir::registerReconcileUnrealizedCastsPass();
+  ::mlir::registerSCFToControlFlowPass();
   registerLinalgPasses();
   bufferization::registerBufferizationPasses();
   bufferization::registerBufferizationPipelines();

@@ -17,20 +17,27 @@ struct Info {
   size_t size;
   const char *name;
   const char *safetensors;
+  const char *mlir; // MLIR's element type spelling
 };
 constexpr Info kInfo[] = {
-    {DType::F16, 2, "float16", "F16"},   {DType::BF16, 2, "bfloat16", "BF16"},
-    {DType::F32, 4, "float32", "F32"},   {DType::F64, 8, "float64", "F64"},
-    {DType::Bool, 1, "bool", "BOOL"},    {DType::I8, 1, "int8", "I8"},
-    {DType::U8, 1, "uint8", "U8"},       {DType::I16, 2, "int16", "I16"},
-    {DType::I32, 4, "int32", "I32"},     {DType::I64, 8, "int64", "I64"},
-    {DType::Unicode, 4, "str", "STRING"},
+    {DType::F16, 2, "float16", "F16", "f16"},
+    {DType::BF16, 2, "bfloat16", "BF16", "bf16"},
+    {DType::F32, 4, "float32", "F32", "f32"},
+    {DType::F64, 8, "float64", "F64", "f64"},
+    {DType::Bool, 1, "bool", "BOOL", "i1"},
+    {DType::I8, 1, "int8", "I8", "i8"},
+    {DType::U8, 1, "uint8", "U8", "ui8"},
+    {DType::I16, 2, "int16", "I16", "i16"},
+    {DType::I32, 4, "int32", "I32", "i32"},
+    {DType::I64, 8, "int64", "I64", "i64"},
+    {DType::Unicode, 4, "str", "STRING", "!str"},
 };
 const Info &info(DType type) { return kInfo[static_cast<int>(type)]; }
 } // namespace
 
 size_t ober::rt::dtypeSize(DType type) { return info(type).size; }
 const char *ober::rt::dtypeName(DType type) { return info(type).name; }
+const char *ober::rt::dtypeMLIRName(DType type) { return info(type).mlir; }
 const char *ober::rt::dtypeSafeTensorsName(DType type) {
   return info(type).safetensors;
 }
@@ -39,6 +46,16 @@ std::optional<DType> ober::rt::dtypeFromSafeTensorsName(const std::string &name)
     if (name == i.safetensors)
       return i.type;
   return std::nullopt;
+}
+std::optional<DType> ober::rt::dtypeFromName(const std::string &name) {
+  for (const Info &i : kInfo)
+    if (i.type != DType::Unicode && (name == i.name || name == i.mlir))
+      return i.type;
+  return std::nullopt;
+}
+const char *ober::rt::dtypeNames() {
+  return "f32, f16, bf16, f64, i64, i32, i16, i8, ui8, i1 (or NumPy's "
+         "float32, ..., bool)";
 }
 
 namespace {

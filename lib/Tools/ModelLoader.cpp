@@ -9,6 +9,7 @@
 #include "ober/Tools/Devices.h"
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Importers/InputShapes.h"
 #include "ober/Importers/ONNX/ONNXImporter.h"
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Weights.h"
@@ -36,9 +37,28 @@ bool mlir::ober::isImportedFormat(StringRef path) {
 /// TorchScript goes through `ober-translate --import-torchscript` (beside
 /// this tool): only ober-translate links libtorch, whose start-up costs
 /// every process that loads it about half a second.
+///
+/// Input shapes: this tool's `--input-shape`s, else the shapes and types of
+/// `knownInputs` (ober-run's `--input`s), in order.
 static OwningOpRef<ModuleOp>
-importTorchScriptWithTranslate(StringRef path, MLIRContext &context) {
+importTorchScriptWithTranslate(StringRef path, MLIRContext &context,
+                               ArrayRef<reference::Tensor> knownInputs) {
   Location loc = FileLineColLoc::get(&context, path, 0, 0);
+  std::vector<InputShape> shapes;
+  std::string shapeError;
+  if (!inputShapesFromCommandLine(shapes, shapeError)) {
+    emitError(loc) << shapeError;
+    return nullptr;
+  }
+  if (shapes.empty())
+    for (const reference::Tensor &t : knownInputs) {
+      std::optional<rt::DType> dtype = reference::dtypeOf(t.getElementType());
+      if (!dtype)
+        break;
+      shapes.push_back({"", std::vector<int64_t>(t.getShape().begin(),
+                                                 t.getShape().end()),
+                        *dtype});
+    }
   static int anchor;
   std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
   SmallString<256> translate(llvm::sys::path::parent_path(self));
@@ -57,8 +77,14 @@ importTorchScriptWithTranslate(StringRef path, MLIRContext &context) {
   }
   llvm::FileRemover removeOut(out), removeErr(err);
   std::string input = path.str();
+  // Locations as the importer made them (the model's source lines), not
+  // lines of the temporary file.
+  std::vector<std::string> given;
+  for (const InputShape &shape : shapes)
+    given.push_back("--input-shape=" + formatInputShape(shape));
   SmallVector<StringRef> args = {translate, "--import-torchscript", input,
-                                 "-o", out};
+                                 "--mlir-print-debuginfo", "-o", out};
+  args.append(given.begin(), given.end());
   std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
                                           StringRef(err)};
   int rc = llvm::sys::ExecuteAndWait(translate, args, std::nullopt, redirects);
@@ -90,7 +116,7 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
     return importONNXFile(path, context, options);
   }
   if (ext == ".pt")
-    return importTorchScriptWithTranslate(path, context);
+    return importTorchScriptWithTranslate(path, context, knownInputs);
   emitError(UnknownLoc::get(&context))
       << "cannot read '" << path
       << "': unknown model format (supported: .mlir, .mlirbc, .onnx, .pt)";

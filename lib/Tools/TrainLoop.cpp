@@ -42,17 +42,18 @@ func::FuncOp mlir::ober::findTrainStep(ModuleOp module, StringRef name) {
 static FailureOr<reference::Tensor> batchForStep(func::FuncOp step,
                                                  const reference::Tensor &t,
                                                  RankedTensorType type,
-                                                 int64_t i, unsigned index) {
+                                                 int64_t i, StringRef name) {
   std::vector<int64_t> file(t.getShape().begin(), t.getShape().end()),
       arg(type.getShape().begin(), type.getShape().end());
   ::ober::rt::BatchLayout layout = ::ober::rt::batchLayout(file, arg);
+  if (layout == ::ober::rt::BatchLayout::Mismatch ||
+      t.getElementType() != type.getElementType())
+    return step.emitError()
+           << name << " should be " << type << " (or have a leading steps "
+           << "dimension, or its micro-batches merged), got "
+           << RankedTensorType::get(t.getShape(), t.getElementType());
   if (layout == ::ober::rt::BatchLayout::Whole)
     return t;
-  if (layout == ::ober::rt::BatchLayout::Mismatch)
-    return step.emitError("batch input #")
-           << index << " should be " << type << " (or have a leading steps "
-           << "dimension, or its micro-batches merged), got shape ["
-           << llvm::make_range(t.getShape().begin(), t.getShape().end()) << "]";
   int64_t offset = ::ober::rt::batchOffset(layout, file, arg, i);
   reference::Tensor slice(type.getElementType(), type.getShape());
   for (int64_t k = 0, e = slice.getNumElements(); k < e; ++k)
@@ -123,12 +124,17 @@ mlir::ober::runTrainLoop(ModuleOp module, func::FuncOp step,
   }
   reference::RunStats deviceStats;
   SmallVector<RankedTensorType> batchTypes;
-  for (unsigned i : batchArgs)
+  SmallVector<std::string> batchNames;
+  for (auto [k, i] : llvm::enumerate(batchArgs)) {
     batchTypes.push_back(serialArgumentType(step, i));
+    batchNames.push_back(k < options.batchNames.size()
+                             ? options.batchNames[k]
+                             : "batch input #" + std::to_string(k));
+  }
   for (int64_t s = 0; s < options.steps; ++s) {
     for (auto [k, i] : llvm::enumerate(batchArgs)) {
-      FailureOr<reference::Tensor> b =
-          batchForStep(step, options.batches[k], batchTypes[k], s, k);
+      FailureOr<reference::Tensor> b = batchForStep(
+          step, options.batches[k], batchTypes[k], s, batchNames[k]);
       if (failed(b))
         return failure();
       args[i] = std::move(*b);

@@ -16,6 +16,8 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/InitAll.h"
+#include "ober/Tools/CommandLine.h"
+#include "ober/Tools/Diagnostics.h"
 #include "ober/Tools/Devices.h"
 #include "ober/Tools/Executable.h"
 #include "ober/Tools/ModelLoader.h"
@@ -171,6 +173,7 @@ static LogicalResult compile(MLIRContext &context) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerAllPasses();
+  hideForeignOptions({&category});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Ober-Train: compile a model into a training (or inference) "
@@ -192,7 +195,6 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  ToolDiagnosticHandler handler(&context);
   return failed(compile(context)) ? 1 : 0;
 }

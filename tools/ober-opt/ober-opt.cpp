@@ -11,6 +11,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "ober/InitAll.h"
+#include "ober/Tools/CommandLine.h"
 #include "ober/Tools/ModelLoader.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -52,6 +53,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   ober::registerAllDialects(registry);
   ober::registerAllPasses();
+  // MlirOptMain's options and the passes are registered by the call below:
+  // they stay listed.
+  ober::hideForeignOptions({});
   auto [input, output] = registerAndParseCLIOptions(
       argc, argv, "Ober-Train optimizer driver\n", registry);
   // Diagnostics name the op at fault; printing the whole function or module

@@ -14,6 +14,8 @@
 #include "ober/InitAll.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/TensorIO.h"
+#include "ober/Tools/CommandLine.h"
+#include "ober/Tools/Diagnostics.h"
 #include "ober/Tools/CompiledRun.h"
 #include "ober/Tools/GradCheck.h"
 #include "ober/Tools/ModelLoader.h"
@@ -34,59 +36,61 @@ using namespace mlir;
 using namespace mlir::ober;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+static cl::OptionCategory category("ober-run options");
+
+static cl::opt<std::string> modelPath(cl::cat(category), cl::Positional, cl::Required,
                                       cl::desc("<model (.mlir, ...)>"));
-static cl::opt<std::string> functionName("function",
+static cl::opt<std::string> functionName(cl::cat(category), "function",
                                          cl::desc("Function to run"),
                                          cl::init(""));
-static cl::list<std::string> inputPaths("input",
+static cl::list<std::string> inputPaths(cl::cat(category), "input",
                                         cl::desc("Input .npy, in order"));
-static cl::opt<std::string> outputDir("output-dir",
+static cl::opt<std::string> outputDir(cl::cat(category), "output-dir",
                                       cl::desc("Where to write <i>.npy"),
                                       cl::init(""));
 static cl::opt<std::string>
-    weightsPath("weights", cl::desc("Weights file (default: the module's)"),
+    weightsPath(cl::cat(category), "weights", cl::desc("Weights file (default: the module's)"),
                 cl::init(""));
-static cl::opt<bool> printResults("print",
+static cl::opt<bool> printResults(cl::cat(category), "print",
                                   cl::desc("Print the results as text"));
-static cl::opt<bool> printStats("run-stats",
+static cl::opt<bool> printStats(cl::cat(category), "run-stats",
                                 cl::desc("Print run statistics to stderr"));
-static cl::opt<int64_t> trainSteps(
+static cl::opt<int64_t> trainSteps(cl::cat(category), 
     "train-steps", cl::desc("Run the module's train step this many times"),
     cl::init(0));
-static cl::opt<double> learningRate(
+static cl::opt<double> learningRate(cl::cat(category), 
     "lr", cl::desc("Learning rate (the peak of a schedule)"), cl::init(1e-3));
-static cl::opt<std::string> lrSchedule(
+static cl::opt<std::string> lrSchedule(cl::cat(category), 
     "lr-schedule",
     cl::desc("constant, cosine or linear: after --warmup-steps of linear "
              "warm-up, decay to --min-lr by --decay-steps (as the "
              "executables do)"),
     cl::init("constant"));
-static cl::opt<int64_t> warmupSteps("warmup-steps",
+static cl::opt<int64_t> warmupSteps(cl::cat(category), "warmup-steps",
                                     cl::desc("Steps of linear warm-up"),
                                     cl::init(0));
-static cl::opt<double> minLearningRate("min-lr", cl::desc("The decay's floor"),
+static cl::opt<double> minLearningRate(cl::cat(category), "min-lr", cl::desc("The decay's floor"),
                                        cl::init(0));
-static cl::opt<int64_t> decaySteps(
+static cl::opt<int64_t> decaySteps(cl::cat(category), 
     "decay-steps",
     cl::desc("The step the decay reaches --min-lr (default --train-steps)"),
     cl::init(-1));
 static cl::opt<std::string>
-    saveParams("save-params", cl::desc("Write final parameters as DIR/<name>.npy"),
+    saveParams(cl::cat(category), "save-params", cl::desc("Write final parameters as DIR/<name>.npy"),
                cl::init(""));
-static cl::opt<bool> gradCheck(
+static cl::opt<bool> gradCheck(cl::cat(category), 
     "grad-check",
     cl::desc("Check the gradients of every public function (or --function) "
              "against finite differences"));
-static cl::opt<double> gradTolerance("grad-tolerance",
+static cl::opt<double> gradTolerance(cl::cat(category), "grad-tolerance",
                                      cl::desc("Largest gradient error"),
                                      cl::init(1e-6));
-static cl::opt<std::string> engine(
+static cl::opt<std::string> engine(cl::cat(category), 
     "engine",
     cl::desc("What runs the function: 'reference' (the interpreter) or "
              "'cpu' (compiled by the CPU pipeline, in this process)"),
     cl::init("reference"));
-static cl::opt<uint64_t> initSeed(
+static cl::opt<uint64_t> initSeed(cl::cat(category), 
     "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
     cl::init(0));
@@ -173,6 +177,9 @@ static LogicalResult trainModel(ModuleOp module, func::FuncOp step,
   if (std::string why = options.lr.check(); !why.empty())
     return emitError(cli) << why;
   options.batches = std::move(*batches);
+  for (auto [k, path] : llvm::enumerate(inputPaths))
+    options.batchNames.push_back("--input " + std::to_string(k + 1) + " (" +
+                                 path + ")");
   options.parameters = std::move(params);
   options.compiled = engine == "cpu";
   reference::RunStats stats;
@@ -289,6 +296,7 @@ static LogicalResult runModel(MLIRContext &context) {
       args[i] = it->second;
       continue;
     }
+    // Named as the user numbered them: the n-th --input, from 1.
     const std::string &path = inputPaths[next++];
     rt::NpyArray npy;
     std::string error;
@@ -299,14 +307,15 @@ static LogicalResult runModel(MLIRContext &context) {
           return ShapedType::isDynamic(std::get<1>(p)) ||
                  std::get<0>(p) == std::get<1>(p);
         }))
-      return func.emitError("input #")
-             << i << " (" << path << ") has shape ["
+      return func.emitError("--input ")
+             << next << " (" << path << ") has shape ["
              << llvm::make_range(npy.shape.begin(), npy.shape.end())
-             << "] but the function expects " << type;
+             << "] but @" << func.getSymName() << " expects " << type;
     std::optional<reference::Tensor> t = reference::decodeTensor(
         npy.type, npy.shape, npy.data, type.getElementType(), error);
     if (!t)
-      return func.emitError("input #") << i << " (" << path << "): " << error;
+      return func.emitError("--input ") << next << " (" << path << "): "
+                                        << error;
     dynamic |= !type.hasStaticShape();
     argTypes[i] = RankedTensorType::get(npy.shape, type.getElementType());
     args[i] = std::move(*t);
@@ -367,6 +376,7 @@ static LogicalResult runModel(MLIRContext &context) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  hideForeignOptions({&category});
   cl::ParseCommandLineOptions(
       argc, argv, "Ober-Train reference interpreter\n");
   DialectRegistry registry;
@@ -375,7 +385,6 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   // Diagnostics name the op; dumping whole functions into them is noise.
   context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  ToolDiagnosticHandler handler(&context);
   return failed(runModel(context)) ? 1 : 0;
 }

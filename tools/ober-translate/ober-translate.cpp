@@ -11,6 +11,7 @@
 
 #include "ober/Importers/Generators/GPT.h"
 #include "ober/Importers/ONNX/ONNXImporter.h"
+#include "ober/Tools/CommandLine.h"
 #ifdef OBER_HAVE_TORCH
 #include "ober/Importers/TorchScript/TorchScriptImporter.h"
 #endif
@@ -20,21 +21,32 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
+static llvm::cl::OptionCategory category("ober-translate options");
+// Handled before mlirTranslateMain (which would read an input file);
+// declared for --help.
+static llvm::cl::opt<std::string> emitGPTOption(
+    "emit-gpt",
+    llvm::cl::desc("Write a GPT in the ober dialect (no input file): "
+                   "--emit-gpt=\"layers=2 hidden=64 heads=4 seq=16 "
+                   "vocab=128\""),
+    llvm::cl::value_desc("spec"), llvm::cl::cat(category));
+
 /// `--emit-gpt=SPEC` takes no input file, so it is handled before
 /// mlirTranslateMain (which would read one).
 static int emitGPT(llvm::StringRef spec) {
-  ober::GPTConfig config;
+  mlir::ober::GPTConfig config;
   std::string error;
-  if (!ober::parseGPTConfig(spec, config, error)) {
+  if (!mlir::ober::parseGPTConfig(spec, config, error)) {
     llvm::errs() << "error: --emit-gpt: " << error << "\n";
     return 1;
   }
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = ober::buildGPT(context, config);
+  OwningOpRef<ModuleOp> module = mlir::ober::buildGPT(context, config);
   if (!module)
     return 1;
   module->print(llvm::outs());
@@ -48,10 +60,13 @@ int main(int argc, char **argv) {
     if (arg.consume_front("--emit-gpt=") || arg.consume_front("-emit-gpt="))
       return emitGPT(arg);
   }
-  ober::registerONNXTranslation();
+  mlir::ober::registerONNXTranslation();
 #ifdef OBER_HAVE_TORCH
-  ober::registerTorchScriptTranslation();
+  mlir::ober::registerTorchScriptTranslation();
 #endif
+  // mlirTranslateMain registers its own options (the translations, -o,
+  // the printing flags) after this: they stay listed.
+  mlir::ober::hideForeignOptions({&category});
   return asMainReturnCode(
       mlirTranslateMain(argc, argv, "Ober-Train translation driver"));
 }

@@ -36,6 +36,14 @@ const char *dtypeName(DType type);
 const char *dtypeSafeTensorsName(DType type);
 std::optional<DType> dtypeFromSafeTensorsName(const std::string &name);
 
+/// MLIR's spelling of the element type (`f32`, `bf16`, `i64`, `i1`).
+const char *dtypeMLIRName(DType type);
+/// The numeric type named `name` in MLIR's spelling (`f32`, `bf16`, `i64`,
+/// `i1`) or NumPy's (`float32`, `int64`, `bool`).
+std::optional<DType> dtypeFromName(const std::string &name);
+/// The names dtypeFromName takes, for error messages.
+const char *dtypeNames();
+
 /// The element of float type `type` (F16, BF16, F32, F64) at `p`, as a
 /// double; 0 for other types.
 double loadFloat(DType type, const void *p);

@@ -21,8 +21,10 @@
 
 namespace mlir::ober {
 
-/// Parses or imports `path` (.mlir, .mlirbc, .onnx). `knownInputs` are
-/// values of the model's data inputs that an importer may specialise on.
+/// Parses or imports `path` (.mlir, .mlirbc, .onnx, .pt). `knownInputs`
+/// are values of the model's data inputs that an importer may specialise
+/// on (ONNX: shape arguments; TorchScript: their shapes and types, unless
+/// `--input-shape` gives them).
 /// Diagnostics go to the context's handler.
 OwningOpRef<ModuleOp>
 loadModel(StringRef path, MLIRContext &context,

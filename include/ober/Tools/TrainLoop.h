@@ -25,6 +25,9 @@ struct TrainLoopOptions {
   /// Batch inputs in order (arguments tagged `ober.batch`). An input with
   /// one more leading dimension than its argument holds one batch per step.
   SmallVector<reference::Tensor> batches;
+  /// What errors call each batch (as the user gave it: `--input 2
+  /// (y.npy)`); `batch input #k` when empty.
+  SmallVector<std::string> batchNames;
   /// Initial parameters by argument index.
   std::map<unsigned, reference::Tensor> parameters;
   /// When set, receives the interpreter's statistics over all steps.

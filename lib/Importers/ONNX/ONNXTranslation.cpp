@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Importers/ONNX/ONNXImporter.h"
+#include "ober/Tools/CommandLine.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
@@ -18,7 +19,7 @@ using namespace mlir::ober;
 static llvm::cl::list<std::string> onnxDims(
     "onnx-dim",
     llvm::cl::desc("Pin a symbolic ONNX dimension: --onnx-dim=batch=8"),
-    llvm::cl::value_desc("name=size"));
+    llvm::cl::value_desc("name=size"), llvm::cl::cat(importOptionCategory()));
 
 ONNXImportOptions mlir::ober::onnxOptionsFromCommandLine() {
   ONNXImportOptions options;

@@ -130,6 +130,8 @@ bool Importer::convert(TSNode *n) {
   bool listResult = op == "chunk" || op == "split" || op == "unsafe_chunk" ||
                     op == "split_with_sizes" || op == "unbind";
   if (!outType && !listResult) {
+    if (auto it = exampleFailures.find(n); it != exampleFailures.end())
+      return fail("does not run on the input shapes: " + it->second);
     if (isMapped(op))
       return fail("its result has no static shape and dtype (trace the "
                   "model with torch.jit.trace)");

@@ -51,6 +51,8 @@ public:
   /// Every value as computed on the example inputs (zeros of their shape):
   /// the static types a saved module no longer carries.
   std::map<const TSValue *, c10::IValue> example;
+  /// Why libtorch could not run a node on the example values.
+  std::map<const TSNode *, std::string> exampleFailures;
 
   /// Tensor input `v` (a known tensor becomes a constant); null with an
   /// error recorded when it is neither.

@@ -270,9 +270,11 @@ constexpr int64_t kMaxConstantBytes = int64_t(1) << 30;
 constexpr int64_t kMaxExampleBytes = int64_t(1) << 28;
 
 /// Runs `n` on `inputs` with libtorch (lists and tuples built here: their
-/// operators want the node's static list type); nullopt when it fails.
+/// operators want the node's static list type); nullopt when it fails,
+/// with libtorch's reason in `why` when given.
 std::optional<std::vector<c10::IValue>>
-evaluate(TSNode *n, const std::vector<c10::IValue> &inputs) {
+evaluate(TSNode *n, const std::vector<c10::IValue> &inputs,
+         std::string *why = nullptr) {
   try {
     auto kind = n->kind();
     if (kind == c10::prim::ListConstruct) {
@@ -308,7 +310,11 @@ evaluate(TSNode *n, const std::vector<c10::IValue> &inputs) {
     if (stack.size() != n->outputs().size())
       return std::nullopt;
     return std::vector<c10::IValue>(stack.begin(), stack.end());
-  } catch (const std::exception &) {
+  } catch (const std::exception &e) {
+    if (why) {
+      std::string what = e.what();
+      *why = what.substr(0, what.find('\n'));
+    }
     return std::nullopt;
   }
 }
@@ -346,8 +352,9 @@ bool fitsAsConstant(TSNode *n, const std::vector<c10::IValue> &inputs) {
 /// meta tensors: run on the meta tensors, or where libtorch has no meta
 /// kernel for `n`, on zeros of their types (up to kMaxExampleBytes).
 std::optional<std::vector<c10::IValue>>
-evaluateExample(TSNode *n, const std::vector<c10::IValue> &inputs) {
-  if (auto results = evaluate(n, inputs))
+evaluateExample(TSNode *n, const std::vector<c10::IValue> &inputs,
+                std::string &why) {
+  if (auto results = evaluate(n, inputs, &why))
     return results;
   int64_t budget = kMaxExampleBytes;
   std::vector<c10::IValue> zeros;
@@ -357,7 +364,7 @@ evaluateExample(TSNode *n, const std::vector<c10::IValue> &inputs) {
       return std::nullopt;
     zeros.push_back(*z);
   }
-  std::optional<std::vector<c10::IValue>> results = evaluate(n, zeros);
+  std::optional<std::vector<c10::IValue>> results = evaluate(n, zeros, &why);
   if (results)
     for (c10::IValue &r : *results)
       r = toMeta(r);
@@ -411,6 +418,32 @@ bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
   return true;
 }
 
+/// Meta tensors of the `shapes` given for the inputs `names`, in
+/// `examples` (which they replace).
+bool givenExamples(ArrayRef<InputShape> shapes,
+                   const std::vector<std::string> &names,
+                   std::vector<at::Tensor> &examples, Location loc) {
+  std::vector<std::optional<InputShape>> assigned;
+  std::string error;
+  if (!assignInputShapes(names, shapes, assigned, error)) {
+    emitError(loc) << error;
+    return false;
+  }
+  using ::ober::rt::DType;
+  static const std::map<DType, at::ScalarType> types = {
+      {DType::F16, at::kHalf}, {DType::BF16, at::kBFloat16},
+      {DType::F32, at::kFloat}, {DType::F64, at::kDouble},
+      {DType::Bool, at::kBool}, {DType::I8, at::kChar},
+      {DType::U8, at::kByte},   {DType::I16, at::kShort},
+      {DType::I32, at::kInt},   {DType::I64, at::kLong}};
+  for (size_t i = 0; i < assigned.size(); ++i)
+    if (assigned[i])
+      examples[i] = at::zeros(assigned[i]->shape,
+                              at::TensorOptions(types.at(assigned[i]->dtype))
+                                  .device(at::kMeta));
+  return true;
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp>
@@ -447,21 +480,32 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
   OwningOpRef<ModuleOp> out = ModuleOp::create(fileLoc);
   im.b.setInsertionPointToEnd(out->getBody());
   im.loc = fileLoc;
-  // Data inputs (static shapes from tracing, or the recorded examples).
-  SmallVector<Type> inputTypes;
+  // Data inputs: the given shapes, else the recorded examples, else
+  // static types the graph carries.
   auto inputs = graph->inputs();
-  for (size_t i = 1; i < inputs.size() && i - 1 < examples.size(); ++i)
-    im.example[inputs[i]] = examples[i - 1];
+  std::vector<std::string> names;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    std::string name = inputs[i]->debugName();
+    names.push_back(name.substr(0, name.find('.')));
+  }
+  examples.resize(names.size());
+  if (!givenExamples(options.inputShapes, names, examples, fileLoc))
+    return nullptr;
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (examples[i - 1].defined())
+      im.example[inputs[i]] = examples[i - 1];
+  SmallVector<Type> inputTypes;
   for (size_t i = 1; i < inputs.size(); ++i) {
     RankedTensorType t = im.typeOf(inputs[i]);
     if (!t) {
-      std::string name = inputs[i]->debugName();
-      name = name.substr(0, name.find('.'));
-      emitError(fileLoc) << "input #" << i - 1 << " ('" << name
+      emitError(fileLoc) << "input " << i << " ('" << names[i - 1]
                          << "') of the TorchScript module has no static "
-                            "tensor type (shape and dtype): save it with "
-                            "ober.export(module, example_inputs, path), which "
-                            "records the example inputs in the file";
+                            "tensor type (shape and dtype): give it with "
+                            "--input-shape="
+                         << names[i - 1]
+                         << ":2x3x64x64:f32 (ober-run takes it from --input), "
+                            "or save the module with ober.export(module, "
+                            "example_inputs, path), which records it";
       return nullptr;
     }
     inputTypes.push_back(t);
@@ -528,10 +572,14 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
         if (ready)
           args.push_back(toMeta(it->second));
       }
-      if (ready)
-        if (auto results = evaluateExample(n, args))
+      std::string why;
+      if (ready) {
+        if (auto results = evaluateExample(n, args, why))
           for (size_t i = 0; i < results->size(); ++i)
             im.example[n->outputs()[i]] = (*results)[i];
+        else
+          im.exampleFailures[n] = why;
+      }
     }
     if (kind == c10::prim::GetAttr) {
       auto parent = objects.find(n->input());
@@ -728,8 +776,14 @@ void mlir::ober::registerTorchScriptTranslation() {
       [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        TorchScriptImportOptions options;
+        std::string error;
+        if (!inputShapesFromCommandLine(options.inputShapes, error)) {
+          emitError(UnknownLoc::get(context)) << error;
+          return OwningOpRef<Operation *>();
+        }
         OwningOpRef<ModuleOp> module = importTorchScriptFile(
-            buffer->getBufferIdentifier(), *context);
+            buffer->getBufferIdentifier(), *context, options);
         return OwningOpRef<Operation *>(module.release());
       });
 }

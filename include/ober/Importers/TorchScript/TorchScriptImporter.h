@@ -1,9 +1,10 @@
 //===- TorchScriptImporter.h - TorchScript models to ober IR ---*- C++ -*-===//
 //
 // Part of Ober-Train. Imports a TorchScript module saved by
-// `torch.jit.trace(...).save(path)` (or a scripted module whose graph has
-// static shapes) into a func.func of ober ops. Parameters and float buffers
-// become arguments tagged `ober.param` with their `state_dict` names; their
+// `torch.jit.trace(...).save(path)`, `torch.jit.script` or `ober.export`
+// into a func.func of ober ops. Input shapes come from ober.export's
+// record or are given (InputShapes.h). Parameters and float buffers become
+// arguments tagged `ober.param` with their `state_dict` names; their
 // values go to a safetensors weights file the module names in
 // `ober.weights`. Every aten op without a mapping is reported in one error,
 // each with its Python source line.
@@ -14,6 +15,8 @@
 
 #ifndef OBER_IMPORTERS_TORCHSCRIPT_TORCHSCRIPTIMPORTER_H
 #define OBER_IMPORTERS_TORCHSCRIPT_TORCHSCRIPTIMPORTER_H
+
+#include "ober/Importers/InputShapes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -28,6 +31,9 @@ struct TorchScriptImportOptions {
   std::string weightsPath;
   /// Name of the function to create.
   std::string functionName = "main";
+  /// Shapes and types of the forward method's inputs (by name or in
+  /// order); they replace those the file records (ober.export's).
+  std::vector<InputShape> inputShapes;
 };
 
 /// Imports the TorchScript module at `path`. Errors go to the context's

@@ -2,6 +2,7 @@
 import os
 import sys
 
+import numpy as np
 import torch
 
 import ober
@@ -35,8 +36,12 @@ class Odd(torch.nn.Module):
 
 ober.export(MLP(), (torch.randn(5, 6),), os.path.join(out, "mlp.pt"))
 ober.export(Odd(), (torch.randn(2, 4),), os.path.join(out, "odd.pt"))
-# Saved without the example inputs' shapes.
-torch.jit.trace(MLP(), torch.randn(5, 6)).save(os.path.join(out, "bare.pt"))
+# Saved without the example inputs' shapes; run at another batch.
+bare = MLP()
+torch.jit.trace(bare, torch.randn(5, 6)).save(os.path.join(out, "bare.pt"))
+bare_x = torch.randn(7, 6)
+np.save(os.path.join(out, "bare_x.npy"), bare_x.numpy())
+np.save(os.path.join(out, "bare_y.npy"), bare(bare_x).detach().numpy())
 
 
 class BadDims(torch.nn.Module):
