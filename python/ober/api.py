@@ -10,6 +10,7 @@ inference executable that calling the Compiled runs.
 """
 import json
 import os
+import re
 import shutil
 import tempfile
 
@@ -146,11 +147,14 @@ class Compiled:
     `train(...)` trains it, calling it runs inference. The executables are
     built on first use, in the work directory."""
 
-    def __init__(self, workdir, step_path, report, owner, model_path=None):
+    def __init__(self, workdir, step_path, report, owner, model_path=None,
+                 target="cpu", target_cpu="native"):
         self.workdir = workdir
         self.path = step_path
         self.report = report
         self.model_path = model_path
+        self.target = target
+        self.target_cpu = target_cpu
         self._owner = owner  # keeps the temporary directory alive
         self._trained = None  # the last train()'s parameters, as safetensors
 
@@ -192,13 +196,20 @@ class Compiled:
         exe = os.path.join(self.workdir, name)
         if os.path.exists(exe):
             return exe
+        args = ["--target", self.target, "--target-cpu", self.target_cpu,
+                "-o", exe]
         if inference:
             if not self.model_path:
                 raise OberError("no model file to build an inference "
                                 "executable from")
-            run("ober-compile", [self.model_path, "--inference", "-o", exe])
+            args = [self.model_path, "--inference"] + args
         else:
-            run("ober-compile", [self.path, "-o", exe])
+            args = [self.path] + args
+        try:
+            run("ober-compile", args)
+        except OberError as e:
+            raise OberError(_keyword_hints(e.message, self.model_path or "",
+                                           "the model"), e.command) from None
         return exe
 
     def train(self, batch, steps=1, lr=1e-3, init_seed=None, engine="cpu",
@@ -310,28 +321,52 @@ def _array(value):
     return np.asarray(value)
 
 
+# ober.compile's keywords by their --ober-build-train-step option names.
+_STEP_OPTIONS = {
+    "loss": "loss", "optimizer": "optimizer", "micro_batches": "micro-batches",
+    "momentum": "momentum", "nesterov": "nesterov", "eps": "eps",
+    "weight_decay": "weight-decay", "clip_norm": "clip-norm",
+    "label_smoothing": "label-smoothing", "loss_scale": "loss-scale",
+}
+
+
 def _step_options(loss, optimizer, momentum, nesterov, betas, eps,
                   weight_decay, clip_norm, label_smoothing, micro_batches,
                   loss_scale):
-    opts = [f"loss={loss}", f"optimizer={optimizer}",
-            f"micro-batches={micro_batches}", "grad-norm=true"]
-    if momentum:
-        opts.append(f"momentum={momentum}")
-    if nesterov:
-        opts.append("nesterov=true")
+    given = {"loss": loss, "optimizer": optimizer,
+             "micro_batches": micro_batches, "momentum": momentum,
+             "nesterov": "true" if nesterov else None, "eps": eps,
+             "weight_decay": weight_decay, "clip_norm": clip_norm,
+             "label_smoothing": label_smoothing, "loss_scale": loss_scale}
+    # Zero momentum, clipping, smoothing: the defaults, not passed; a zero
+    # eps or weight decay is the user's choice.
+    unset = ("momentum", "clip_norm", "label_smoothing", "loss_scale")
+    opts = [f"{_STEP_OPTIONS[k]}={v}" for k, v in given.items()
+            if v is not None and (v or k not in unset)]
+    opts.append("grad-norm=true")
     if betas is not None:
         opts += [f"beta1={betas[0]}", f"beta2={betas[1]}"]
-    if eps is not None:
-        opts.append(f"eps={eps}")
-    if weight_decay is not None:
-        opts.append(f"weight-decay={weight_decay}")
-    if clip_norm:
-        opts.append(f"clip-norm={clip_norm}")
-    if label_smoothing:
-        opts.append(f"label-smoothing={label_smoothing}")
-    if loss_scale:
-        opts.append(f"loss-scale={loss_scale}")
     return " ".join(opts)
+
+
+def _keyword_hints(message, model, name):
+    """A tool's error in ober.compile's terms: from its first error line
+    (not the plan table before it), the temporary model file named as the
+    user's module, and option flags as the keywords that set them."""
+    lines = message.splitlines()
+    first = next((i for i, line in enumerate(lines) if "error:" in line), 0)
+    text = "\n".join(lines[first:]).replace(model + ":0:0: ", name + ": ")
+    text = text.replace(model, name)
+    text = re.sub(r'\(?--ober-build-train-step="([^"]*?)( \.\.\.)?"\)?',
+                  lambda m: f"(ober.compile(..., {m.group(1)}))", text)
+    text = text.replace("--ober-plan: ", "").replace("--ober-plan", "the plan")
+    options = dict(_STEP_OPTIONS, **_PIN_OPTIONS, global_batch="global-batch",
+                   target="target", target_cpu="target-cpu")
+    for keyword, option in options.items():
+        text = re.sub(rf"(?<![\w-])(--)?{option}=", f"{keyword}=", text)
+    # ober.compile(..., loss_scale=dynamic) -> loss_scale='dynamic'
+    text = re.sub(r"(\w+)=([A-Za-z][\w.-]*)(?=[),])", r"\1='\2'", text)
+    return text
 
 
 def _plan_options(cluster, gpus, nodes, global_batch, pins):
@@ -357,7 +392,7 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
             weight_decay=None, clip_norm=0.0, label_smoothing=0.0,
             micro_batches=1, loss_scale=None, cluster=None, gpus=None,
             nodes=None, global_batch=None, partition=False, frontend="auto",
-            workdir=None, **pins):
+            target="cpu", target_cpu="native", workdir=None, **pins):
     """Imports `module` (run on `example_inputs`, one micro-batch), builds
     its training step (`loss`: cross-entropy, mse or output; `optimizer`:
     sgd, adam or adamw, PyTorch's defaults) and, with a `cluster` (a preset
@@ -367,8 +402,10 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     can be pinned by keyword (tp, pp, dp, micro_batch, schedule, recompute,
     sequence_parallel, zero, precision, chunks, memory_fraction). Returns a
     Compiled, whose `train` builds and runs the training executable and
-    whose call runs the model's inference executable. Tool errors raise
-    OberError with the tool's message."""
+    whose call runs the model's inference executable, both built for
+    `target` (today "cpu"; `target_cpu` is the LLVM CPU, "native" for
+    this machine's). Tool errors raise OberError with the tool's message,
+    naming this function's keywords where it names an option."""
     if frontend == "auto":
         frontend = "torchscript" if supports_torchscript() else "onnx"
     if frontend not in ("torchscript", "onnx"):
@@ -397,12 +434,17 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     elif pins or partition:
         raise OberError("plan options need a cluster (cluster='h100-sxm', "
                         "gpus=...)")
-    _, table = run("ober-opt", args + ["-o", step])
+    try:
+        _, table = run("ober-opt", args + ["-o", step])
+    except OberError as e:
+        raise OberError(_keyword_hints(e.message, model,
+                                       type(module).__name__),
+                        e.command) from None
     report = None
     if cluster is not None:
         with open(report_path) as f:
             report = PlanReport(json.load(f), table)
-    return Compiled(workdir, step, report, owner, model)
+    return Compiled(workdir, step, report, owner, model, target, target_cpu)
 
 
 def plan(module, example_inputs, cluster="h100-sxm", gpus=None, nodes=None,
