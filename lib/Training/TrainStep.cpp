@@ -759,6 +759,31 @@ mlir::ober::training::buildGradientAndStep(func::FuncOp lossFn,
   return buildStep(lossFn, *grad, o);
 }
 
+/// Warns, once for `forward`, about the parameters its model's export
+/// changed (ober.export_note): training them trains another model.
+static void warnAboutExportNotes(func::FuncOp forward) {
+  SmallVector<std::string> notes;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (auto note = forward.getArgAttrOfType<StringAttr>(
+            i, OberDialect::kExportNoteAttrName))
+      if (auto name = forward.getArgAttrOfType<StringAttr>(
+              i, OberDialect::kParamAttrName))
+        notes.push_back(("'" + name.getValue() + "': " + note.getValue()).str());
+  if (notes.empty())
+    return;
+  constexpr size_t kListed = 8;
+  InFlightDiagnostic warning = forward.emitWarning()
+      << "the model's export changed " << notes.size()
+      << " of its parameters; the step trains them as the file has them, "
+         "not as the module had them (export for training: ober.export, or "
+         "torch.onnx.export(..., do_constant_folding=False, "
+         "training=torch.onnx.TrainingMode.TRAINING); see docs/Training.md)";
+  for (size_t k = 0; k < notes.size() && k < kListed; ++k)
+    warning.attachNote() << notes[k];
+  if (notes.size() > kListed)
+    warning.attachNote() << "and " << notes.size() - kListed << " more";
+}
+
 namespace {
 
 struct BuildTrainStepPass
@@ -769,6 +794,7 @@ struct BuildTrainStepPass
     func::FuncOp forward = selectFunction(module, function, "function=");
     if (!forward || failed(verifyTensorSizes(forward)))
       return signalPassFailure();
+    warnAboutExportNotes(forward);
     StepOptions o{loss,           optimizer, momentum,  beta1,
                   beta2,          eps,       weightDecay,
                   labelSmoothing, clipNorm,  nesterov,  gradNorm,

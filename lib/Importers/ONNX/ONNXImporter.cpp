@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -337,6 +338,30 @@ FailureOr<int64_t> GraphImporter::defaultOpset() {
 }
 
 /// How diagnostics name a node: its name, or its op type and position.
+/// What the exporter did to parameters that changes what training trains,
+/// by parameter: identical initializers merged into one (the others are
+/// `Identity` nodes of it, as torch.onnx.export writes them), and values
+/// folded from parameters (named `onnx::<Op>_<n>` by torch.onnx.export).
+static std::map<std::string, std::string>
+exportNotes(const onnx::GraphProto &graph,
+            const std::map<std::string, const onnx::TensorProto *> &params) {
+  std::map<std::string, std::vector<std::string>> aliases;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Identity" && node.input_size() == 1 &&
+        node.output_size() == 1 && params.count(node.input(0)) &&
+        !StringRef(node.output(0)).starts_with("onnx::"))
+      aliases[node.input(0)].push_back(node.output(0));
+  std::map<std::string, std::string> notes;
+  for (const auto &[name, others] : aliases)
+    notes[name] = "the export merged identical initializers: it also stands "
+                  "for '" + llvm::join(others, "', '") + "'";
+  for (const auto &entry : params)
+    if (StringRef(entry.first).starts_with("onnx::") && !notes.count(entry.first))
+      notes[entry.first] = "a value the export computed from parameters "
+                           "(constant folding), not a parameter of the module";
+  return notes;
+}
+
 static std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
   return node.name().empty() ? node.op_type() + " #" + std::to_string(index)
                              : node.name();
@@ -557,9 +582,14 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   auto func = func::FuncOp::create(builder, fileLoc(), options.functionName,
                                    builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
-  for (unsigned i = numData; i < argTypes.size(); ++i)
+  std::map<std::string, std::string> notes = exportNotes(graph, paramProtos);
+  for (unsigned i = numData; i < argTypes.size(); ++i) {
     func.setArgAttr(i, OberDialect::kParamAttrName,
                     builder.getStringAttr(argNames[i]));
+    if (auto note = notes.find(argNames[i]); note != notes.end())
+      func.setArgAttr(i, OberDialect::kExportNoteAttrName,
+                      builder.getStringAttr(note->second));
+  }
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     values[argNames[i]] = body->getArgument(i);
     if (i < numData && i < options.knownInputs.size())

@@ -59,7 +59,7 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
   // Training-step arguments: optimizer state, batch and other inputs,
   // learning rate.
   if (attrName == kStateAttrName || attrName == kBatchAttrName ||
-      attrName == kInputAttrName) {
+      attrName == kInputAttrName || attrName == kExportNoteAttrName) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
     if (!name || name.getValue().empty())
       return op->emitOpError() << "argument #" << argIndex << ": '"
@@ -124,7 +124,7 @@ LogicalResult OberDialect::verifyRegionArgAttribute(Operation *op,
            << "' (supported: '" << kParamAttrName << "', '" << kStateAttrName
            << "', '" << kBatchAttrName << "', '" << kInputAttrName << "', '"
            << kLearningRateAttrName << "', '" << kSampleOffsetAttrName
-           << "', 'ober.loss_seed', and the planner's and "
+           << "', '" << kExportNoteAttrName << "', 'ober.loss_seed', and the planner's and "
               "partitioner's annotations)";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())

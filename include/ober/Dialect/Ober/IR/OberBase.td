@@ -56,6 +56,12 @@ def Ober_Dialect : Dialect {
     /// dropouts draw by (the step passes it; it is no step input).
     static constexpr ::llvm::StringLiteral kSampleOffsetAttrName =
         "ober.sample_offset";
+    /// Parameter argument attribute (a string): what the model's exporter
+    /// did to the parameter that changes what training trains (identical
+    /// initializers merged, a value folded from parameters). Building a
+    /// training step warns with it.
+    static constexpr ::llvm::StringLiteral kExportNoteAttrName =
+        "ober.export_note";
     /// Function attribute: the options a train_step was built with.
     static constexpr ::llvm::StringLiteral kTrainStepAttrName =
         "ober.train_step";
