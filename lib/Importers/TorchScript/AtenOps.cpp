@@ -61,7 +61,8 @@ bool isMapped(const std::string &op) {
       "narrow", "chunk", "unsafe_chunk", "split", "split_with_sizes",
       "unbind", "zeros_like", "ones_like", "full_like"};
   return named.count(op) || binary.count(op) || unary.count(op) ||
-         compare.count(op);
+         compare.count(op) || Importer::recurrentCell(op) ||
+         Importer::isFused(op);
 }
 } // namespace
 
@@ -138,6 +139,10 @@ bool Importer::convert(TSNode *n) {
     unsupported[n->kind().toQualString()].push_back(sourceLine(n));
     return false;
   }
+  if (std::optional<RecurrentCell> cell = recurrentCell(op))
+    return convertRecurrent(n, *cell);
+  if (isFused(op))
+    return convertFused(n, op);
   if (op == "view" || op == "reshape" || op == "flatten" ||
       op == "unsqueeze" || op == "squeeze" || op == "unflatten" ||
       op == "view_as" || op == "reshape_as") {

@@ -11,6 +11,7 @@
 #define OBER_LIB_IMPORTERS_TORCHSCRIPT_IMPORTER_H
 
 #include "ober/Dialect/Ober/IR/OberShapeBuilder.h"
+#include "ober/Dialect/Ober/IR/RecurrentBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -78,6 +79,16 @@ public:
   bool convert(TSNode *node);
   /// Whether `node`'s kind has a mapping (AtenOps.cpp).
   static bool mapped(TSNode *node);
+  /// The cell of aten::lstm, gru, rnn_tanh, rnn_relu (by base name), and
+  /// their conversion (RecurrentOps.cpp).
+  static std::optional<RecurrentCell> recurrentCell(const std::string &op);
+  bool convertRecurrent(TSNode *node, RecurrentCell cell);
+  /// torch.nn's fused inference kernels (FusedOps.cpp), by base name.
+  static bool isFused(const std::string &op);
+  bool convertFused(TSNode *node, const std::string &op);
+  /// A list of tensors: one built from tensors, or a known one (as
+  /// constants); nullopt when `v` is neither.
+  std::optional<SmallVector<Value>> tensorList(const TSValue *v);
 
   /// An error about `node`, with its Python source line.
   void error(TSNode *node, const std::string &message);

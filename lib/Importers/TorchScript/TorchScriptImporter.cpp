@@ -705,7 +705,12 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       diag << "; " << im.unsupported.size()
            << " op(s) have no mapping to ober (see docs/TorchScript.md for "
               "the supported ones):";
-      for (auto &[op, uses] : im.unsupported) {
+      for (auto &[op, all] : im.unsupported) {
+        // Each source line once (layers share their module's lines).
+        std::vector<std::string> uses;
+        for (const std::string &u : all)
+          if (llvm::find(uses, u) == uses.end())
+            uses.push_back(u);
         diag << "\n  " << op << " at ";
         for (size_t i = 0; i < uses.size() && i < 4; ++i)
           diag << (i ? ", " : "") << (uses[i].empty() ? "?" : uses[i]);
