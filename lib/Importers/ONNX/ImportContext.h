@@ -154,6 +154,7 @@ void registerNNHandlers(HandlerMap &map);
 void registerReductionHandlers(HandlerMap &map);
 void registerShapeHandlers(HandlerMap &map);
 void registerResizeHandlers(HandlerMap &map);
+void registerRecurrentHandlers(HandlerMap &map);
 
 /// ai.onnx.preview.training's Gradient, built with ober's autodiff.
 inline bool isTrainingGradient(const onnx::NodeProto &node) {

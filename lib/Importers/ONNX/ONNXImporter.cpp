@@ -46,6 +46,7 @@ const HandlerMap &mlir::ober::onnx_import::handlers() {
     registerReductionHandlers(m);
     registerShapeHandlers(m);
     registerResizeHandlers(m);
+    registerRecurrentHandlers(m);
     return m;
   }();
   return map;

@@ -9,7 +9,8 @@
 //
 // Weights follow PyTorch's layout and gate order (ONNX's importer reorders
 // its own): `w_ih` [G*H, I], `w_hh` [G*H, H], biases [G*H], gates
-//   LSTM  i, f, g, o   c' = f*c + i*g, h' = o*tanh(c')
+//   LSTM  i, f, g, o   c' = f*c + i*g, h' = o*tanh(c') (peepholes: the
+//                      gates i, f add p*c, o adds p*c')
 //   GRU   r, z, n      n = tanh(x_n + r*(h W_hn + b_hn)), h' = (1-z)*n + z*h
 //                      (ONNX's default, linear_before_reset = 0:
 //                       n = tanh(x_n + (r*h) W_hn + b_hn))
@@ -31,9 +32,12 @@ inline int64_t recurrentGates(RecurrentCell cell) {
   return cell == RecurrentCell::LSTM ? 4 : cell == RecurrentCell::GRU ? 3 : 1;
 }
 
-/// One direction of one layer: its weights (biases may be null).
+/// One direction of one layer: its weights (biases may be null) and, for
+/// an LSTM with peepholes (ONNX's P), the [H] weights of the cell state in
+/// the input, forget and output gates.
 struct RecurrentWeights {
   Value wIh, wHh, bIh, bHh;
+  Value peepI, peepF, peepO;
 };
 
 /// Its results: every step's hidden state [T, B, H], the last hidden state
@@ -104,9 +108,16 @@ RecurrentLayer buildRecurrentLayer(Builder &builder, RecurrentCell cell,
     switch (cell) {
     case RecurrentCell::LSTM: {
       Value sum = builder.template create<AddOp>(xt, ht);
-      Value i = sigmoid(gate(sum, 0)), f = sigmoid(gate(sum, 1));
-      Value g = tanh(gate(sum, 2)), o = sigmoid(gate(sum, 3));
+      // Peepholes read the previous cell state (input and forget gates)
+      // and the new one (output gate).
+      auto peep = [&](Value pre, Value p, Value state) {
+        return p ? builder.template create<AddOp>(pre, mul(p, state)) : pre;
+      };
+      Value i = sigmoid(peep(gate(sum, 0), w.peepI, c));
+      Value f = sigmoid(peep(gate(sum, 1), w.peepF, c));
+      Value g = tanh(gate(sum, 2));
       c = builder.template create<AddOp>(mul(f, c), mul(i, g));
+      Value o = sigmoid(peep(gate(sum, 3), w.peepO, c));
       h = mul(o, tanh(c));
       break;
     }
