@@ -338,7 +338,6 @@ FailureOr<int64_t> GraphImporter::defaultOpset() {
   return failure();
 }
 
-/// How diagnostics name a node: its name, or its op type and position.
 /// What the exporter did to parameters that changes what training trains,
 /// by parameter: identical initializers merged into one (the others are
 /// `Identity` nodes of it, as torch.onnx.export writes them), and values
@@ -363,6 +362,7 @@ exportNotes(const onnx::GraphProto &graph,
   return notes;
 }
 
+/// How diagnostics name a node: its name, or its op type and position.
 static std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
   return node.name().empty() ? node.op_type() + " #" + std::to_string(index)
                              : node.name();

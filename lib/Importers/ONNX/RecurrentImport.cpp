@@ -179,9 +179,9 @@ template <RecurrentCell Kind> LogicalResult recurrent(NodeContext &ctx) {
   bool beforeReset = ctx.getInt("linear_before_reset", 0) != 0;
   SmallVector<Value> ys, hs, cs;
   for (int64_t d = 0; d < dirs; ++d) {
-    RecurrentWeights weights{
-        reorder(ctx, direction(ctx, w, d), order, hidden),
-        reorder(ctx, direction(ctx, r, d), order, hidden), Value(), Value()};
+    RecurrentWeights weights;
+    weights.wIh = reorder(ctx, direction(ctx, w, d), order, hidden);
+    weights.wHh = reorder(ctx, direction(ctx, r, d), order, hidden);
     if (bias) {
       Value bd = direction(ctx, bias, d);
       weights.bIh = reorder(ctx, rows(ctx, bd, 0, gates * hidden), order,

@@ -124,9 +124,13 @@ bool Importer::convertRecurrent(TSNode *n, RecurrentCell cell) {
     SmallVector<Value> outs;
     for (int64_t d = 0; d < dirs; ++d) {
       int64_t index = l * dirs + d, p = index * perLayer;
-      RecurrentWeights w{(*params)[p], (*params)[p + 1],
-                         hasBiases ? (*params)[p + 2] : Value(),
-                         hasBiases ? (*params)[p + 3] : Value()};
+      RecurrentWeights w;
+      w.wIh = (*params)[p];
+      w.wHh = (*params)[p + 1];
+      if (hasBiases) {
+        w.bIh = (*params)[p + 2];
+        w.bHh = (*params)[p + 3];
+      }
       if (shapeOf(w.wIh).size() != 2 || shapeOf(w.wHh).size() != 2 ||
           shapeOf(w.wHh)[1] != hidden ||
           shapeOf(w.wIh)[0] != recurrentGates(cell) * hidden ||
