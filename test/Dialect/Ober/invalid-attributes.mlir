@@ -1,6 +1,6 @@
 // RUN: ober-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{'func.func' op unknown ober argument attribute 'ober.parameter' (supported: 'ober.param', 'ober.state', 'ober.batch', 'ober.input', 'ober.lr', 'ober.sample_offset', 'ober.loss_seed', and the planner's and partitioner's annotations)}}
+// expected-error @+1 {{'func.func' op unknown ober argument attribute 'ober.parameter' (supported: 'ober.param', 'ober.state', 'ober.batch', 'ober.input', 'ober.lr', 'ober.sample_offset', 'ober.export_note', 'ober.loss_seed', and the planner's and partitioner's annotations)}}
 func.func @unknown_arg_attr(%w: tensor<4xf32> {ober.parameter = "w"}) {
   return
 }
@@ -57,4 +57,11 @@ module attributes {ober.weights = "/etc/passwd"} {
 
 // expected-error @+1 {{'builtin.module' op 'ober.weights' path 'data/../../w.bin' must not leave the module's folder ('..')}}
 module attributes {ober.weights = "data/../../w.bin"} {
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'ober.export_note' must be a non-empty string}}
+func.func @empty_export_note(%w: tensor<4xf32> {ober.param = "w", ober.export_note = ""}) {
+  return
 }
