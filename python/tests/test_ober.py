@@ -285,6 +285,30 @@ def test_tool_errors_become_exceptions():
         ober.plan(MLP(), (torch.randn(8, 12),), cluster="cpu", tpp=2)
 
 
+def test_tool_errors_speak_python():
+    """A tool's error names the module and the keyword to change, not the
+    temporary model file, the plan table or a command-line flag."""
+    with pytest.raises(ober.OberError) as info:
+        ober.compile(MLP(), (torch.randn(8, 12),), cluster="h100-sxm",
+                     gpus=2, precision="f16", partition=True)
+    message = str(info.value)
+    assert message.startswith("MLP: error:"), message
+    assert "loss_scale='dynamic'" in message, message
+    assert "--ober" not in message and "ober plan" not in message, message
+    assert len(message) < 400, message
+    with pytest.raises(ober.OberError, match="^MLP: error: tp=3 does not"):
+        ober.compile(MLP(), (torch.randn(8, 12),), cluster="h100-sxm",
+                     gpus=2, tp=3)
+
+
+def test_compile_target():
+    x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
+    compiled = ober.compile(MLP(), (x,), target="cpu", target_cpu="generic")
+    assert len(compiled.train((x, y), steps=2).losses) == 2
+    with pytest.raises(ober.OberError, match="target=cuda is not supported"):
+        ober.compile(MLP(), (x,), target="cuda").train((x, y), steps=1)
+
+
 def _torch_schedule(opt, kind, warmup, decay, min_lr, lr):
     """PyTorch's composition of the schedule ober's executables run."""
     sched = torch.optim.lr_scheduler
