@@ -17,10 +17,9 @@ import warnings
 import numpy as np
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from training_parity_test import rel_close, run  # noqa: E402
+from training_parity_test import check_gradients, rel_close, run  # noqa: E402
 
 BIN = None
 warnings.filterwarnings("ignore")
@@ -96,7 +95,7 @@ class TorchScriptModels(unittest.TestCase):
                 self.assertGreater(float(np.abs(e).max()), 1e-3)
                 rel_close(self, got, e, f"output {i}")
 
-    def check_gradients(self, model, x, y):
+    def check_training(self, model, x, y):
         """The training step's gradients against autograd."""
         torch.manual_seed(0)
         with tempfile.TemporaryDirectory() as tmp:
@@ -108,28 +107,10 @@ class TorchScriptModels(unittest.TestCase):
                  "--ober-build-train-step=loss=cross-entropy optimizer=sgd",
                  "-o", step])
             np.save(os.path.join(tmp, "y.npy"), y.numpy())
-            out = os.path.join(tmp, "grads")
-            run([os.path.join(BIN, "ober-run"), step, "--function",
-                 "main_loss_grad", "--output-dir", out] + args
-                + ["--input", os.path.join(tmp, "y.npy")])
             model.train()
-            logits = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                   y.reshape(-1))
-            model.zero_grad()
-            loss.backward()
-            rel_close(self, np.load(os.path.join(out, "0.npy")),
-                      loss.detach().numpy(), "loss")
-            params = run([os.path.join(BIN, "ober-opt"), step]).split(
-                "func.func private @main_loss_grad(")[1].split(")")[0]
-            order = [p.split('ober.param = "')[1].split('"')[0]
-                     for p in params.split("%arg") if "ober.param" in p]
-            grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
-            self.assertEqual(sorted(order), sorted(grads))
-            first = len(os.listdir(out)) - len(order)
-            for i, name in enumerate(order):
-                rel_close(self, np.load(os.path.join(out, f"{first + i}.npy")),
-                          grads[name], f"gradient of {name}")
+            check_gradients(self, BIN, step, model, x, y,
+                            [args[1], os.path.join(tmp, "y.npy")],
+                            os.path.join(tmp, "grads"))
 
     def test_resnet18(self):
         import torchvision
@@ -150,13 +131,13 @@ class TorchScriptModels(unittest.TestCase):
         torch.manual_seed(3)
         model, x = LSTMClassifier(), torch.randn(3, 7, 8)
         self.check_inference(model, x)
-        self.check_gradients(model, x, torch.randint(0, 5, (3,)))
+        self.check_training(model, x, torch.randint(0, 5, (3,)))
 
     def test_gru_language_model(self):
         torch.manual_seed(4)
         model, tokens = GRULanguageModel(), torch.randint(0, 20, (7, 3))
         self.check_inference(model, tokens)
-        self.check_gradients(model, tokens, torch.randint(0, 20, (7, 3)))
+        self.check_training(model, tokens, torch.randint(0, 20, (7, 3)))
 
     def test_rnn_unbatched(self):
         torch.manual_seed(5)

@@ -101,6 +101,39 @@ def rel_close(test, a, b, what, rtol=1e-4, atol=1e-7):
     test.assertLessEqual(err, bound, f"{what}: error {err:.3g} > {bound:.3g}")
 
 
+def check_gradients(test, bin_dir, step_path, model, x, y, inputs, out):
+    """The gradient function of the step at `step_path`, run by ober-run on
+    the .npy `inputs` (the batch, then the target), against autograd of
+    `model` under cross-entropy: the loss and every parameter's gradient,
+    1e-4 relative."""
+    run([os.path.join(bin_dir, "ober-run"), step_path, "--function",
+         "main_loss_grad", "--output-dir", out]
+        + [a for path in inputs for a in ("--input", path)])
+    logits = model(x)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           y.reshape(-1))
+    model.zero_grad()
+    loss.backward()
+    rel_close(test, np.load(os.path.join(out, "0.npy")),
+              loss.detach().numpy(), "loss")
+    names = [n for n, p in model.named_parameters()]
+    grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
+    # The gradient function takes the parameters in argument order; the
+    # names come from the module.
+    params = run([os.path.join(bin_dir, "ober-opt"), step_path]).split(
+        "func.func private @main_loss_grad(")[1].split(")")[0]
+    order = [p.split('ober.param = "')[1].split('"')[0]
+             for p in params.split("%arg") if "ober.param" in p]
+    # Forward results (the loss, then any batch-norm running statistics)
+    # come first, then one gradient per parameter.
+    first = len(os.listdir(out)) - len(order)
+    for i, name in enumerate(order):
+        if name in grads:
+            rel_close(test, np.load(os.path.join(out, f"{first + i}.npy")),
+                      grads[name], f"gradient of {name}")
+    test.assertTrue(set(names) <= set(order), f"{names} vs {order}")
+
+
 class TrainingParity(unittest.TestCase):
     def check(self, model, x, y, lr=1e-2, steps=20):
         torch.manual_seed(0)
@@ -123,35 +156,10 @@ class TrainingParity(unittest.TestCase):
             np.save(os.path.join(tmp, "y.npy"), y.numpy())
 
             # Gradients for the initial weights.
-            out = os.path.join(tmp, "grads")
-            run([os.path.join(BIN, "ober-run"), step_path,
-                 "--function", "main_loss_grad",
-                 "--input", os.path.join(tmp, "x.npy"),
-                 "--input", os.path.join(tmp, "y.npy"), "--output-dir", out])
-            logits = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                   y.reshape(-1))
-            model.zero_grad()
-            loss.backward()
-            rel_close(self, np.load(os.path.join(out, "0.npy")),
-                      loss.detach().numpy(), "loss")
-            names = [n for n, p in model.named_parameters()]
-            grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
-            # The gradient function returns the loss, then one gradient per
-            # parameter in argument order; the names come from the module.
-            params = run([os.path.join(BIN, "ober-opt"), step_path]).split(
-                "func.func private @main_loss_grad(")[1].split(")")[0]
-            order = [p.split('ober.param = "')[1].split('"')[0]
-                     for p in params.split("%arg") if "ober.param" in p]
-            # Forward results (the loss, then any batch-norm running
-            # statistics) come first, then one gradient per parameter.
-            first = len(os.listdir(out)) - len(order)
-            for i, name in enumerate(order):
-                if name in grads:
-                    rel_close(self,
-                              np.load(os.path.join(out, f"{first + i}.npy")),
-                              grads[name], f"gradient of {name}")
-            self.assertTrue(set(names) <= set(order), f"{names} vs {order}")
+            check_gradients(self, BIN, step_path, model, x, y,
+                            [os.path.join(tmp, "x.npy"),
+                             os.path.join(tmp, "y.npy")],
+                            os.path.join(tmp, "grads"))
 
             # 20 AdamW steps.
             saved = os.path.join(tmp, "trained")
