@@ -199,7 +199,7 @@ def test_executable_reports_wrong_inputs():
     x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
     compiled = ober.compile(model, (x,), frontend="onnx")
     with pytest.raises(ober.OberError,
-                       match=r"--input #0 .* has shape \[4, 12\], expected "
+                       match=r"--input 1 .* has shape \[4, 12\], expected "
                              r"float32 \[8, 12\]"):
         compiled.train((torch.randn(4, 12), y))
 

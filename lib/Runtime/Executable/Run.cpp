@@ -184,7 +184,8 @@ std::vector<HostTensor> readInputs(const Program &program,
   for (size_t k = 0; k < indices.size(); ++k) {
     const ProgramArg &a = program.args[indices[k]];
     const std::string &path = options.inputs[k];
-    std::string error, what = "--input #" + std::to_string(k) + " (" + path +
+    // Numbered as the user gave them, from 1.
+    std::string error, what = "--input " + std::to_string(k + 1) + " (" + path +
                               ") for '" + a.name + "'";
     NpyArray array;
     if (!readNpy(path, array, error))
