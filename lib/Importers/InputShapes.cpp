@@ -75,7 +75,8 @@ std::optional<InputShape> mlir::ober::parseInputShape(llvm::StringRef spec,
   }
   if (!parseDims(dims, shape.shape, error))
     return std::nullopt;
-  if (!rt::checkedBytes(shape.shape, rt::dtypeSize(shape.dtype))) {
+  if (!rt::checkedBytes(shape.shape,
+                        rt::dtypeSize(shape.dtype.value_or(rt::DType::F64)))) {
     error = "the shape has more bytes than 64 bits count";
     return std::nullopt;
   }
@@ -87,7 +88,7 @@ std::string mlir::ober::formatInputShape(const InputShape &shape) {
   out += llvm::join(llvm::map_range(shape.shape,
                                     [](int64_t d) { return std::to_string(d); }),
                     "x");
-  return out + ":" + rt::dtypeMLIRName(shape.dtype);
+  return shape.dtype ? out + ":" + rt::dtypeMLIRName(*shape.dtype) : out;
 }
 
 bool mlir::ober::inputShapesFromCommandLine(std::vector<InputShape> &out,
@@ -111,33 +112,38 @@ bool mlir::ober::assignInputShapes(llvm::ArrayRef<std::string> names,
   std::string known = "'" + llvm::join(names, "', '") + "'";
   if (names.empty())
     known = "none";
-  size_t next = 0;
+  // Named entries first, then the others fill the free inputs in order
+  // (so the flags' order does not matter).
   for (const InputShape &s : shapes) {
-    size_t i = names.size();
-    if (!s.name.empty()) {
-      i = llvm::find(names, s.name) - names.begin();
-      if (i == names.size()) {
-        error = "--input-shape names '" + s.name +
-                "', which is not an input of the model (its inputs: " +
-                known + ")";
-        return false;
-      }
-    } else {
-      while (next < names.size() && out[next])
-        ++next;
-      i = next;
-      if (i == names.size()) {
-        error = "--input-shape is given " + std::to_string(shapes.size()) +
-                " times; the model has " + std::to_string(names.size()) +
-                " input(s): " + known;
-        return false;
-      }
+    if (s.name.empty())
+      continue;
+    size_t i = llvm::find(names, s.name) - names.begin();
+    if (i == names.size()) {
+      error = "--input-shape names '" + s.name +
+              "', which is not an input of the model (its inputs: " + known +
+              ")";
+      return false;
     }
     if (out[i]) {
       error = "--input-shape gives input '" + names[i] + "' twice";
       return false;
     }
     out[i] = s;
+  }
+  size_t next = 0;
+  for (const InputShape &s : shapes) {
+    if (!s.name.empty())
+      continue;
+    while (next < names.size() && out[next])
+      ++next;
+    if (next == names.size()) {
+      error = std::to_string(shapes.size()) +
+              " input shapes are given (--input-shape, or ober-run's --input "
+              "files); the model has " +
+              std::to_string(names.size()) + " input(s): " + known;
+      return false;
+    }
+    out[next++] = s;
   }
   return true;
 }

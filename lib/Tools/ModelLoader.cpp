@@ -50,14 +50,15 @@ importTorchScriptWithTranslate(StringRef path, MLIRContext &context,
     emitError(loc) << shapeError;
     return nullptr;
   }
+  // A float input's type stays the one the file records (an f32 .npy
+  // feeds a bf16 input); other types are the files'.
   if (shapes.empty())
     for (const reference::Tensor &t : knownInputs) {
-      std::optional<rt::DType> dtype = reference::dtypeOf(t.getElementType());
-      if (!dtype)
-        break;
-      shapes.push_back({"", std::vector<int64_t>(t.getShape().begin(),
-                                                 t.getShape().end()),
-                        *dtype});
+      InputShape shape;
+      shape.shape.assign(t.getShape().begin(), t.getShape().end());
+      if (!t.isFloat())
+        shape.dtype = reference::dtypeOf(t.getElementType());
+      shapes.push_back(shape);
     }
   static int anchor;
   std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -355,8 +356,10 @@ def _keyword_hints(message, model, name):
     user's module, and option flags as the keywords that set them."""
     lines = message.splitlines()
     first = next((i for i, line in enumerate(lines) if "error:" in line), 0)
-    text = "\n".join(lines[first:]).replace(model + ":0:0: ", name + ": ")
-    text = text.replace(model, name)
+    text = "\n".join(lines[first:])
+    if model:
+        text = text.replace(model + ":0:0: ", name + ": ")
+        text = text.replace(model, name)
     text = re.sub(r'\(?--ober-build-train-step="([^"]*?)( \.\.\.)?"\)?',
                   lambda m: f"(ober.compile(..., {m.group(1)}))", text)
     text = text.replace("--ober-plan: ", "").replace("--ober-plan", "the plan")
@@ -434,12 +437,23 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     elif pins or partition:
         raise OberError("plan options need a cluster (cluster='h100-sxm', "
                         "gpus=...)")
+    name = type(module).__name__
     try:
-        _, table = run("ober-opt", args + ["-o", step])
+        _, stderr = run("ober-opt", args + ["-o", step])
     except OberError as e:
-        raise OberError(_keyword_hints(e.message, model,
-                                       type(module).__name__),
+        raise OberError(_keyword_hints(e.message, model, name),
                         e.command) from None
+    # Warnings (an export that changed parameters) as Python warnings; the
+    # rest of stderr is the plan table.
+    table, warning = [], []
+    for line in stderr.splitlines(keepends=True):
+        if re.search(r": (warning|note): ", line):
+            warning.append(line.replace(model + ":0:0: ", name + ": "))
+        else:
+            table.append(line)
+    if warning:
+        warnings.warn("".join(warning).rstrip(), stacklevel=2)
+    table = "".join(table)
     report = None
     if cluster is not None:
         with open(report_path) as f:

@@ -301,6 +301,19 @@ def test_tool_errors_speak_python():
                      gpus=2, tp=3)
 
 
+def test_export_warnings_reach_python():
+    """An eval-mode export merges identical initializers (two fresh layer
+    norms); building the step warns, as a Python warning, not in the
+    plan table."""
+    model = torch.nn.Sequential(
+        torch.nn.Linear(8, 8), torch.nn.LayerNorm(8), torch.nn.Linear(8, 8),
+        torch.nn.LayerNorm(8)).eval()
+    with pytest.warns(UserWarning, match="export changed 2 of its parameters"):
+        compiled = ober.compile(model, (torch.randn(4, 8),), loss="mse",
+                                frontend="onnx", cluster="cpu")
+    assert "warning" not in repr(compiled.report)
+
+
 def test_compile_target():
     x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
     compiled = ober.compile(MLP(), (x,), target="cpu", target_cpu="generic")

@@ -59,6 +59,8 @@ int main(int argc, char **argv) {
     llvm::StringRef arg(argv[i]);
     if (arg.consume_front("--emit-gpt=") || arg.consume_front("-emit-gpt="))
       return emitGPT(arg);
+    if ((arg == "--emit-gpt" || arg == "-emit-gpt") && i + 1 < argc)
+      return emitGPT(argv[i + 1]);
   }
   mlir::ober::registerONNXTranslation();
 #ifdef OBER_HAVE_TORCH

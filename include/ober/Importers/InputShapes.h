@@ -4,7 +4,8 @@
 // `torch.jit.trace(...).save`) gets them from the command line:
 //
 //   --input-shape=x:2x3x64x64:f32    by name
-//   --input-shape=2x3x64x64          in order (f32 when no type is given)
+//   --input-shape=2x3x64x64          in order (with no type: the recorded
+//                                    one, else f32)
 //   --input-shape=tokens:8x128:i64
 //   --input-shape=t::f32             a scalar (no dimensions)
 //
@@ -31,7 +32,8 @@ struct InputShape {
   /// The input's name; empty: the next input in order.
   std::string name;
   std::vector<int64_t> shape;
-  ::ober::rt::DType dtype = ::ober::rt::DType::F32;
+  /// Unset: the type the file records for the input, else f32.
+  std::optional<::ober::rt::DType> dtype;
 };
 
 /// Parses `[NAME:]DIMS[:TYPE]`; on failure returns nullopt and says why in
@@ -39,7 +41,7 @@ struct InputShape {
 std::optional<InputShape> parseInputShape(llvm::StringRef spec,
                                           std::string &error);
 
-/// The spelling parseInputShape reads back (`name:2x3:f32`).
+/// The spelling parseInputShape reads back (`name:2x3:f32`, `:2x3`).
 std::string formatInputShape(const InputShape &shape);
 
 /// The `--input-shape` entries of the command line (this library registers

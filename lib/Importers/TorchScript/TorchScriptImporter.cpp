@@ -420,7 +420,7 @@ bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
 
 /// Meta tensors of the `shapes` given for the inputs `names`, in
 /// `examples` (which they replace).
-bool givenExamples(ArrayRef<InputShape> shapes,
+bool givenExamples(Importer &im, ArrayRef<InputShape> shapes,
                    const std::vector<std::string> &names,
                    std::vector<at::Tensor> &examples, Location loc) {
   std::vector<std::optional<InputShape>> assigned;
@@ -436,11 +436,23 @@ bool givenExamples(ArrayRef<InputShape> shapes,
       {DType::Bool, at::kBool}, {DType::I8, at::kChar},
       {DType::U8, at::kByte},   {DType::I16, at::kShort},
       {DType::I32, at::kInt},   {DType::I64, at::kLong}};
-  for (size_t i = 0; i < assigned.size(); ++i)
-    if (assigned[i])
-      examples[i] = at::zeros(assigned[i]->shape,
-                              at::TensorOptions(types.at(assigned[i]->dtype))
-                                  .device(at::kMeta));
+  for (size_t i = 0; i < assigned.size(); ++i) {
+    if (!assigned[i])
+      continue;
+    // No type given: the recorded one, else float32.
+    at::ScalarType type =
+        assigned[i]->dtype ? types.at(*assigned[i]->dtype)
+        : examples[i].defined() ? examples[i].scalar_type()
+                                : at::kFloat;
+    if (!im.elementType(type)) {
+      emitError(loc) << "input '" << names[i] << "': element type "
+                     << c10::toString(type) << " is not supported by the TorchScript importer "
+                        "(supported: f32, f64, f16, bf16, i64, i32, i1)";
+      return false;
+    }
+    examples[i] = at::zeros(assigned[i]->shape,
+                            at::TensorOptions(type).device(at::kMeta));
+  }
   return true;
 }
 
@@ -489,7 +501,7 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     names.push_back(name.substr(0, name.find('.')));
   }
   examples.resize(names.size());
-  if (!givenExamples(options.inputShapes, names, examples, fileLoc))
+  if (!givenExamples(im, options.inputShapes, names, examples, fileLoc))
     return nullptr;
   for (size_t i = 1; i < inputs.size(); ++i)
     if (examples[i - 1].defined())
