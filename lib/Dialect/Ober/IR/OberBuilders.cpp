@@ -8,16 +8,33 @@
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 
 Value mlir::ober::createScalarConstant(OpBuilder &builder, Location loc,
                                        Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
-  Attribute element =
-      isa<FloatType>(elementType)
-          ? Attribute(builder.getFloatAttr(elementType, value))
-          : Attribute(builder.getIntegerAttr(elementType,
-                                             static_cast<int64_t>(value)));
+  Attribute element;
+  if (isa<FloatType>(elementType)) {
+    element = builder.getFloatAttr(elementType, value);
+  } else {
+    // As a cast to the integer type: a boolean is value != 0; other
+    // integers saturate (NaN is 0), never converting out of range.
+    int64_t v;
+    if (elementType.isInteger(1))
+      v = value != 0;
+    else if (std::isnan(value))
+      v = 0;
+    else if (value <= -0x1p63)
+      v = std::numeric_limits<int64_t>::min();
+    else if (value >= 0x1p63)
+      v = std::numeric_limits<int64_t>::max();
+    else
+      v = static_cast<int64_t>(value);
+    element = builder.getIntegerAttr(elementType, v);
+  }
   return ConstantOp::create(builder, loc, DenseElementsAttr::get(type, element));
 }
 
