@@ -33,7 +33,8 @@ static bool parseDims(llvm::StringRef text, std::vector<int64_t> &dims,
   for (llvm::StringRef p : parts) {
     int64_t size;
     if (p.getAsInteger(10, size) || size < 0) {
-      error = "'" + p.str() + "' is not a size (sizes are non-negative "
+      error = "'" + p.str() +
+              "' is not a size (sizes are non-negative "
               "integers joined by 'x': 2x3x64x64)";
       return false;
     }
@@ -67,8 +68,8 @@ std::optional<InputShape> mlir::ober::parseInputShape(llvm::StringRef spec,
   if (!type.empty()) {
     std::optional<rt::DType> d = rt::dtypeFromName(type.str());
     if (!d) {
-      error = "unknown element type '" + type.str() + "' (supported: " +
-              rt::dtypeNames() + ")";
+      error = "unknown element type '" + type.str() +
+              "' (supported: " + rt::dtypeNames() + ")";
       return std::nullopt;
     }
     shape.dtype = *d;
@@ -85,9 +86,9 @@ std::optional<InputShape> mlir::ober::parseInputShape(llvm::StringRef spec,
 
 std::string mlir::ober::formatInputShape(const InputShape &shape) {
   std::string out = shape.name + ":";
-  out += llvm::join(llvm::map_range(shape.shape,
-                                    [](int64_t d) { return std::to_string(d); }),
-                    "x");
+  out += llvm::join(
+      llvm::map_range(shape.shape, [](int64_t d) { return std::to_string(d); }),
+      "x");
   return shape.dtype ? out + ":" + rt::dtypeMLIRName(*shape.dtype) : out;
 }
 

@@ -38,7 +38,8 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("ober-run options");
 
-static cl::opt<std::string> modelPath(cl::cat(category), cl::Positional, cl::Required,
+static cl::opt<std::string> modelPath(cl::cat(category), cl::Positional,
+                                      cl::Required,
                                       cl::desc("<model (.mlir, ...)>"));
 static cl::opt<std::string> functionName(cl::cat(category), "function",
                                          cl::desc("Function to run"),
@@ -49,19 +50,22 @@ static cl::opt<std::string> outputDir(cl::cat(category), "output-dir",
                                       cl::desc("Where to write <i>.npy"),
                                       cl::init(""));
 static cl::opt<std::string>
-    weightsPath(cl::cat(category), "weights", cl::desc("Weights file (default: the module's)"),
-                cl::init(""));
+    weightsPath(cl::cat(category), "weights",
+                cl::desc("Weights file (default: the module's)"), cl::init(""));
 static cl::opt<bool> printResults(cl::cat(category), "print",
                                   cl::desc("Print the results as text"));
 static cl::opt<bool> printStats(cl::cat(category), "run-stats",
                                 cl::desc("Print run statistics to stderr"));
-static cl::opt<int64_t> trainSteps(cl::cat(category), 
-    "train-steps", cl::desc("Run the module's train step this many times"),
-    cl::init(0));
-static cl::opt<double> learningRate(cl::cat(category), 
-    "lr", cl::desc("Learning rate (the peak of a schedule)"), cl::init(1e-3));
-static cl::opt<std::string> lrSchedule(cl::cat(category), 
-    "lr-schedule",
+static cl::opt<int64_t>
+    trainSteps(cl::cat(category), "train-steps",
+               cl::desc("Run the module's train step this many times"),
+               cl::init(0));
+static cl::opt<double>
+    learningRate(cl::cat(category), "lr",
+                 cl::desc("Learning rate (the peak of a schedule)"),
+                 cl::init(1e-3));
+static cl::opt<std::string> lrSchedule(
+    cl::cat(category), "lr-schedule",
     cl::desc("constant, cosine or linear: after --warmup-steps of linear "
              "warm-up, decay to --min-lr by --decay-steps (as the "
              "executables do)"),
@@ -69,29 +73,31 @@ static cl::opt<std::string> lrSchedule(cl::cat(category),
 static cl::opt<int64_t> warmupSteps(cl::cat(category), "warmup-steps",
                                     cl::desc("Steps of linear warm-up"),
                                     cl::init(0));
-static cl::opt<double> minLearningRate(cl::cat(category), "min-lr", cl::desc("The decay's floor"),
+static cl::opt<double> minLearningRate(cl::cat(category), "min-lr",
+                                       cl::desc("The decay's floor"),
                                        cl::init(0));
-static cl::opt<int64_t> decaySteps(cl::cat(category), 
-    "decay-steps",
+static cl::opt<int64_t> decaySteps(
+    cl::cat(category), "decay-steps",
     cl::desc("The step the decay reaches --min-lr (default --train-steps)"),
     cl::init(-1));
 static cl::opt<std::string>
-    saveParams(cl::cat(category), "save-params", cl::desc("Write final parameters as DIR/<name>.npy"),
+    saveParams(cl::cat(category), "save-params",
+               cl::desc("Write final parameters as DIR/<name>.npy"),
                cl::init(""));
-static cl::opt<bool> gradCheck(cl::cat(category), 
-    "grad-check",
+static cl::opt<bool> gradCheck(
+    cl::cat(category), "grad-check",
     cl::desc("Check the gradients of every public function (or --function) "
              "against finite differences"));
 static cl::opt<double> gradTolerance(cl::cat(category), "grad-tolerance",
                                      cl::desc("Largest gradient error"),
                                      cl::init(1e-6));
-static cl::opt<std::string> engine(cl::cat(category), 
-    "engine",
-    cl::desc("What runs the function: 'reference' (the interpreter) or "
-             "'cpu' (compiled by the CPU pipeline, in this process)"),
-    cl::init("reference"));
-static cl::opt<uint64_t> initSeed(cl::cat(category), 
-    "init-seed",
+static cl::opt<std::string>
+    engine(cl::cat(category), "engine",
+           cl::desc("What runs the function: 'reference' (the interpreter) or "
+                    "'cpu' (compiled by the CPU pipeline, in this process)"),
+           cl::init("reference"));
+static cl::opt<uint64_t> initSeed(
+    cl::cat(category), "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
     cl::init(0));
 

@@ -1,4 +1,5 @@
-//===- InputShapes.h - `--input-shape` for models without shapes -*- C++ -*-===//
+//===- InputShapes.h - `--input-shape` for models without shapes -*- C++
+//-*-===//
 //
 // Part of Ober-Train. A model file that records no input shapes (a plain
 // `torch.jit.trace(...).save`) gets them from the command line:

@@ -88,15 +88,15 @@ template <RecurrentCell Kind> LogicalResult recurrent(NodeContext &ctx) {
     const onnx::AttributeProto *a = ctx.attr("activations");
     SmallVector<std::string> names(a->strings().begin(), a->strings().end());
     SmallVector<std::string> defaults =
-        cell == RecurrentCell::LSTM  ? SmallVector<std::string>{"Sigmoid",
-                                                                "Tanh", "Tanh"}
-        : cell == RecurrentCell::GRU ? SmallVector<std::string>{"Sigmoid",
-                                                                "Tanh"}
-                                     : SmallVector<std::string>{"Tanh"};
-    bool relu = cell == RecurrentCell::RNNTanh &&
-                llvm::all_of(names, [](const std::string &n) {
-                  return n == "Relu";
-                }) && !names.empty();
+        cell == RecurrentCell::LSTM
+            ? SmallVector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+        : cell == RecurrentCell::GRU
+            ? SmallVector<std::string>{"Sigmoid", "Tanh"}
+            : SmallVector<std::string>{"Tanh"};
+    bool relu =
+        cell == RecurrentCell::RNNTanh &&
+        llvm::all_of(names, [](const std::string &n) { return n == "Relu"; }) &&
+        !names.empty();
     bool standard = true;
     for (size_t i = 0; i < names.size(); ++i)
       standard &= names[i] == defaults[i % defaults.size()];
@@ -132,12 +132,10 @@ template <RecurrentCell Kind> LogicalResult recurrent(NodeContext &ctx) {
   auto expect = [&](Value v, ArrayRef<int64_t> shape, StringRef what) {
     if (shapeOf(v) == shape)
       return true;
-    ctx.error() << what << " has shape [" << llvm::make_range(
-                                                 shapeOf(v).begin(),
-                                                 shapeOf(v).end())
-                << "], expected [" << llvm::make_range(shape.begin(),
-                                                       shape.end())
-                << "]";
+    ctx.error() << what << " has shape ["
+                << llvm::make_range(shapeOf(v).begin(), shapeOf(v).end())
+                << "], expected ["
+                << llvm::make_range(shape.begin(), shape.end()) << "]";
     return false;
   };
   int64_t in = shapeOf(x)[2];
@@ -184,11 +182,11 @@ template <RecurrentCell Kind> LogicalResult recurrent(NodeContext &ctx) {
     weights.wHh = reorder(ctx, direction(ctx, r, d), order, hidden);
     if (bias) {
       Value bd = direction(ctx, bias, d);
-      weights.bIh = reorder(ctx, rows(ctx, bd, 0, gates * hidden), order,
-                            hidden);
-      weights.bHh = reorder(
-          ctx, rows(ctx, bd, gates * hidden, 2 * gates * hidden), order,
-          hidden);
+      weights.bIh =
+          reorder(ctx, rows(ctx, bd, 0, gates * hidden), order, hidden);
+      weights.bHh =
+          reorder(ctx, rows(ctx, bd, gates * hidden, 2 * gates * hidden), order,
+                  hidden);
     }
     if (peepholes) { // ONNX order: i, o, f
       Value pd = direction(ctx, peepholes, d);

@@ -65,13 +65,13 @@ struct Attention {
     Value k = splitHeads(project(key, 1, embed));
     Value v = splitHeads(project(value, 2, embed));
     Type et = llvm::cast<RankedTensorType>(q.getType()).getElementType();
-    Value scores = im.create<MulOp>(
-        im.create<MatmulOp>(q, im.transpose(k, {0, 1, 3, 2})),
-        im.scalar(et, 1.0 / std::sqrt(double(embed / heads))));
+    Value scores =
+        im.create<MulOp>(im.create<MatmulOp>(q, im.transpose(k, {0, 1, 3, 2})),
+                         im.scalar(et, 1.0 / std::sqrt(double(embed / heads))));
     Value weights = im.create<SoftmaxOp>(scores, im.b.getI64IntegerAttr(3));
-    Value out = im.reshape(
-        im.transpose(im.create<MatmulOp>(weights, v), {0, 2, 1, 3}),
-        {batch, sq, embed});
+    Value out =
+        im.reshape(im.transpose(im.create<MatmulOp>(weights, v), {0, 2, 1, 3}),
+                   {batch, sq, embed});
     out = im.create<MatmulOp>(out, im.transpose(projWeight, {1, 0}));
     if (projBias)
       out = im.create<AddOp>(out, projBias);
@@ -86,7 +86,9 @@ bool Importer::convertFused(TSNode *n, const std::string &op) {
     return false;
   };
   auto ins = n->inputs();
-  auto opt = [&](size_t i) { return isNone(ins[i]) ? Value() : tensor(ins[i]); };
+  auto opt = [&](size_t i) {
+    return isNone(ins[i]) ? Value() : tensor(ins[i]);
+  };
   bool mha = op == "_native_multi_head_attention";
   if (ins.size() < (mha ? 10u : 19u))
     return fail("has " + std::to_string(ins.size()) + " operands");
@@ -97,14 +99,16 @@ bool Importer::convertFused(TSNode *n, const std::string &op) {
                 "then takes the unfused path)");
   Value x = tensor(ins[0]);
   int64_t embed = integer(ins[mha ? 3 : 1]), heads = integer(ins[mha ? 4 : 2]);
-  Attention attention{*this, heads, tensor(ins[mha ? 5 : 3]),
-                      opt(mha ? 6 : 4), tensor(ins[mha ? 7 : 5]),
+  Attention attention{*this,
+                      heads,
+                      tensor(ins[mha ? 5 : 3]),
+                      opt(mha ? 6 : 4),
+                      tensor(ins[mha ? 7 : 5]),
                       opt(mha ? 8 : 6)};
   if (!x || !attention.qkvWeight || !attention.projWeight)
     return fail("needs its input and projection weights");
   auto shape = llvm::cast<RankedTensorType>(x.getType()).getShape();
-  if (shape.size() != 3 || shape[2] != embed || heads < 1 ||
-      embed % heads != 0)
+  if (shape.size() != 3 || shape[2] != embed || heads < 1 || embed % heads != 0)
     return fail("needs a [batch, sequence, " + std::to_string(embed) +
                 "] input and heads dividing the embedding");
   if (mha) {

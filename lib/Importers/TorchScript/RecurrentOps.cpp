@@ -77,8 +77,8 @@ bool Importer::convertRecurrent(TSNode *n, RecurrentCell cell) {
     return fail("dropout between layers in training mode is not supported "
                 "(trace the model in eval mode, or with dropout=0)");
   int64_t dirs = bidirectional ? 2 : 1, perLayer = hasBiases ? 4 : 2;
-  if (layers < 1 || static_cast<int64_t>(params->size()) !=
-                        layers * dirs * perLayer)
+  if (layers < 1 ||
+      static_cast<int64_t>(params->size()) != layers * dirs * perLayer)
     return fail("expects " + std::to_string(layers * dirs * perLayer) +
                 " weight tensors for " + std::to_string(layers) +
                 " layer(s), got " + std::to_string(params->size()));
@@ -100,22 +100,21 @@ bool Importer::convertRecurrent(TSNode *n, RecurrentCell cell) {
     x = transpose(x, {1, 0, 2});
   }
   int64_t steps = shapeOf(x)[0], batch = shapeOf(x)[1];
-  if (steps < 1 || ShapedType::isDynamic(steps) ||
-      ShapedType::isDynamic(batch))
+  if (steps < 1 || ShapedType::isDynamic(steps) || ShapedType::isDynamic(batch))
     return fail("needs a static, non-empty sequence");
   for (Value s : *hx)
     if (shapeOf(s).size() != 3 || shapeOf(s)[0] != layers * dirs ||
         shapeOf(s)[1] != batch)
       return fail("needs initial states of shape [" +
-                  std::to_string(layers * dirs) + ", " +
-                  std::to_string(batch) + ", hidden]");
+                  std::to_string(layers * dirs) + ", " + std::to_string(batch) +
+                  ", hidden]");
   int64_t hidden = shapeOf((*hx)[0])[2];
   // State k of layer/direction `index` as [B, H].
   auto state = [&](Value s, int64_t index) {
-    Value slice = create<SliceOp>(
-        s, b.getDenseI64ArrayAttr({index, 0, 0}),
-        b.getDenseI64ArrayAttr({index + 1, batch, hidden}),
-        b.getDenseI64ArrayAttr({1, 1, 1}));
+    Value slice =
+        create<SliceOp>(s, b.getDenseI64ArrayAttr({index, 0, 0}),
+                        b.getDenseI64ArrayAttr({index + 1, batch, hidden}),
+                        b.getDenseI64ArrayAttr({1, 1, 1}));
     return reshape(slice, {batch, hidden});
   };
 

@@ -1,4 +1,5 @@
-//===- RecurrentBuilder.h - LSTM, GRU and RNN layers as ober ops -*- C++ -*-===//
+//===- RecurrentBuilder.h - LSTM, GRU and RNN layers as ober ops -*- C++
+//-*-===//
 //
 // Part of Ober-Train. Both importers unroll recurrent layers over their
 // (static) sequence into the ops the rest of the compiler knows: one
@@ -65,9 +66,9 @@ RecurrentLayer buildRecurrentLayer(Builder &builder, RecurrentCell cell,
   // Columns [k*H, (k+1)*H) of a [rows, G*H] value: gate k.
   auto gate = [&](Value v, int64_t k) {
     int64_t rows = shapeOf(v)[0];
-    return builder.template create<SliceOp>(
-        v, attrs({0, k * hidden}), attrs({rows, (k + 1) * hidden}),
-        attrs({1, 1}));
+    return builder.template create<SliceOp>(v, attrs({0, k * hidden}),
+                                            attrs({rows, (k + 1) * hidden}),
+                                            attrs({1, 1}));
   };
   auto add = [&](Value a, Value c) {
     return c ? builder.template create<AddOp>(a, c) : a;
@@ -75,23 +76,21 @@ RecurrentLayer buildRecurrentLayer(Builder &builder, RecurrentCell cell,
   auto mul = [&](Value a, Value c) {
     return builder.template create<MulOp>(a, c);
   };
-  auto sigmoid = [&](Value v) {
-    return builder.template create<SigmoidOp>(v);
-  };
+  auto sigmoid = [&](Value v) { return builder.template create<SigmoidOp>(v); };
   auto tanh = [&](Value v) { return builder.template create<TanhOp>(v); };
   // The input projection of every step at once: [T*B, G*H].
   Value xs = builder.reshape(x, {steps * batch, in});
-  Value projected = add(builder.template create<MatmulOp>(
-                            xs, builder.transpose(w.wIh, {1, 0})),
-                        w.bIh);
+  Value projected = add(
+      builder.template create<MatmulOp>(xs, builder.transpose(w.wIh, {1, 0})),
+      w.bIh);
   Value wHhT = builder.transpose(w.wHh, {1, 0});
   // GRU, ONNX's default: the hidden projection of the new gate comes after
   // the reset.
   Value wHnT, bHn;
   if (cell == RecurrentCell::GRU && !linearBeforeReset) {
-    wHnT = builder.template create<SliceOp>(
-        wHhT, attrs({0, 2 * hidden}), attrs({hidden, 3 * hidden}),
-        attrs({1, 1}));
+    wHnT = builder.template create<SliceOp>(wHhT, attrs({0, 2 * hidden}),
+                                            attrs({hidden, 3 * hidden}),
+                                            attrs({1, 1}));
     if (w.bHh)
       bHn = builder.template create<SliceOp>(w.bHh, attrs({2 * hidden}),
                                              attrs({3 * hidden}), attrs({1}));
@@ -101,9 +100,8 @@ RecurrentLayer buildRecurrentLayer(Builder &builder, RecurrentCell cell,
   for (int64_t k = 0; k < steps; ++k) {
     int64_t t = reverse ? steps - 1 - k : k;
     Value xt = builder.template create<SliceOp>(
-        projected, attrs({t * batch, 0}), attrs({(t + 1) * batch,
-                                                 gates * hidden}),
-        attrs({1, 1}));
+        projected, attrs({t * batch, 0}),
+        attrs({(t + 1) * batch, gates * hidden}), attrs({1, 1}));
     Value ht = add(builder.template create<MatmulOp>(h, wHhT), w.bHh);
     switch (cell) {
     case RecurrentCell::LSTM: {
@@ -122,14 +120,14 @@ RecurrentLayer buildRecurrentLayer(Builder &builder, RecurrentCell cell,
       break;
     }
     case RecurrentCell::GRU: {
-      Value r = sigmoid(builder.template create<AddOp>(gate(xt, 0),
-                                                       gate(ht, 0)));
-      Value z = sigmoid(builder.template create<AddOp>(gate(xt, 1),
-                                                       gate(ht, 1)));
-      Value hn = linearBeforeReset
-                     ? mul(r, gate(ht, 2))
-                     : add(builder.template create<MatmulOp>(mul(r, h), wHnT),
-                           bHn);
+      Value r =
+          sigmoid(builder.template create<AddOp>(gate(xt, 0), gate(ht, 0)));
+      Value z =
+          sigmoid(builder.template create<AddOp>(gate(xt, 1), gate(ht, 1)));
+      Value hn =
+          linearBeforeReset
+              ? mul(r, gate(ht, 2))
+              : add(builder.template create<MatmulOp>(mul(r, h), wHnT), bHn);
       Value n = tanh(builder.template create<AddOp>(gate(xt, 2), hn));
       // (1 - z) * n + z * h = n + z * (h - n)
       h = builder.template create<AddOp>(
@@ -139,9 +137,8 @@ RecurrentLayer buildRecurrentLayer(Builder &builder, RecurrentCell cell,
     case RecurrentCell::RNNTanh:
     case RecurrentCell::RNNReLU: {
       Value sum = builder.template create<AddOp>(xt, ht);
-      h = cell == RecurrentCell::RNNTanh
-              ? tanh(sum)
-              : builder.template create<ReluOp>(sum);
+      h = cell == RecurrentCell::RNNTanh ? tanh(sum)
+                                         : builder.template create<ReluOp>(sum);
       break;
     }
     }
