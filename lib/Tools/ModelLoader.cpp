@@ -78,11 +78,11 @@ importTorchScriptWithTranslate(StringRef path, MLIRContext &context,
   }
   llvm::FileRemover removeOut(out), removeErr(err);
   std::string input = path.str();
-  // Locations as the importer made them (the model's source lines), not
-  // lines of the temporary file.
   std::vector<std::string> given;
   for (const InputShape &shape : shapes)
     given.push_back("--input-shape=" + formatInputShape(shape));
+  // With debug info: locations as the importer made them (the model's
+  // source lines), not lines of the temporary file.
   SmallVector<StringRef> args = {translate, "--import-torchscript", input,
                                  "--mlir-print-debuginfo", "-o", out};
   args.append(given.begin(), given.end());

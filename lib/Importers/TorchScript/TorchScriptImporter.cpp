@@ -376,6 +376,20 @@ struct Parameter {
   at::Tensor value;
 };
 
+/// libtorch's type of an input of element type `dtype`; nullopt for the
+/// types the importer does not take as inputs.
+std::optional<at::ScalarType> inputScalarType(::ober::rt::DType dtype) {
+  using ::ober::rt::DType;
+  static const std::map<DType, at::ScalarType> types = {
+      {DType::F16, at::kHalf},   {DType::BF16, at::kBFloat16},
+      {DType::F32, at::kFloat},  {DType::F64, at::kDouble},
+      {DType::Bool, at::kBool},  {DType::I32, at::kInt},
+      {DType::I64, at::kLong}};
+  auto it = types.find(dtype);
+  return it == types.end() ? std::nullopt
+                           : std::optional<at::ScalarType>(it->second);
+}
+
 /// The example inputs' shapes and dtypes `ober.export` saves with the
 /// module (`ober_inputs.json`: [{"shape": [...], "dtype": "float32"}]).
 bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
@@ -390,15 +404,15 @@ bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
     error = "expected a list of inputs";
     return false;
   }
-  static const std::map<std::string, at::ScalarType> dtypes = {
-      {"float32", at::kFloat}, {"float64", at::kDouble},
-      {"float16", at::kHalf},  {"bfloat16", at::kBFloat16},
-      {"int64", at::kLong},    {"int32", at::kInt}, {"bool", at::kBool}};
   for (const llvm::json::Value &item : *items) {
     const llvm::json::Object *o = item.getAsObject();
     const llvm::json::Array *shape = o ? o->getArray("shape") : nullptr;
-    auto dtype = o ? o->getString("dtype") : std::nullopt;
-    if (!shape || !dtype || !dtypes.count(dtype->str())) {
+    auto name = o ? o->getString("dtype") : std::nullopt;
+    std::optional<::ober::rt::DType> dtype =
+        name ? ::ober::rt::dtypeFromName(name->str()) : std::nullopt;
+    std::optional<at::ScalarType> type =
+        dtype ? inputScalarType(*dtype) : std::nullopt;
+    if (!shape || !type) {
       error = "each input needs a shape and a dtype (float32, int64, ...)";
       return false;
     }
@@ -412,15 +426,15 @@ bool exampleInputs(const std::string &json, std::vector<at::Tensor> &out,
       sizes.push_back(*size);
     }
     // Only the types matter: meta tensors carry them without memory.
-    out.push_back(at::zeros(
-        sizes, at::TensorOptions(dtypes.at(dtype->str())).device(at::kMeta)));
+    out.push_back(
+        at::zeros(sizes, at::TensorOptions(*type).device(at::kMeta)));
   }
   return true;
 }
 
 /// Meta tensors of the `shapes` given for the inputs `names`, in
 /// `examples` (which they replace).
-bool givenExamples(Importer &im, ArrayRef<InputShape> shapes,
+bool givenExamples(ArrayRef<InputShape> shapes,
                    const std::vector<std::string> &names,
                    std::vector<at::Tensor> &examples, Location loc) {
   std::vector<std::optional<InputShape>> assigned;
@@ -429,29 +443,23 @@ bool givenExamples(Importer &im, ArrayRef<InputShape> shapes,
     emitError(loc) << error;
     return false;
   }
-  using ::ober::rt::DType;
-  static const std::map<DType, at::ScalarType> types = {
-      {DType::F16, at::kHalf}, {DType::BF16, at::kBFloat16},
-      {DType::F32, at::kFloat}, {DType::F64, at::kDouble},
-      {DType::Bool, at::kBool}, {DType::I8, at::kChar},
-      {DType::U8, at::kByte},   {DType::I16, at::kShort},
-      {DType::I32, at::kInt},   {DType::I64, at::kLong}};
   for (size_t i = 0; i < assigned.size(); ++i) {
     if (!assigned[i])
       continue;
     // No type given: the recorded one, else float32.
-    at::ScalarType type =
-        assigned[i]->dtype ? types.at(*assigned[i]->dtype)
+    std::optional<at::ScalarType> type =
+        assigned[i]->dtype    ? inputScalarType(*assigned[i]->dtype)
         : examples[i].defined() ? examples[i].scalar_type()
                                 : at::kFloat;
-    if (!im.elementType(type)) {
+    if (!type) {
       emitError(loc) << "input '" << names[i] << "': element type "
-                     << c10::toString(type) << " is not supported by the TorchScript importer "
+                     << ::ober::rt::dtypeMLIRName(*assigned[i]->dtype)
+                     << " is not supported by the TorchScript importer "
                         "(supported: f32, f64, f16, bf16, i64, i32, i1)";
       return false;
     }
     examples[i] = at::zeros(assigned[i]->shape,
-                            at::TensorOptions(type).device(at::kMeta));
+                            at::TensorOptions(*type).device(at::kMeta));
   }
   return true;
 }
@@ -501,7 +509,7 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     names.push_back(name.substr(0, name.find('.')));
   }
   examples.resize(names.size());
-  if (!givenExamples(im, options.inputShapes, names, examples, fileLoc))
+  if (!givenExamples(options.inputShapes, names, examples, fileLoc))
     return nullptr;
   for (size_t i = 1; i < inputs.size(); ++i)
     if (examples[i - 1].defined())
