@@ -8,6 +8,11 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Runtime/Random.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::reference;
@@ -43,12 +48,32 @@ FailureOr<int64_t> indexAt(Operation *op, const Tensor &indices, int64_t i,
   return w;
 }
 
-/// gather (forward), scatter-add or (with `replace`) scatter (reverse) of
+/// `current` combined with `update` as ober.scatter's `combine` says.
+double combineScatter(ScatterCombine combine, double current, double update) {
+  switch (combine) {
+  case ScatterCombine::replace:
+    return update;
+  case ScatterCombine::mul:
+    return current * update;
+  case ScatterCombine::max:
+    return std::isnan(current) || std::isnan(update)
+               ? std::numeric_limits<double>::quiet_NaN()
+               : std::max(current, update);
+  case ScatterCombine::min:
+    return std::isnan(current) || std::isnan(update)
+               ? std::numeric_limits<double>::quiet_NaN()
+               : std::min(current, update);
+  }
+  return update;
+}
+
+/// gather (forward), scatter-add (no `combine`) or scatter (reverse) of
 /// slices along `axis`.
 LogicalResult gatherOrScatter(Operation *op, const Tensor &data,
                               const Tensor &indices, int64_t axis,
                               bool allowNegative, Tensor &out,
-                              const Tensor *updates, bool replace = false) {
+                              const Tensor *updates,
+                              std::optional<ScatterCombine> combine = {}) {
   AxisSplit split(data.getShape(), axis);
   int64_t count = indices.getNumElements();
   for (int64_t o = 0; o < split.outer; ++o)
@@ -62,8 +87,21 @@ LogicalResult gatherOrScatter(Operation *op, const Tensor &data,
         int64_t slicePos = (o * count + j) * split.inner + in;
         if (!updates) {
           out.copyElement(slicePos, data, dataPos);
-        } else if (replace) {
+        } else if (combine == ScatterCombine::replace) {
           out.copyElement(dataPos, *updates, slicePos);
+        } else if (combine && out.isFloat()) {
+          out.setFloat(dataPos,
+                       combineScatter(*combine, out.getFloat(dataPos),
+                                      updates->getFloat(slicePos)));
+        } else if (combine) {
+          int64_t a = out.getInt(dataPos), u = updates->getInt(slicePos);
+          out.setInt(dataPos, *combine == ScatterCombine::mul
+                                  ? static_cast<int64_t>(
+                                        static_cast<uint64_t>(a) *
+                                        static_cast<uint64_t>(u))
+                              : *combine == ScatterCombine::max
+                                  ? std::max(a, u)
+                                  : std::min(a, u));
         } else if (out.isFloat()) {
           out.setFloat(dataPos,
                        out.getFloat(dataPos) + updates->getFloat(slicePos));
@@ -124,9 +162,12 @@ mlir::ober::reference::detail::evaluateIndexing(Operation *op,
   if (isa<ScatterAddOp, ScatterOp>(op)) {
     Tensor out = operands[0];
     int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    std::optional<ScatterCombine> combine;
+    if (auto s = dyn_cast<ScatterOp>(op))
+      combine = s.getCombine();
     if (failed(gatherOrScatter(op, operands[0], operands[1], axis,
                                /*allowNegative=*/true, out, &operands[2],
-                               /*replace=*/isa<ScatterOp>(op))))
+                               combine)))
       return failure();
     results.push_back(std::move(out));
     return success();

@@ -31,7 +31,7 @@ using namespace mlir::ober;
 
 bool mlir::ober::isImportedFormat(StringRef path) {
   StringRef ext = llvm::sys::path::extension(path);
-  return ext == ".onnx" || ext == ".pt";
+  return isONNXPath(path) || ext == ".pt";
 }
 
 /// TorchScript goes through `ober-translate --import-torchscript` (beside
@@ -111,7 +111,7 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
   StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".mlir" || ext == ".mlirbc" || path == "-")
     return parseSourceFile<ModuleOp>(path, &context);
-  if (ext == ".onnx") {
+  if (isONNXPath(path)) {
     ONNXImportOptions options = onnxOptionsFromCommandLine();
     options.knownInputs.assign(knownInputs.begin(), knownInputs.end());
     return importONNXFile(path, context, options);
@@ -120,7 +120,7 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
     return importTorchScriptWithTranslate(path, context, knownInputs);
   emitError(UnknownLoc::get(&context))
       << "cannot read '" << path
-      << "': unknown model format (supported: .mlir, .mlirbc, .onnx, .pt)";
+      << "': unknown model format (supported: .mlir, .mlirbc, .onnx, .onnxtxt, .pt)";
   return nullptr;
 }
 
@@ -169,7 +169,7 @@ mlir::ober::loadParameters(func::FuncOp func, StringRef modelDir,
     path = full.str().str();
   }
   std::string error;
-  if (llvm::sys::path::extension(path) == ".onnx") {
+  if (isONNXPath(path)) {
     std::map<std::string, Type> wanted;
     std::map<std::string, reference::Tensor> values;
     for (unsigned i : indices)

@@ -68,8 +68,6 @@ def load_value(path):
 
 
 def close(expected, actual):
-    if isinstance(expected, list):
-        return False, "sequence outputs are not supported"
     if expected.dtype == np.uint16 and actual.dtype == np.float32:
         # ONNX stores bfloat16 as its 16 raw bits; ober writes bf16 results
         # as float32 (NumPy has no bfloat16).
@@ -92,40 +90,61 @@ def close(expected, actual):
     return False, f"max abs error {np.nanmax(diff) if diff.size else 0:.3g}"
 
 
-def input_types(model_path):
-    """ONNX element types of the graph's data inputs, in order."""
+def graph_inputs(model_path):
+    """(name, ONNX element type) of the graph's data inputs, in order (the
+    element type of a sequence's tensors for a sequence)."""
     try:
         graph = onnx.load(model_path, load_external_data=False).graph
     except Exception:
         return []
     inits = {t.name for t in graph.initializer}
-    return [i.type.tensor_type.elem_type for i in graph.input if i.name not in inits]
+    out = []
+    for i in graph.input:
+        if i.name in inits:
+            continue
+        t = i.type
+        if t.HasField("sequence_type"):
+            t = t.sequence_type.elem_type
+        out.append((i.name, t.tensor_type.elem_type))
+    return out
 
 
-def prepare_inputs(data_set, types, tmp):
+def npy_value(value, elem_type):
+    """`value` as ober-run takes it, or None when it takes no such input."""
+    if elem_type == onnx.TensorProto.BFLOAT16 and value.dtype == np.uint16:
+        # bfloat16 travels as its raw bits; ober takes float32.
+        return (value.astype(np.uint32) << 16).view(np.float32)
+    if value.dtype == object and all(isinstance(v, (str, bytes)) for v in value.flat):
+        # ONNX strings travel as unicode arrays.
+        return np.array([v.decode() if isinstance(v, bytes) else v
+                         for v in value.flat]).reshape(value.shape)
+    if value.dtype.kind not in "fiub" or value.dtype in (
+            np.uint16, np.uint32, np.uint64, np.uint8, np.int16):
+        return None
+    return value
+
+
+def prepare_inputs(data_set, inputs_info, tmp):
     """The data set's inputs as .npy files ([--input, path] ...), or
-    (None, why) when ober takes no such input."""
+    (None, why) when ober takes no such input. A sequence input is its
+    tensors, one --input each, and --onnx-sequence-length gives their
+    number."""
     inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
                     key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
     args = []
     for i, p in enumerate(inputs):
         value = load_value(p)
+        name, elem_type = inputs_info[i] if i < len(inputs_info) else ("", 0)
+        parts = value if isinstance(value, list) else [value]
         if isinstance(value, list):
-            return None, "sequence inputs are not supported"
-        if (i < len(types) and types[i] == onnx.TensorProto.BFLOAT16
-                and value.dtype == np.uint16):
-            # bfloat16 travels as its raw bits; ober takes float32.
-            value = (value.astype(np.uint32) << 16).view(np.float32)
-        if value.dtype == object and all(isinstance(v, (str, bytes)) for v in value.flat):
-            # ONNX strings travel as unicode arrays.
-            value = np.array([v.decode() if isinstance(v, bytes) else v
-                              for v in value.flat]).reshape(value.shape)
-        elif value.dtype.kind not in "fiub" or value.dtype in (
-                np.uint16, np.uint32, np.uint64, np.uint8, np.int16):
-            return None, f"input dtype {value.dtype}"
-        npy = os.path.join(tmp, f"in{i}.npy")
-        np.save(npy, value)
-        args += ["--input", npy]
+            args += [f"--onnx-sequence-length={name}={len(value)}"]
+        for k, part in enumerate(parts):
+            part = npy_value(part, elem_type)
+            if part is None:
+                return None, f"input dtype {parts[k].dtype}"
+            npy = os.path.join(tmp, f"in{i}_{k}.npy")
+            np.save(npy, part)
+            args += ["--input", npy]
     return args, ""
 
 
@@ -146,28 +165,51 @@ def run_tool(args, timeout):
 
 
 def check_outputs(data_set, out):
+    """The results in `out` against the expected outputs; a sequence output
+    is as many results as it has tensors."""
     outputs = sorted(glob.glob(os.path.join(data_set, "output_*.pb")),
                      key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+    result = 0
     for i, p in enumerate(outputs):
         expected = load_value(p)
-        got_path = os.path.join(out, f"{i}.npy")
-        if not os.path.exists(got_path):
-            return "fail", f"output {i} missing"
-        ok, why = close(expected, np.load(got_path))
-        if not ok:
-            return "fail", f"output {i}: {why}"
+        for part in (expected if isinstance(expected, list) else [expected]):
+            got_path = os.path.join(out, f"{result}.npy")
+            result += 1
+            if not os.path.exists(got_path):
+                return "fail", f"output {i} missing"
+            ok, why = close(part, np.load(got_path))
+            if not ok:
+                return "fail", f"output {i}: {why}"
+    if os.path.exists(os.path.join(out, f"{result}.npy")):
+        return "fail", f"more results than the {result} expected"
     return "pass", ""
 
 
-def run_data_sets(case_dir, command, timeout):
+SEQUENCE_FLAG = "--onnx-sequence-length="
+
+
+def sequence_flags(case_dir):
+    """The --onnx-sequence-length flags of the case's first data set."""
+    inputs_info = graph_inputs(os.path.join(case_dir, "model.onnx"))
+    for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))[:1]:
+        with tempfile.TemporaryDirectory() as tmp:
+            args, _ = prepare_inputs(data_set, inputs_info, tmp)
+            return [a for a in args or [] if a.startswith(SEQUENCE_FLAG)]
+    return []
+
+
+def run_data_sets(case_dir, command, timeout, import_flags=True):
     """Runs `command(out)` + the inputs of each data set of the case and
-    checks its outputs in `out`."""
-    types = input_types(os.path.join(case_dir, "model.onnx"))
+    checks its outputs in `out`. Without `import_flags` (an executable),
+    sequence lengths are left out."""
+    inputs_info = graph_inputs(os.path.join(case_dir, "model.onnx"))
     for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         with tempfile.TemporaryDirectory() as tmp:
-            args, why = prepare_inputs(data_set, types, tmp)
+            args, why = prepare_inputs(data_set, inputs_info, tmp)
             if args is None:
                 return "unsupported", why
+            if not import_flags:
+                args = [a for a in args if not a.startswith(SEQUENCE_FLAG)]
             out = os.path.join(tmp, "out")
             status, why = run_tool(command(out) + args, timeout)
             if status == "pass":
@@ -182,11 +224,12 @@ def run_compiled(ober_compile, case_dir, timeout):
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "infer")
         status, why = run_tool([ober_compile, os.path.join(case_dir, "model.onnx"),
-                                "--inference", "-o", exe], timeout)
+                                "--inference", "-o", exe] + sequence_flags(case_dir),
+                               timeout)
         if status != "pass":
             return status, why
         return run_data_sets(case_dir, lambda out: [exe, "--output-dir", out],
-                             timeout)
+                             timeout, import_flags=False)
 
 
 def run_case(ober_run, case_dir, timeout):
@@ -253,9 +296,11 @@ def write_coverage(path, results, cases_ops, compiled):
                   f"| {len(compiled)} | {c['pass']} | {c['fail']} | "
                   f"{c['unsupported']} |", "",
                   "A refused case needs an input's value at compile time (a "
-                  "shape, axes or sizes given as an input, which `ober-run` "
-                  "reads from the input file); each is listed in "
-                  "`test/onnx/expectations.txt`."]
+                  "shape, axes, sizes or trip count given as an input, or an "
+                  "output whose size depends on the input's values, which "
+                  "`ober-run` reads from the input files), or takes a "
+                  "sequence whose tensors have no static shape; each is "
+                  "listed in `test/onnx/expectations.txt`."]
     lines += ["", "## Node tests by op", "",
               "An op counts in every node case whose graph contains it. "
               "`status` is `pass` when all its cases pass, `partial` when some "

@@ -21,7 +21,7 @@
 
 namespace mlir::ober {
 
-/// Parses or imports `path` (.mlir, .mlirbc, .onnx, .pt). `knownInputs`
+/// Parses or imports `path` (.mlir, .mlirbc, .onnx, .onnxtxt, .pt). `knownInputs`
 /// are values of the model's data inputs that an importer may specialise
 /// on (ONNX: shape arguments; TorchScript: their shapes and types, unless
 /// `--input-shape` gives them).

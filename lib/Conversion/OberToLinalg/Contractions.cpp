@@ -219,8 +219,11 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     Operand lhs = operandOf(rewriter, loc, op.getLhs(), /*left=*/true);
     Operand rhs = operandOf(rewriter, loc, op.getRhs(), /*left=*/false);
-    bool isFloat = isa<FloatType>(result.getElementType());
-    rewriter.replaceOp(op, isFloat
+    // The runtime's kernels compute in f32: f64 (and integers) get a
+    // generated product at their own precision.
+    Type element = result.getElementType();
+    bool kernel = element.isF32() || element.isF16() || element.isBF16();
+    rewriter.replaceOp(op, kernel
                                ? kernelMatmul(rewriter, loc, lhs, rhs, result)
                                : generatedMatmul(rewriter, loc, lhs, rhs,
                                                  result));

@@ -170,6 +170,42 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
 /// writing) its slice of the updates into the slice of the result the
 /// index names, in index order (a repeated index accumulates, or the last
 /// wins).
+/// `current` and `update` combined: added (no `combine`), multiplied, or
+/// the larger or smaller (NaN wins, as in ober.max/min).
+Value combineElements(OpBuilder &b, Location loc,
+                      std::optional<ScatterCombine> combine, Value current,
+                      Value update) {
+  Type type = current.getType();
+  if (!isa<FloatType>(type)) {
+    if (!combine)
+      return arith::AddIOp::create(b, loc, current, update);
+    switch (*combine) {
+    case ScatterCombine::mul:
+      return arith::MulIOp::create(b, loc, current, update);
+    case ScatterCombine::max:
+      if (type.isInteger(1))
+        return arith::OrIOp::create(b, loc, current, update);
+      return arith::MaxSIOp::create(b, loc, current, update);
+    case ScatterCombine::min:
+      if (type.isInteger(1))
+        return arith::AndIOp::create(b, loc, current, update);
+      return arith::MinSIOp::create(b, loc, current, update);
+    case ScatterCombine::replace:
+      return update;
+    }
+  }
+  Value x = widen(b, loc, current), u = widen(b, loc, update), r = u;
+  if (!combine)
+    r = arith::AddFOp::create(b, loc, x, u);
+  else if (*combine == ScatterCombine::mul)
+    r = arith::MulFOp::create(b, loc, x, u);
+  else if (*combine == ScatterCombine::max)
+    r = arith::MaximumFOp::create(b, loc, x, u);
+  else if (*combine == ScatterCombine::min)
+    r = arith::MinimumFOp::create(b, loc, x, u);
+  return narrow(b, loc, r, type);
+}
+
 template <typename Op> struct ScatterLowering : OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
   LogicalResult matchAndRewrite(Op op,
@@ -182,7 +218,12 @@ template <typename Op> struct ScatterLowering : OpRewritePattern<Op> {
     int64_t rank = input.getRank();
     int64_t axis = op.getAxis();
     int64_t count = indices.getNumElements(), size = input.getDimSize(axis);
-    bool add = isa<ScatterAddOp>(op);
+    // How an update meets the element it lands on (null: it replaces it).
+    std::optional<ScatterCombine> combine;
+    if constexpr (std::is_same_v<Op, ScatterOp>) {
+      if (op.getCombine() != ScatterCombine::replace)
+        combine = op.getCombine();
+    }
     // The updates with the index dimensions as one, the indices flat.
     SmallVector<int64_t> flat(input.getShape());
     flat[axis] = count;
@@ -220,17 +261,12 @@ template <typename Op> struct ScatterLowering : OpRewritePattern<Op> {
       Value target = indexAlong(
           b, loc, tensor::ExtractOp::create(b, loc, ids, ValueRange{j}), size);
       Value piece = at(b, loc, updates, j, Value());
-      if (add) {
+      if (isa<ScatterAddOp>(op) || combine) {
         Value current = at(b, loc, acc, target, Value());
         piece = mapElements(
             b, loc, sliceType, {current, piece},
             [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
-              if (!isa<FloatType>(v[0].getType()))
-                return arith::AddIOp::create(nb, nl, v[0], v[1]);
-              return narrow(nb, nl,
-                            arith::AddFOp::create(nb, nl, widen(nb, nl, v[0]),
-                                                  widen(nb, nl, v[1])),
-                            v[0].getType());
+              return combineElements(nb, nl, combine, v[0], v[1]);
             });
       }
       scf::YieldOp::create(b, loc, at(b, loc, piece, target, acc));

@@ -205,6 +205,20 @@ LogicalResult softsign(NodeContext &ctx) {
   return success();
 }
 
+LogicalResult gelu(NodeContext &ctx) {
+  std::string approximate = ctx.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    ctx.error() << "approximate '" << approximate << "' is not supported "
+                << "(none, tanh)";
+    return failure();
+  }
+  ctx.setOutput(0, ctx.create<GeluOp>(ctx.input(0),
+                                      approximate == "tanh"
+                                          ? GeluApproximation::tanh
+                                          : GeluApproximation::none));
+  return success();
+}
+
 LogicalResult mish(NodeContext &ctx) {
   Value x = ctx.input(0);
   ctx.setOutput(0, ctx.create<MulOp>(x, ctx.create<TanhOp>(softplus(ctx, x))));
@@ -297,23 +311,30 @@ LogicalResult isInf(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult castOp(NodeContext &ctx) {
-  int64_t to = ctx.getInt("to", 0);
-  Type element = elementTypeOf(ctx.b.getContext(), to);
-  if (!element || isa<StringType>(element) ||
-      isa<StringType>(ctx.inputType(0).getElementType())) {
-    ctx.error() << "cast to " << dataTypeName(to)
+/// Input #0 converted to `element` (named `name` in errors): strings
+/// neither way.
+LogicalResult castTo(NodeContext &ctx, Type element, StringRef name) {
+  Type from = ctx.inputType(0).getElementType();
+  if (!element || isa<StringType>(element) || isa<StringType>(from)) {
+    ctx.error() << "cast from " << from << " to " << name
                 << " is not supported (supported: FLOAT, DOUBLE, FLOAT16, "
-                   "BFLOAT16, BOOL, INT8, INT32, INT64)";
+                   "BFLOAT16, BOOL, INT8, INT32, INT64; no STRING)";
     return failure();
   }
   ctx.setOutput(0, ctx.cast(ctx.input(0), element));
   return success();
 }
 
+LogicalResult castOp(NodeContext &ctx) {
+  int64_t to = ctx.getInt("to", 0);
+  return castTo(ctx, elementTypeOf(ctx.b.getContext(), to), dataTypeName(to));
+}
+
 LogicalResult castLike(NodeContext &ctx) {
-  ctx.setOutput(0, ctx.cast(ctx.input(0), ctx.inputType(1).getElementType()));
-  return success();
+  Type element = ctx.inputType(1).getElementType();
+  std::string name;
+  llvm::raw_string_ostream(name) << element;
+  return castTo(ctx, element, name);
 }
 
 LogicalResult where(NodeContext &ctx) {
@@ -378,6 +399,7 @@ void mlir::ober::onnx_import::registerElementwiseHandlers(HandlerMap &m) {
   m["Softplus"] = softplusOp;
   m["Softsign"] = softsign;
   m["Mish"] = mish;
+  m["Gelu"] = gelu;
   m["PRelu"] = prelu;
   m["ThresholdedRelu"] = thresholdedRelu;
   m["Shrink"] = shrink;

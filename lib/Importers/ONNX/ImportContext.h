@@ -28,6 +28,12 @@ class GraphImporter;
 /// list of its tensors.
 using Sequence = SmallVector<Value>;
 
+/// A value of a graph: a tensor, or a sequence (resolved at import time).
+struct GraphValue {
+  Value tensor;
+  std::optional<Sequence> sequence;
+};
+
 class NodeContext : public OberShapeBuilder<NodeContext> {
 public:
   NodeContext(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
@@ -61,6 +67,8 @@ public:
   const Sequence *sequenceInput(unsigned i);
   /// The value of input `i` if it is known at import time.
   std::optional<reference::Tensor> constant(unsigned i);
+  /// The value of `v` if it is known at import time.
+  std::optional<reference::Tensor> valueOf(Value v);
   /// Input `i` as integers known at import time, or an error naming `what`.
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
 
@@ -75,6 +83,13 @@ public:
   /// ones); nullopt when neither is present.
   FailureOr<std::optional<SmallVector<int64_t>>>
   intsFromInputOrAttr(unsigned i, StringRef name);
+
+  /// Imports the graph of attribute `attrName` (a body or branch) with its
+  /// inputs bound to `inputs`; its outputs. `tag` tells repeated imports
+  /// apart in diagnostics ("[3]" for a loop's fourth iteration).
+  FailureOr<SmallVector<GraphValue>>
+  importBody(StringRef attrName, ArrayRef<GraphValue> inputs,
+             StringRef tag = "");
 
   //===--- outputs -------------------------------------------------------===//
   unsigned numOutputs() const { return node.output_size(); }
@@ -155,16 +170,23 @@ void registerReductionHandlers(HandlerMap &map);
 void registerShapeHandlers(HandlerMap &map);
 void registerResizeHandlers(HandlerMap &map);
 void registerRecurrentHandlers(HandlerMap &map);
+void registerIndexingHandlers(HandlerMap &map);
 
-/// ai.onnx.preview.training's Gradient, built with ober's autodiff.
-inline bool isTrainingGradient(const onnx::NodeProto &node) {
-  return node.domain() == "ai.onnx.preview.training" &&
-         node.op_type() == "Gradient";
-}
+void registerSignalHandlers(HandlerMap &map);
+void registerEinsumHandlers(HandlerMap &map);
+void registerControlFlowHandlers(HandlerMap &map);
+/// ai.onnx.preview.training's optimizers (Adagrad, Adam, Momentum).
+void registerOptimizerHandlers(HandlerMap &map);
+
+/// The training preview domain: its optimizers, and Gradient (built with
+/// ober's autodiff).
+constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 LogicalResult importGradient(NodeContext &ctx);
 
-/// All handlers, by ONNX op type (default domain).
+/// All handlers of the default domain, by ONNX op type.
 const HandlerMap &handlers();
+/// The handler of `node`'s op in its domain; null when there is none.
+Handler handlerFor(const onnx::NodeProto &node);
 
 RankedTensorType typeOf(Value v);
 

@@ -372,6 +372,50 @@ LogicalResult instanceNorm(NodeContext &ctx) {
   return success();
 }
 
+/// GroupNormalization: the channels in `num_groups` groups, each
+/// normalised over its channels and positions, then scaled and shifted per
+/// channel (opset 21) or per group (opset 18).
+LogicalResult groupNorm(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  int64_t groups = ctx.getInt("num_groups", 0), rank = xt.getRank();
+  int64_t channels = rank >= 2 ? xt.getDimSize(1) : 0;
+  if (rank < 3 || !xt.hasStaticShape() || groups < 1 || channels % groups) {
+    ctx.error() << "needs a static [N, C, D...] input with C a multiple of "
+                << "num_groups, got " << xt << " and num_groups " << groups;
+    return failure();
+  }
+  int64_t per = ctx.opset < 21 ? groups : channels;
+  for (unsigned i : {1u, 2u})
+    if (ctx.inputType(i).getShape() != ArrayRef<int64_t>{per}) {
+      ctx.error() << "input #" << i << " must be [" << per << "] at opset "
+                  << ctx.opset << ", got " << ctx.inputType(i);
+      return failure();
+    }
+  SmallVector<int64_t> grouped{xt.getDimSize(0), groups, -1};
+  grouped[2] = xt.getNumElements() / (grouped[0] * groups);
+  if (grouped[0] == 0) {
+    ctx.setOutput(0, x);
+    return success();
+  }
+  Value y = ctx.create<LayerNormOp>(
+      ctx.reshape(x, grouped), Value(), Value(), ctx.b.getI64IntegerAttr(2),
+      ctx.b.getF64FloatAttr(ctx.getFloat("epsilon", 1e-5)));
+  y = ctx.reshape(y, xt.getShape());
+  auto perChannel = [&](Value v) {
+    if (per == channels)
+      return v;
+    // Opset 18: one value per group, repeated over its channels.
+    Value b = ctx.broadcastTo(ctx.reshape(v, {groups, 1}),
+                              {groups, channels / groups});
+    return ctx.reshape(b, {channels});
+  };
+  y = ctx.create<MulOp>(y, channelVector(ctx, perChannel(ctx.input(1)), rank));
+  ctx.setOutput(0, ctx.create<AddOp>(
+                       y, channelVector(ctx, perChannel(ctx.input(2)), rank)));
+  return success();
+}
+
 LogicalResult layerNorm(NodeContext &ctx) {
   Value x = ctx.input(0);
   RankedTensorType xt = typeOf(x);
@@ -423,6 +467,40 @@ LogicalResult meanVarianceNorm(NodeContext &ctx) {
                                        axes, true);
   Value std = ctx.create<SqrtOp>(ctx.create<AddOp>(var, ctx.scalar(t, 1e-9)));
   ctx.setOutput(0, ctx.create<DivOp>(centered, std));
+  return success();
+}
+
+/// LRN: each element divided by (bias + alpha / size * the sum of squares
+/// over the `size` channels around it)^beta.
+LogicalResult lrn(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  int64_t size = ctx.getInt("size", 0);
+  if (xt.getRank() < 3 || size < 1 || xt.isDynamicDim(1)) {
+    ctx.error() << "needs an [N, C, ...] input of known C and size >= 1, got "
+                << xt << " and size " << size;
+    return failure();
+  }
+  double alpha = ctx.getFloat("alpha", 1e-4), beta = ctx.getFloat("beta", 0.75),
+         bias = ctx.getFloat("bias", 1.0);
+  Type element = xt.getElementType();
+  int64_t channels = xt.getDimSize(1), rank = xt.getRank();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  auto &b = ctx.b;
+  Value squares = ctx.create<PadOp>(
+      ctx.create<MulOp>(x, x), b.getDenseI64ArrayAttr(low),
+      b.getDenseI64ArrayAttr(high),
+      PadModeAttr::get(b.getContext(), PadMode::constant), b.getF64FloatAttr(0));
+  Value sum = ctx.sliceAlong(squares, 1, 0, channels);
+  for (int64_t i = 1; i < size; ++i)
+    sum = ctx.create<AddOp>(sum, ctx.sliceAlong(squares, 1, i, i + channels));
+  Value scale = ctx.create<AddOp>(
+      ctx.scalar(element, bias),
+      ctx.create<MulOp>(sum, ctx.scalar(element, alpha / size)));
+  ctx.setOutput(0, ctx.create<DivOp>(
+                       x, ctx.create<PowOp>(scale, ctx.scalar(element, beta))));
   return success();
 }
 
@@ -609,6 +687,8 @@ void mlir::ober::onnx_import::registerNNHandlers(HandlerMap &m) {
   m["InstanceNormalization"] = instanceNorm;
   m["LayerNormalization"] = layerNorm;
   m["MeanVarianceNormalization"] = meanVarianceNorm;
+  m["LRN"] = lrn;
+  m["GroupNormalization"] = groupNorm;
   m["Softmax"] = softmax;
   m["LogSoftmax"] = logSoftmax;
   m["Hardmax"] = hardmax;

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -31,7 +32,7 @@ using namespace mlir::ober::onnx_import;
 namespace {
 /// Constant results above this many elements are not folded.
 constexpr int64_t kMaxFoldedElements = 1 << 20;
-constexpr int64_t kMinOpset = 1, kMaxOpset = 17;
+constexpr int64_t kMinOpset = 1, kMaxOpset = 21;
 } // namespace
 
 RankedTensorType mlir::ober::onnx_import::typeOf(Value v) {
@@ -47,9 +48,28 @@ const HandlerMap &mlir::ober::onnx_import::handlers() {
     registerShapeHandlers(m);
     registerResizeHandlers(m);
     registerRecurrentHandlers(m);
+    registerIndexingHandlers(m);
+    registerSignalHandlers(m);
+    registerEinsumHandlers(m);
+    registerControlFlowHandlers(m);
     return m;
   }();
   return map;
+}
+
+Handler mlir::ober::onnx_import::handlerFor(const onnx::NodeProto &node) {
+  StringRef domain = node.domain();
+  if (domain.empty() || domain == "ai.onnx")
+    return handlers().lookup(node.op_type());
+  if (domain != kTrainingDomain)
+    return nullptr;
+  static const HandlerMap training = [] {
+    HandlerMap m;
+    registerOptimizerHandlers(m);
+    m["Gradient"] = importGradient;
+    return m;
+  }();
+  return training.lookup(node.op_type());
 }
 
 namespace mlir::ober::onnx_import {
@@ -82,12 +102,22 @@ public:
     return FileLineColLoc::get(builder.getStringAttr(name), 0, 0);
   }
 
+  /// Imports `graph` (a node's body) with its inputs bound to `inputs`, in
+  /// the scope of the values defined so far; returns its outputs. Names the
+  /// body defines are forgotten afterwards.
+  FailureOr<SmallVector<GraphValue>>
+  importSubgraph(const onnx::GraphProto &graph, ArrayRef<GraphValue> inputs,
+                 int64_t opset, const std::string &label);
+
 private:
   FailureOr<int64_t> defaultOpset();
   LogicalResult checkSupported(int64_t opset);
   FailureOr<Type> valueInfoType(const onnx::ValueInfoProto &info);
   LogicalResult importNode(const onnx::NodeProto &node, int index,
                            int64_t opset);
+
+  /// What labels of nodes in a body start with ("Loop #3/body/").
+  std::string labelPrefix;
 };
 
 } // namespace mlir::ober::onnx_import
@@ -155,6 +185,22 @@ knownValue(GraphImporter &graph, Value v, int depth = 0) {
   if (failed(reference::evaluate(op, operands, results)))
     return std::nullopt;
   return results[llvm::cast<OpResult>(v).getResultNumber()];
+}
+
+std::optional<reference::Tensor> NodeContext::valueOf(Value v) {
+  return knownValue(graph, v);
+}
+
+FailureOr<SmallVector<GraphValue>>
+NodeContext::importBody(StringRef attrName, ArrayRef<GraphValue> inputs,
+                        StringRef tag) {
+  const onnx::AttributeProto *a = attr(attrName);
+  if (!a || !a->has_g()) {
+    error() << "attribute '" << attrName << "' (a graph) is missing";
+    return failure();
+  }
+  std::string name = label + "/" + attrName.str() + tag.str();
+  return graph.importSubgraph(a->g(), inputs, opset, name);
 }
 
 std::optional<reference::Tensor> NodeContext::constant(unsigned i) {
@@ -333,6 +379,12 @@ FailureOr<int64_t> GraphImporter::defaultOpset() {
       }
       return o.version();
     }
+  // A graph of other domains' ops alone (the training preview's optimizers)
+  // needs no default-domain opset.
+  if (llvm::none_of(model.graph().node(), [](const onnx::NodeProto &node) {
+        return node.domain().empty() || node.domain() == "ai.onnx";
+      }))
+    return kMaxOpset;
   emitError(fileLoc()) << "the model imports no opset of the default ONNX "
                           "domain";
   return failure();
@@ -369,13 +421,10 @@ static std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
 }
 
 LogicalResult GraphImporter::checkSupported(int64_t opset) {
-  const HandlerMap &map = handlers();
   SmallVector<std::string> unsupported;
   for (auto [index, node] : llvm::enumerate(model.graph().node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && map.count(node.op_type()))
-      continue;
-    if (isTrainingGradient(node))
+    if (handlerFor(node))
       continue;
     std::string entry = "'" + nodeLabel(node, index) + "' (" +
                         (defaultDomain ? "" : node.domain() + ".") +
@@ -394,13 +443,18 @@ LogicalResult GraphImporter::checkSupported(int64_t opset) {
 }
 
 FailureOr<Type> GraphImporter::valueInfoType(const onnx::ValueInfoProto &info) {
-  if (!info.type().has_tensor_type()) {
+  const onnx::TypeProto &type = info.type();
+  bool sequence = type.has_sequence_type() &&
+                  type.sequence_type().elem_type().has_tensor_type();
+  if (!type.has_tensor_type() && !sequence) {
     emitError(fileLoc()) << "graph input '" << info.name()
-                         << "' is not a tensor (sequences, maps and optional "
-                            "inputs are not supported)";
+                         << "' is not a tensor or a sequence of tensors (maps "
+                            "and optional inputs are not supported)";
     return failure();
   }
-  const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+  const onnx::TypeProto::Tensor &t =
+      sequence ? type.sequence_type().elem_type().tensor_type()
+               : type.tensor_type();
   Type element = elementTypeOf(context, t.elem_type());
   if (!element) {
     emitError(fileLoc()) << "graph input '" << info.name() << "' has element "
@@ -409,11 +463,8 @@ FailureOr<Type> GraphImporter::valueInfoType(const onnx::ValueInfoProto &info) {
                             "BOOL, INT8, INT32, INT64, STRING)";
     return failure();
   }
-  if (!t.has_shape()) {
-    emitError(fileLoc()) << "graph input '" << info.name()
-                         << "' has no shape: its rank must be known";
-    return failure();
-  }
+  if (!t.has_shape()) // the caller takes the shape of a known value
+    return Type(UnrankedTensorType::get(element));
   SmallVector<int64_t> shape;
   for (const auto &dim : t.shape().dim()) {
     if (dim.has_dim_value()) {
@@ -433,9 +484,75 @@ FailureOr<Type> GraphImporter::valueInfoType(const onnx::ValueInfoProto &info) {
   return RankedTensorType::get(shape, element);
 }
 
+FailureOr<SmallVector<GraphValue>>
+GraphImporter::importSubgraph(const onnx::GraphProto &graph,
+                              ArrayRef<GraphValue> inputs, int64_t opset,
+                              const std::string &label) {
+  if (graph.input_size() != static_cast<int>(inputs.size())) {
+    emitError(NameLoc::get(builder.getStringAttr(label), fileLoc()))
+        << "ONNX graph '" << label << "' takes " << graph.input_size()
+        << " inputs; the node gives it " << inputs.size();
+    return failure();
+  }
+  // The body sees the enclosing scope; what it defines ends with it.
+  llvm::StringMap<Value> outerValues = values;
+  std::map<std::string, Sequence> outerSequences = sequences;
+  std::set<std::string> outerPoisoned = poisoned;
+  std::string outerPrefix = labelPrefix;
+  llvm::scope_exit restore([&] {
+    values = std::move(outerValues);
+    sequences = std::move(outerSequences);
+    poisoned = std::move(outerPoisoned);
+    labelPrefix = outerPrefix;
+  });
+  labelPrefix = label + "/";
+  Location loc = NameLoc::get(builder.getStringAttr(label), fileLoc());
+  for (auto [info, in] : llvm::zip(graph.input(), inputs)) {
+    values.erase(info.name());
+    sequences.erase(info.name());
+    if (in.sequence)
+      sequences[info.name()] = *in.sequence;
+    else
+      values[info.name()] = in.tensor;
+  }
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    std::string error;
+    std::optional<reference::Tensor> value =
+        decodeTensor(context, t, baseDir, error);
+    if (!value) {
+      emitError(loc) << "initializer '" << t.name() << "' of graph '" << label
+                     << "': " << error;
+      return failure();
+    }
+    values[t.name()] = ConstantOp::create(
+        builder, loc,
+        value->toAttr(RankedTensorType::get(value->getShape(),
+                                            value->getElementType())));
+  }
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index, opset)))
+      return failure();
+  SmallVector<GraphValue> outputs;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    auto seq = sequences.find(out.name());
+    if (seq != sequences.end()) {
+      outputs.push_back({Value(), seq->second});
+      continue;
+    }
+    Value v = values.lookup(out.name());
+    if (!v) {
+      emitError(loc) << "output '" << out.name() << "' of graph '" << label
+                     << "' is not defined";
+      return failure();
+    }
+    outputs.push_back({v, std::nullopt});
+  }
+  return outputs;
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
                                         int64_t opset) {
-  std::string label = nodeLabel(node, index);
+  std::string label = labelPrefix + nodeLabel(node, index);
   Location loc = NameLoc::get(builder.getStringAttr(label), fileLoc());
   NodeContext ctx(*this, node, opset, loc, label);
   std::string arity = checkArity(node, opset);
@@ -480,8 +597,13 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
       return failure();
     }
   }
-  Handler handler = isTrainingGradient(node) ? importGradient
-                                             : handlers().lookup(node.op_type());
+  Handler handler = handlerFor(node);
+  if (!handler) {
+    ctx.error() << "op " << (node.domain().empty() ? "" : node.domain() + ".")
+                << node.op_type() << " is not supported (supported ops are "
+                << "listed in docs/onnx-coverage.md)";
+    return failure();
+  }
   if (failed(handler(ctx)) || ctx.hasFailed())
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
@@ -509,26 +631,54 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     initializerNames.insert(t.name());
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  // Sequence inputs: their name and their arguments [first, first + n).
+  SmallVector<std::tuple<std::string, unsigned, unsigned>> sequenceArgs;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initializerNames.count(in.name()))
       continue;
     FailureOr<Type> type = valueInfoType(in);
     if (failed(type))
       return nullptr;
-    // A known value pins the input's dynamic sizes.
-    size_t index = argTypes.size();
-    if (index < options.knownInputs.size()) {
-      auto ranked = llvm::cast<RankedTensorType>(*type);
-      ArrayRef<int64_t> known = options.knownInputs[index].getShape();
-      if (known.size() == static_cast<size_t>(ranked.getRank()) &&
-          llvm::all_of(llvm::zip(ranked.getShape(), known), [](auto p) {
-            return ShapedType::isDynamic(std::get<0>(p)) ||
-                   std::get<0>(p) == std::get<1>(p);
-          }))
-        type = RankedTensorType::get(known, ranked.getElementType());
+    int64_t count = 1;
+    if (in.type().has_sequence_type()) {
+      auto length = options.sequenceLengths.find(in.name());
+      if (length == options.sequenceLengths.end()) {
+        emitError(fileLoc()) << "graph input '" << in.name() << "' is a "
+                             << "sequence: give its length with "
+                             << "--onnx-sequence-length=" << in.name()
+                             << "=N (its tensors are then N inputs)";
+        return nullptr;
+      }
+      count = length->second;
+      sequenceArgs.push_back({in.name(), argTypes.size(), count});
     }
-    argTypes.push_back(*type);
-    argNames.push_back(in.name());
+    for (int64_t k = 0; k < count; ++k) {
+      // A known value pins the input's dynamic sizes (or gives the shape
+      // the model leaves out).
+      Type argType = *type;
+      size_t index = argTypes.size();
+      auto element = cast<TensorType>(*type).getElementType();
+      if (index < options.knownInputs.size()) {
+        ArrayRef<int64_t> known = options.knownInputs[index].getShape();
+        auto ranked = dyn_cast<RankedTensorType>(*type);
+        if (!ranked ||
+            (known.size() == static_cast<size_t>(ranked.getRank()) &&
+             llvm::all_of(llvm::zip(ranked.getShape(), known), [](auto p) {
+               return ShapedType::isDynamic(std::get<0>(p)) ||
+                      std::get<0>(p) == std::get<1>(p);
+             })))
+          argType = RankedTensorType::get(known, element);
+      }
+      if (!isa<RankedTensorType>(argType)) {
+        emitError(fileLoc()) << "graph input '" << in.name()
+                             << "' has no shape: its rank must be known";
+        return nullptr;
+      }
+      argTypes.push_back(argType);
+      argNames.push_back(in.type().has_sequence_type()
+                             ? in.name() + "[" + std::to_string(k) + "]"
+                             : in.name());
+    }
   }
   unsigned numData = argTypes.size();
 
@@ -596,6 +746,13 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     if (i < numData && i < options.knownInputs.size())
       knownInputArgs[body->getArgument(i)] = i;
   }
+  for (const auto &[name, first, count] : sequenceArgs) {
+    Sequence &seq = sequences[name];
+    for (unsigned k = 0; k < count; ++k) {
+      values.erase(argNames[first + k]);
+      seq.push_back(body->getArgument(first + k));
+    }
+  }
   builder.setInsertionPointToEnd(body);
 
   for (const onnx::TensorProto *t : constants) {
@@ -624,6 +781,11 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &out : graph.output()) {
+    // A sequence output: its tensors, in order.
+    if (auto seq = sequences.find(out.name()); seq != sequences.end()) {
+      results.append(seq->second.begin(), seq->second.end());
+      continue;
+    }
     Value v = values.lookup(out.name());
     if (!v) {
       emitError(fileLoc()) << "graph output '" << out.name()
@@ -647,10 +809,27 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 // Entry points
 //===----------------------------------------------------------------------===//
 
-static bool parseModel(StringRef bytes, onnx::ModelProto &model) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
+/// Parses a binary model, or one in ONNX's text format (which starts with
+/// its `<...>` header, a byte no binary model starts with); false with the
+/// reason in `error`.
+static bool parseModel(StringRef bytes, onnx::ModelProto &model,
+                       std::string &error) {
+  if (bytes.ltrim().starts_with("<")) {
+    if (bytes.contains('\0')) {
+      error = "not a valid ONNX text model (it holds a NUL byte)";
+      return false;
+    }
+    if (parseTextModel(bytes.str(), model, error))
+      return true;
+    error = "not a valid ONNX text model: " + error;
     return false;
-  return model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  }
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error = "not a valid ONNX model (protobuf parsing failed)";
+    return false;
+  }
+  return true;
 }
 
 OwningOpRef<ModuleOp> mlir::ober::importONNXBytes(
@@ -658,13 +837,18 @@ OwningOpRef<ModuleOp> mlir::ober::importONNXBytes(
     const ONNXImportOptions &options, StringRef baseDir) {
   context.loadDialect<OberDialect, func::FuncDialect>();
   onnx::ModelProto model;
-  if (!parseModel(bytes, model)) {
-    emitError(FileLineColLoc::get(&context, name, 0, 0))
-        << "not a valid ONNX model (protobuf parsing failed)";
+  std::string error;
+  if (!parseModel(bytes, model, error)) {
+    emitError(FileLineColLoc::get(&context, name, 0, 0)) << error;
     return nullptr;
   }
   GraphImporter importer(&context, model, name, baseDir, options);
   return importer.run();
+}
+
+bool mlir::ober::isONNXPath(StringRef path) {
+  StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".onnx" || ext == ".onnxtxt";
 }
 
 /// The folder holding `path` ("." for a bare file name).
@@ -696,8 +880,8 @@ bool mlir::ober::readONNXInitializers(
     return false;
   }
   onnx::ModelProto model;
-  if (!parseModel((*buffer)->getBuffer(), model)) {
-    error = path.str() + ": not a valid ONNX model";
+  if (!parseModel((*buffer)->getBuffer(), model, error)) {
+    error = path.str() + ": " + error;
     return false;
   }
   std::string dir = folderOf(path);

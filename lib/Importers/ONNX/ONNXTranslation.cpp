@@ -21,19 +21,34 @@ static llvm::cl::list<std::string> onnxDims(
     llvm::cl::desc("Pin a symbolic ONNX dimension: --onnx-dim=batch=8"),
     llvm::cl::value_desc("name=size"), llvm::cl::cat(importOptionCategory()));
 
-ONNXImportOptions mlir::ober::onnxOptionsFromCommandLine() {
-  ONNXImportOptions options;
-  for (const std::string &entry : onnxDims) {
+static llvm::cl::list<std::string> onnxSequenceLengths(
+    "onnx-sequence-length",
+    llvm::cl::desc("The number of tensors of a sequence-typed ONNX graph "
+                   "input (one argument, or --input, each): "
+                   "--onnx-sequence-length=xs=3"),
+    llvm::cl::value_desc("name=length"), llvm::cl::cat(importOptionCategory()));
+
+/// `name=value` entries of `option` into `out`; malformed ones are warned
+/// about and skipped.
+static void readNamedSizes(const llvm::cl::list<std::string> &option,
+                           std::map<std::string, int64_t> &out) {
+  for (const std::string &entry : option) {
     StringRef name, value;
     std::tie(name, value) = StringRef(entry).split('=');
     int64_t size;
     if (name.empty() || value.getAsInteger(10, size) || size < 0) {
-      llvm::errs() << "warning: ignoring --onnx-dim '" << entry
+      llvm::errs() << "warning: ignoring --" << option.ArgStr << " '" << entry
                    << "' (expected name=size)\n";
       continue;
     }
-    options.dimValues[name.str()] = size;
+    out[name.str()] = size;
   }
+}
+
+ONNXImportOptions mlir::ober::onnxOptionsFromCommandLine() {
+  ONNXImportOptions options;
+  readNamedSizes(onnxDims, options.dimValues);
+  readNamedSizes(onnxSequenceLengths, options.sequenceLengths);
   return options;
 }
 

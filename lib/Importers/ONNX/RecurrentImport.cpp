@@ -34,13 +34,7 @@ ArrayRef<int64_t> shapeOf(Value v) {
 /// Rows [lo, hi) of `v` along `axis` (a 2-D or 1-D value).
 Value rows(NodeContext &ctx, Value v, int64_t lo, int64_t hi,
            int64_t axis = 0) {
-  SmallVector<int64_t> start(shapeOf(v).size(), 0), limit(shapeOf(v)),
-      step(shapeOf(v).size(), 1);
-  start[axis] = lo;
-  limit[axis] = hi;
-  return ctx.create<SliceOp>(v, ctx.b.getDenseI64ArrayAttr(start),
-                             ctx.b.getDenseI64ArrayAttr(limit),
-                             ctx.b.getDenseI64ArrayAttr(step));
+  return ctx.sliceAlong(v, axis, lo, hi);
 }
 
 /// Direction `d` of a [dirs, ...] value, without its leading dimension.

@@ -10,6 +10,8 @@
 
 #include "ImportContext.h"
 
+#include <array>
+
 #include <cmath>
 
 using namespace mlir;
@@ -39,6 +41,12 @@ double originalCoordinate(const std::string &transform, double x, double scale,
     return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
   if (transform == "tf_half_pixel_for_nn")
     return (x + 0.5) / scale;
+  if (transform == "half_pixel_symmetric") {
+    // Opset 19: half_pixel about the centre when the output size rounds.
+    double adjustment = out > 0 ? std::floor(out) / out : 1.0;
+    double offset = in / 2.0 * (1 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   return x / scale; // asymmetric
 }
 
@@ -135,9 +143,11 @@ LogicalResult resizeAll(NodeContext &ctx, Value x, ArrayRef<double> scales,
   }
   for (int64_t d = 0; d < xt.getRank(); ++d) {
     int64_t in = xt.getDimSize(d);
+    // Sizes and scales together (keep_aspect_ratio_policy): the sizes
+    // with the one scale.
     int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(in * scales[d]))
                                 : sizes[d];
-    double scale = sizes.empty() ? scales[d] : static_cast<double>(out) / in;
+    double scale = scales.empty() ? static_cast<double>(out) / in : scales[d];
     constexpr int64_t kMaxSize = 1 << 24;
     if (out < 1 || out > kMaxSize || !(scale > 0)) {
       ctx.error() << "resizing dimension " << d << " of size " << in
@@ -146,11 +156,29 @@ LogicalResult resizeAll(NodeContext &ctx, Value x, ArrayRef<double> scales,
     }
     if (out == in && scale == 1.0)
       continue;
-    double length = sizes.empty() ? in * scales[d] : out;
+    double length = scales.empty() ? out : in * scales[d];
     x = resizeAxis(ctx, x, d, out, scale, length, spec);
   }
   ctx.setOutput(0, x);
   return success();
+}
+
+/// False, with an error, for `antialias` (opset 18) on a linear or cubic
+/// resize that shrinks an axis: ober has no antialiasing filter.
+bool checkAntialias(NodeContext &ctx, const ResizeSpec &spec,
+                    ArrayRef<int64_t> sizes, ArrayRef<double> scales) {
+  if (!ctx.getInt("antialias", 0) || spec.mode == Mode::Nearest)
+    return true;
+  RankedTensorType xt = typeOf(ctx.input(0));
+  for (int64_t d = 0; d < xt.getRank(); ++d) {
+    bool shrinks = scales.empty() ? sizes[d] < xt.getDimSize(d) : scales[d] < 1;
+    if (shrinks) {
+      ctx.error() << "antialias = 1 when shrinking dimension " << d
+                  << " is not supported";
+      return false;
+    }
+  }
+  return true;
 }
 
 FailureOr<Mode> parseMode(NodeContext &ctx) {
@@ -199,11 +227,14 @@ LogicalResult resize(NodeContext &ctx) {
   spec.excludeOutside = ctx.getInt("exclude_outside", 0);
   static const char *transforms[] = {"half_pixel", "pytorch_half_pixel",
                                      "align_corners", "asymmetric",
-                                     "tf_half_pixel_for_nn"};
-  if (!llvm::is_contained(transforms, spec.transform)) {
+                                     "tf_half_pixel_for_nn",
+                                     "half_pixel_symmetric"};
+  if (!llvm::is_contained(transforms, spec.transform) ||
+      (spec.transform == "half_pixel_symmetric" && ctx.opset < 19)) {
     ctx.error() << "coordinate_transformation_mode '" << spec.transform
                 << "' is not supported (half_pixel, pytorch_half_pixel, "
-                   "align_corners, asymmetric, tf_half_pixel_for_nn)";
+                   "align_corners, asymmetric, tf_half_pixel_for_nn; "
+                   "half_pixel_symmetric from opset 19)";
     return failure();
   }
   static const char *nearestModes[] = {"round_prefer_floor",
@@ -212,25 +243,61 @@ LogicalResult resize(NodeContext &ctx) {
     ctx.error() << "nearest_mode '" << spec.nearest << "' is not supported";
     return failure();
   }
-  int64_t rank = typeOf(x).getRank();
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  // Opset 18: scales or sizes for the listed axes only.
+  SmallVector<int64_t> axes = ctx.getInts("axes");
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (failed(ctx.normalizeAxes(axes, rank)))
+    return failure();
   if (ctx.hasInput(3)) {
-    FailureOr<SmallVector<int64_t>> sizes = ctx.constantInts(3, "sizes");
-    if (failed(sizes))
+    FailureOr<SmallVector<int64_t>> given = ctx.constantInts(3, "sizes");
+    if (failed(given))
       return failure();
-    if (static_cast<int64_t>(sizes->size()) != rank) {
-      ctx.error() << "sizes must have " << rank << " entries";
+    if (given->size() != axes.size()) {
+      ctx.error() << "sizes must have " << axes.size() << " entries";
       return failure();
     }
-    return resizeAll(ctx, x, {}, *sizes, spec);
+    SmallVector<int64_t> sizes(xt.getShape());
+    for (auto [a, v] : llvm::zip(axes, *given))
+      sizes[a] = v;
+    std::string policy = ctx.getString("keep_aspect_ratio_policy", "stretch");
+    if (policy == "stretch")
+      return checkAntialias(ctx, spec, sizes, {}) ? resizeAll(ctx, x, {}, sizes, spec)
+                                                   : failure();
+    if (policy != "not_larger" && policy != "not_smaller") {
+      ctx.error() << "keep_aspect_ratio_policy '" << policy << "' is not "
+                  << "supported (stretch, not_larger, not_smaller)";
+      return failure();
+    }
+    // One scale for the listed axes, the sizes rounded from it.
+    double scale = policy == "not_larger" ? INFINITY : 0.0;
+    for (int64_t a : axes) {
+      double r = double(sizes[a]) / double(xt.getDimSize(a));
+      scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+    }
+    SmallVector<double> scales(rank, 1.0);
+    for (int64_t a : axes) {
+      scales[a] = scale;
+      sizes[a] = static_cast<int64_t>(std::round(scale * xt.getDimSize(a)));
+    }
+    return checkAntialias(ctx, spec, sizes, scales)
+               ? resizeAll(ctx, x, scales, sizes, spec)
+               : failure();
   }
-  FailureOr<SmallVector<double>> scales = floats(ctx, 2);
-  if (failed(scales))
+  FailureOr<SmallVector<double>> given = floats(ctx, 2);
+  if (failed(given))
     return failure();
-  if (static_cast<int64_t>(scales->size()) != rank) {
-    ctx.error() << "scales must have " << rank << " entries";
+  if (given->size() != axes.size()) {
+    ctx.error() << "scales must have " << axes.size() << " entries";
     return failure();
   }
-  return resizeAll(ctx, x, *scales, {}, spec);
+  SmallVector<double> scales(rank, 1.0);
+  for (auto [a, v] : llvm::zip(axes, *given))
+    scales[a] = v;
+  return checkAntialias(ctx, spec, {}, scales) ? resizeAll(ctx, x, scales, {}, spec)
+                                               : failure();
 }
 
 LogicalResult upsample(NodeContext &ctx) {
@@ -259,9 +326,166 @@ LogicalResult upsample(NodeContext &ctx) {
   return resizeAll(ctx, ctx.input(0), scales, {}, spec);
 }
 
+/// GridSample's arithmetic on [N, Ho, Wo] coordinate tensors of the
+/// input's float type, as PyTorch's grid_sample computes it.
+struct GridSampler {
+  NodeContext &ctx;
+  Type element;
+  Value x;           // [N, C, H * W]
+  int64_t n, c, h, w; // the input's sizes
+  SmallVector<int64_t> out; // [Ho, Wo]
+  bool alignCorners;
+  std::string padding;
+
+  Value num(double v) { return ctx.scalar(element, v); }
+  Value add(Value a, Value b) { return ctx.create<AddOp>(a, b); }
+  Value sub(Value a, Value b) { return ctx.create<SubOp>(a, b); }
+  Value mul(Value a, Value b) { return ctx.create<MulOp>(a, b); }
+  Value clip(Value v, double lo, double hi) {
+    return ctx.create<MinOp>(ctx.create<MaxOp>(v, num(lo)), num(hi));
+  }
+  /// A grid coordinate in [-1, 1] as a position along an axis of `size`.
+  Value unnormalize(Value g, int64_t size) {
+    if (alignCorners)
+      return mul(add(g, num(1)), num((size - 1) / 2.0));
+    return ctx.create<DivOp>(sub(mul(add(g, num(1)), num(size)), num(1)),
+                             num(2));
+  }
+  /// `v` reflected into [low, high] = [twiceLow / 2, twiceHigh / 2].
+  Value reflect(Value v, int64_t twiceLow, int64_t twiceHigh) {
+    if (twiceLow == twiceHigh)
+      return mul(v, num(0));
+    double low = twiceLow / 2.0, span = (twiceHigh - twiceLow) / 2.0;
+    Value d = ctx.create<AbsOp>(sub(v, num(low)));
+    Value extra = ctx.create<RemOp>(d, num(span));
+    Value flips = ctx.create<FloorOp>(ctx.create<DivOp>(d, num(span)));
+    Value even = ctx.create<CompareOp>(
+        CompareDirection::eq, ctx.create<RemOp>(flips, num(2)), num(0));
+    return ctx.create<SelectOp>(even, add(extra, num(low)),
+                                sub(num(span + low), extra));
+  }
+  /// A coordinate (or tap index) brought inside by the padding mode;
+  /// `zeros` leaves it.
+  Value bound(Value v, int64_t size) {
+    if (padding == "border")
+      return clip(v, 0, size - 1);
+    if (padding == "reflection")
+      return clip(alignCorners ? reflect(v, 0, 2 * (size - 1))
+                               : reflect(v, -1, 2 * size - 1),
+                  0, size - 1);
+    return v;
+  }
+  /// The input at integral positions (yi, xi) ([N, Ho, Wo] each), zero
+  /// outside: [N, C, Ho, Wo].
+  Value tap(Value yi, Value xi) {
+    Value inside = ctx.create<AndOp>(
+        ctx.create<AndOp>(ctx.create<CompareOp>(CompareDirection::ge, xi, num(0)),
+                          ctx.create<CompareOp>(CompareDirection::le, xi, num(w - 1))),
+        ctx.create<AndOp>(ctx.create<CompareOp>(CompareDirection::ge, yi, num(0)),
+                          ctx.create<CompareOp>(CompareDirection::le, yi, num(h - 1))));
+    Value flat = add(mul(clip(yi, 0, h - 1), num(w)), clip(xi, 0, w - 1));
+    int64_t p = out[0] * out[1];
+    Value idx = ctx.broadcastTo(
+        ctx.reshape(ctx.cast(flat, ctx.b.getI64Type()), {n, 1, p}), {n, c, p});
+    Value v = ctx.reshape(ctx.create<GatherElementsOp>(x, idx, 2),
+                          {n, c, out[0], out[1]});
+    Value keep = ctx.cast(ctx.reshape(inside, {n, 1, out[0], out[1]}), element);
+    return mul(v, keep);
+  }
+  /// `v` ([N, C, Ho, Wo]) times a per-position weight ([N, Ho, Wo]).
+  Value weighted(Value v, Value weight) {
+    return mul(v, ctx.reshape(weight, {n, 1, out[0], out[1]}));
+  }
+  /// The cubic convolution weights (A = -0.75) of the 4 taps at t in [0, 1).
+  std::array<Value, 4> cubic(Value t) {
+    constexpr double a = -0.75;
+    auto nearW = [&](Value d) { // (a+2)d^3 - (a+3)d^2 + 1
+      return add(mul(mul(sub(mul(num(a + 2), d), num(a + 3)), d), d), num(1));
+    };
+    auto farW = [&](Value d) { // a d^3 - 5a d^2 + 8a d - 4a
+      return sub(mul(add(mul(sub(mul(num(a), d), num(5 * a)), d), num(8 * a)),
+                     d),
+                 num(4 * a));
+    };
+    return {farW(add(t, num(1))), nearW(t), nearW(sub(num(1), t)),
+            farW(sub(num(2), t))};
+  }
+};
+
+LogicalResult gridSample(NodeContext &ctx) {
+  Value x = ctx.input(0), grid = ctx.input(1);
+  RankedTensorType xt = typeOf(x), gt = typeOf(grid);
+  if (xt.getRank() != 4 || !xt.hasStaticShape() || !gt.hasStaticShape() ||
+      gt.getRank() != 4 || gt.getDimSize(0) != xt.getDimSize(0) ||
+      gt.getDimSize(3) != 2 || !isa<FloatType>(xt.getElementType())) {
+    ctx.error() << "needs a static float [N, C, H, W] input and an [N, Ho, "
+                << "Wo, 2] grid, got " << xt << " and " << gt;
+    return failure();
+  }
+  std::string mode = ctx.getString("mode", ctx.opset >= 20 ? "linear" : "bilinear");
+  if (mode == "linear")
+    mode = "bilinear";
+  if (mode == "cubic")
+    mode = "bicubic";
+  std::string padding = ctx.getString("padding_mode", "zeros");
+  if ((mode != "bilinear" && mode != "nearest" && mode != "bicubic") ||
+      (padding != "zeros" && padding != "border" && padding != "reflection")) {
+    ctx.error() << "mode '" << mode << "' or padding_mode '" << padding
+                << "' is not supported (bilinear/linear, nearest, "
+                << "bicubic/cubic; zeros, border, reflection)";
+    return failure();
+  }
+  Type element = xt.getElementType();
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3);
+  GridSampler s{ctx, element, ctx.reshape(x, {n, c, h * w}), n, c, h, w,
+                {gt.getDimSize(1), gt.getDimSize(2)},
+                ctx.getInt("align_corners", 0) != 0, padding};
+  grid = ctx.cast(grid, element);
+  auto component = [&](int64_t i) {
+    return ctx.reshape(ctx.sliceAlong(grid, 3, i, i + 1), {n, s.out[0], s.out[1]});
+  };
+  Value gx = s.unnormalize(component(0), w), gy = s.unnormalize(component(1), h);
+  Value result;
+  if (mode == "bicubic") {
+    Value x0 = ctx.create<FloorOp>(gx), y0 = ctx.create<FloorOp>(gy);
+    std::array<Value, 4> wx = s.cubic(s.sub(gx, x0)), wy = s.cubic(s.sub(gy, y0));
+    for (int64_t i = 0; i < 4; ++i) {
+      Value yi = s.bound(s.add(y0, s.num(i - 1)), h);
+      Value row;
+      for (int64_t j = 0; j < 4; ++j) {
+        Value xi = s.bound(s.add(x0, s.num(j - 1)), w);
+        Value v = s.weighted(s.tap(yi, xi), wx[j]);
+        row = row ? s.add(row, v) : v;
+      }
+      row = s.weighted(row, wy[i]);
+      result = result ? s.add(result, row) : row;
+    }
+  } else {
+    gx = s.bound(gx, w);
+    gy = s.bound(gy, h);
+    if (mode == "nearest") {
+      result = s.tap(ctx.create<RoundOp>(gy), ctx.create<RoundOp>(gx));
+    } else {
+      Value x0 = ctx.create<FloorOp>(gx), y0 = ctx.create<FloorOp>(gy);
+      Value x1 = s.add(x0, s.num(1)), y1 = s.add(y0, s.num(1));
+      Value fx = s.sub(gx, x0), fy = s.sub(gy, y0);
+      Value ex = s.sub(s.num(1), fx), ey = s.sub(s.num(1), fy);
+      result = s.add(
+          s.add(s.weighted(s.tap(y0, x0), s.mul(ey, ex)),
+                s.weighted(s.tap(y0, x1), s.mul(ey, fx))),
+          s.add(s.weighted(s.tap(y1, x0), s.mul(fy, ex)),
+                s.weighted(s.tap(y1, x1), s.mul(fy, fx))));
+    }
+  }
+  ctx.setOutput(0, result);
+  return success();
+}
+
 } // namespace
 
 void mlir::ober::onnx_import::registerResizeHandlers(HandlerMap &m) {
   m["Resize"] = resize;
   m["Upsample"] = upsample;
+  m["GridSample"] = gridSample;
 }

@@ -6,14 +6,43 @@
 
 #include "Schema.h"
 
+#include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
 
 #include <algorithm>
 
+namespace {
+/// The newest opset libonnx 1.12's schemas describe.
+constexpr int kRegistryOpset = 17;
+
+/// Ops whose inputs, outputs or attributes changed in opsets 18 to 21,
+/// after libonnx's schemas: their handlers check such nodes themselves
+/// (axes as an input, Split's num_outputs, DFT's axis input, ...).
+bool changedAfterRegistry(const std::string &op) {
+  static const char *const kChanged[] = {
+      "AveragePool", "CenterCropPad", "Col2Im", "DFT", "GridSample",
+      "GroupNormalization", "LpPool", "OptionalGetElement",
+      "OptionalHasElement", "Pad", "ReduceL1", "ReduceL2", "ReduceLogSum",
+      "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+      "ReduceSumSquare", "Resize", "ScatterElements", "ScatterND", "Split"};
+  return std::find(std::begin(kChanged), std::end(kChanged), op) !=
+         std::end(kChanged);
+}
+
+/// `node`'s schema at `opset`; null for ops the registry does not describe
+/// at that opset.
+const onnx::OpSchema *schemaOf(const onnx::NodeProto &node, int opset) {
+  if (opset > kRegistryOpset && changedAfterRegistry(node.op_type()))
+    return nullptr;
+  return onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+}
+} // namespace
+
 std::string mlir::ober::onnx_import::checkArity(const onnx::NodeProto &node,
                                                 int opset) {
-  const onnx::OpSchema *schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+  if (opset > kRegistryOpset && changedAfterRegistry(node.op_type()))
+    return "";
+  const onnx::OpSchema *schema = schemaOf(node, opset);
   if (!schema) {
     // An op of the default domain that the model's opset predates.
     bool standard = node.domain().empty() || node.domain() == "ai.onnx";
@@ -54,8 +83,7 @@ namespace {
 /// last input covers the rest); null when the schema does not say.
 const onnx::OpSchema::FormalParameter *
 inputFormal(const onnx::NodeProto &node, int opset, int i) {
-  const onnx::OpSchema *schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type(), opset, "");
+  const onnx::OpSchema *schema = schemaOf(node, opset);
   if (!schema || schema->inputs().empty() || i < 0)
     return nullptr;
   const auto &formals = schema->inputs();
@@ -110,4 +138,18 @@ int mlir::ober::onnx_import::inputTakesSequence(const onnx::NodeProto &node,
     tensor |= !seq;
   }
   return sequence == tensor ? -1 : sequence ? 1 : 0;
+}
+
+bool mlir::ober::onnx_import::parseTextModel(const std::string &text,
+                                             onnx::ModelProto &model,
+                                             std::string &error) {
+  try {
+    onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
+    if (status.IsOK())
+      return true;
+    error = status.ErrorMessage();
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  return false;
 }

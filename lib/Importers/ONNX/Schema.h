@@ -32,6 +32,12 @@ int inputTakesSequence(const onnx::NodeProto &node, int opset, int i);
 bool inputTakesType(const onnx::NodeProto &node, int opset, int i,
                     const std::vector<int> &dataTypes, std::string &allowed);
 
+/// Parses a model in ONNX's text format (`<ir_version: 8, opset_import:
+/// ["" : 18]> graph (float[N] x) => (float[N] y) { y = Relu(x) }`); false,
+/// with the parser's message in `error`, when it is not one.
+bool parseTextModel(const std::string &text, onnx::ModelProto &model,
+                    std::string &error);
+
 } // namespace mlir::ober::onnx_import
 
 #endif // OBER_LIB_IMPORTERS_ONNX_SCHEMA_H

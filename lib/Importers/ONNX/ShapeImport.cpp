@@ -228,6 +228,20 @@ LogicalResult split(NodeContext &ctx) {
                 << " outputs";
     return failure();
   }
+  if (sizes.empty() && ctx.hasAttr("num_outputs")) {
+    // Opset 18: chunks of ceil(size / n), the last one smaller.
+    int64_t parts = ctx.getInt("num_outputs", 0);
+    if (parts != n || ShapedType::isDynamic(size) || parts < 1 ||
+        (size + parts - 1) / parts * (parts - 1) >= std::max<int64_t>(size, 1)) {
+      ctx.error() << "cannot split dimension " << *axis << " of " << xt
+                  << " into num_outputs = " << parts << " chunks for " << n
+                  << " outputs";
+      return failure();
+    }
+    int64_t chunk = (size + parts - 1) / parts;
+    sizes.assign(parts - 1, chunk);
+    sizes.push_back(size - chunk * (parts - 1));
+  }
   if (sizes.empty()) {
     if (ShapedType::isDynamic(size) || size % n != 0) {
       ctx.error() << "cannot split dimension " << *axis << " of " << xt
@@ -320,6 +334,73 @@ LogicalResult slice(NodeContext &ctx) {
   return success();
 }
 
+/// Pad's `wrap` mode (opset 19): position j of each padded axis reads
+/// (j - low) modulo the size, so pads (and crops) wrap around.
+LogicalResult padWrap(NodeContext &ctx, Value x, ArrayRef<int64_t> pads) {
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t low = pads[d], high = pads[rank + d], size = xt.getDimSize(d);
+    if (low == 0 && high == 0)
+      continue;
+    int64_t length = size + low + high;
+    if (ShapedType::isDynamic(size) || size == 0 || length < 0) {
+      ctx.error() << "cannot wrap-pad dimension " << d << " of " << xt
+                  << " by " << low << " and " << high;
+      return failure();
+    }
+    SmallVector<int64_t> at;
+    for (int64_t j = 0; j < length; ++j)
+      at.push_back(((j - low) % size + size) % size);
+    x = ctx.create<GatherOp>(x, ctx.constantInts(at, ctx.b.getI64Type()), d);
+  }
+  ctx.setOutput(0, x);
+  return success();
+}
+
+/// CenterCropPad (opset 18): each listed axis cropped or zero-padded to
+/// its size about the centre.
+LogicalResult centerCropPad(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  RankedTensorType xt = typeOf(x);
+  int64_t rank = xt.getRank();
+  FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  SmallVector<int64_t> axes = ctx.getInts("axes");
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (failed(ctx.normalizeAxes(axes, rank)))
+    return failure();
+  if (shape->size() != axes.size() || !xt.hasStaticShape()) {
+    ctx.error() << "shape must have one size per axis (" << axes.size()
+                << ") of a static input, got " << shape->size() << " for "
+                << xt;
+    return failure();
+  }
+  for (auto [a, size] : llvm::zip(axes, *shape)) {
+    int64_t in = xt.getDimSize(a);
+    if (size < 0) {
+      ctx.error() << "shape entry " << size << " is negative";
+      return failure();
+    }
+    if (size < in) {
+      int64_t start = (in - size) / 2;
+      x = ctx.sliceAlong(x, a, start, start + size);
+    } else if (size > in) {
+      SmallVector<int64_t> low(rank, 0), high(rank, 0);
+      low[a] = (size - in) / 2;
+      high[a] = size - in - low[a];
+      x = ctx.create<PadOp>(x, ctx.b.getDenseI64ArrayAttr(low),
+                            ctx.b.getDenseI64ArrayAttr(high),
+                            PadModeAttr::get(ctx.b.getContext(), PadMode::constant),
+                            ctx.b.getF64FloatAttr(0));
+    }
+  }
+  ctx.setOutput(0, x);
+  return success();
+}
+
 LogicalResult pad(NodeContext &ctx) {
   Value x = ctx.input(0);
   RankedTensorType xt = typeOf(x);
@@ -343,6 +424,23 @@ LogicalResult pad(NodeContext &ctx) {
       value = v->getFloat(0);
     }
   }
+  // Opset 18: pads for the listed axes only.
+  if (ctx.opset >= 18 && ctx.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> axes = ctx.constantInts(3, "axes");
+    if (failed(axes) || failed(ctx.normalizeAxes(*axes, rank)))
+      return failure();
+    if (pads.size() != 2 * axes->size()) {
+      ctx.error() << "pads must have " << 2 * axes->size() << " entries for "
+                  << axes->size() << " axes, got " << pads.size();
+      return failure();
+    }
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (auto [i, a] : llvm::enumerate(*axes)) {
+      full[a] = pads[i];
+      full[rank + a] = pads[axes->size() + i];
+    }
+    pads = full;
+  }
   if (static_cast<int64_t>(pads.size()) != 2 * rank) {
     ctx.error() << "pads must have " << 2 * rank << " entries, got "
                 << pads.size();
@@ -356,9 +454,11 @@ LogicalResult pad(NodeContext &ctx) {
     padMode = PadMode::reflect;
   else if (mode == "edge")
     padMode = PadMode::edge;
+  else if (mode == "wrap")
+    return padWrap(ctx, x, pads);
   else {
     ctx.error() << "mode '" << mode << "' is not supported (constant, "
-                << "reflect, edge)";
+                << "reflect, edge, wrap)";
     return failure();
   }
   // Negative pads crop: pad the positive parts, then slice.
@@ -952,6 +1052,7 @@ void mlir::ober::onnx_import::registerShapeHandlers(HandlerMap &m) {
   m["Split"] = split;
   m["Slice"] = slice;
   m["Pad"] = pad;
+  m["CenterCropPad"] = centerCropPad;
   m["Expand"] = expand;
   m["Tile"] = tile;
   m["Shape"] = shapeOp;

@@ -30,11 +30,19 @@ struct ONNXImportOptions {
   /// stays an argument, so the compiled function is specialised to it.
   /// Their shapes also pin the inputs' dynamic sizes.
   std::vector<reference::Tensor> knownInputs;
+  /// Lengths of the graph's sequence inputs, by name: a sequence input of
+  /// length n becomes n arguments (and counts as n known inputs); a
+  /// sequence output becomes as many results as it has tensors.
+  std::map<std::string, int64_t> sequenceLengths;
   /// Name of the function to create.
   std::string functionName = "main";
 };
 
-/// Imports the ONNX model at `path`. External data is read relative to the
+/// True for the names of ONNX models: `.onnx` (binary) and `.onnxtxt`
+/// (ONNX's text format).
+bool isONNXPath(StringRef path);
+
+/// Imports the ONNX model at `path`, binary or in ONNX's text format. External data is read relative to the
 /// model's folder and may not leave it. Errors are emitted to the context's
 /// diagnostic handler; returns null on failure.
 OwningOpRef<ModuleOp> importONNXFile(StringRef path, MLIRContext &context,

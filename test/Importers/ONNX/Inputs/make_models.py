@@ -39,7 +39,7 @@ with open(os.path.join(out, "short.bin"), "wb") as f:
     f.write(b"\0" * 8)
 save("short", [add], [x], [y], [external("c", "data.bin", length=8)])
 save("external", [add], [x], [y], [external("c", "data.bin")])
-save("opset18", [helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=18)
+save("opset22", [helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=22)
 s = helper.make_tensor_value_info("s", TensorProto.UINT16, [1])
 save("uint16-input", [helper.make_node("Identity", ["s"], ["y"])], [s], [y])
 noshape = helper.make_tensor_value_info("x", TensorProto.FLOAT, None)

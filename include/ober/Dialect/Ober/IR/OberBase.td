@@ -151,6 +151,18 @@ def Ober_PadModeAttr : EnumAttr<Ober_Dialect, Ober_PadMode, "pad_mode"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Ober_ScatterCombine : I32EnumAttr<"ScatterCombine",
+    "how ober.scatter combines an update with the element it lands on", [
+      I32EnumAttrCase<"replace", 0>, I32EnumAttrCase<"mul", 1>,
+      I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>]> {
+  let cppNamespace = "::mlir::ober";
+  let genSpecializedAttr = 0;
+}
+def Ober_ScatterCombineAttr : EnumAttr<Ober_Dialect, Ober_ScatterCombine,
+                                       "scatter_combine"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Base op classes
 //===----------------------------------------------------------------------===//

@@ -71,13 +71,19 @@ def Ober_ScatterOp : Ober_Op<"scatter", [Pure, InferTypeOpAdaptor]> {
     The result is `input` with the slices `ober.gather` with the same
     `indices` and `axis` would read replaced by those of `updates`, which
     has shape `input.shape[:axis] + indices.shape + input.shape[axis+1:]`.
-    With repeated indices the last update in row-major order wins. The
+    With repeated indices the last update in row-major order wins.
+    `combine` (default `replace`) may instead multiply the element by the
+    update or keep the larger (`max`) or smaller (`min`) of the two, in
+    row-major order of the updates (ONNX's ScatterND and ScatterElements
+    reductions; `ober.scatter_add` adds). The
     partitioner stores the activations a pipeline stage keeps between a
     micro-batch's forward and backward passes this way (a ring indexed by
     the micro-batch); it has no gradient rule.
   }];
   let arguments = (ins Ober_Tensor:$input, Ober_IndexTensor:$indices,
-                       Ober_Tensor:$updates, I64Attr:$axis);
+                       Ober_Tensor:$updates, I64Attr:$axis,
+                       DefaultValuedAttr<Ober_ScatterCombineAttr,
+                                         "ScatterCombine::replace">:$combine);
   let results = (outs Ober_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $indices `,` $updates attr-dict `:`

@@ -44,6 +44,18 @@ public:
     return self().template create<BroadcastToOp>(tensorType(v).clone(shape),
                                                  v);
   }
+  /// Positions [lo, hi) of `v` along `axis`.
+  Value sliceAlong(Value v, int64_t axis, int64_t lo, int64_t hi) {
+    int64_t rank = tensorType(v).getRank();
+    SmallVector<int64_t> start(rank, 0), limit(tensorType(v).getShape()),
+        step(rank, 1);
+    start[axis] = lo;
+    limit[axis] = hi;
+    auto &b = self().b;
+    return self().template create<SliceOp>(v, b.getDenseI64ArrayAttr(start),
+                                           b.getDenseI64ArrayAttr(limit),
+                                           b.getDenseI64ArrayAttr(step));
+  }
   Value transpose(Value v, ArrayRef<int64_t> perm) {
     return self().template create<TransposeOp>(
         v, self().b.getDenseI64ArrayAttr(perm));
