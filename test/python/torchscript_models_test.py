@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Models saved with a plain torch.jit.trace(...).save (no ober.export: the
-file records no input shapes), run by ober-run with their inputs as .npy
-files, against PyTorch (1e-4 relative). The recurrent models also build a
-training step (`--input-shape` gives ober-opt the shapes) whose gradients
-match autograd (1e-4 relative).
+"""Models saved with a plain torch.jit.trace(...).save or
+torch.jit.script(...).save (no ober.export: the file records no input
+shapes), run by ober-run with their inputs as .npy files, against PyTorch
+(1e-4 relative). The recurrent models also build a training step
+(`--input-shape` gives ober-opt the shapes) whose gradients match autograd
+(1e-4 relative). Scripted modules keep their control flow (if, for, while),
+which the importer resolves at import time.
 
   torchscript_models_test.py --bin build/bin
 """
@@ -49,6 +51,32 @@ class GRULanguageModel(nn.Module):
         return self.head(out)
 
 
+class ControlFlow(nn.Module):
+    """A scripted module's control flow: a loop over the time steps, one
+    over a ModuleList, an `if` on the data (a select at run time) and a
+    while loop whose condition follows from sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+
+    def forward(self, x):
+        out = torch.zeros(x.size(1), x.size(2))
+        for t in range(x.size(0)):
+            out = out + x[t] * 0.5
+        for layer in self.layers:
+            out = torch.tanh(layer(out))
+        if bool(out.mean() > 0):
+            out = out - 1.0
+        else:
+            out = out * 3.0
+        n = out.size(1)
+        while n > 2:
+            out = out * 0.5 + 0.25
+            n = n // 2
+        return out
+
+
 def vary_statistics(model):
     """Batch-norm running statistics away from (0, 1), so that evaluation
     mode computes something a wrong import would change."""
@@ -63,15 +91,17 @@ def vary_statistics(model):
 
 
 class TorchScriptModels(unittest.TestCase):
-    def trace(self, tmp, model, inputs, no_grad=False):
-        """Saves the traced model and its inputs; returns the .pt path, the
-        --input arguments and PyTorch's outputs."""
+    def trace(self, tmp, model, inputs, no_grad=False, script=False):
+        """Saves the traced (or scripted) model and its inputs; returns the
+        .pt path, the --input arguments and PyTorch's outputs."""
         path = os.path.join(tmp, "model.pt")
         model.eval()
         with torch.no_grad():
             traced = torch.jit.trace(model, inputs, check_trace=False) \
-                if no_grad else None
+                if no_grad and not script else None
             expected = model(*inputs)
+        if script:
+            traced = torch.jit.script(model)
         if traced is None:
             traced = torch.jit.trace(model, inputs, check_trace=False)
         traced.save(path)
@@ -83,9 +113,10 @@ class TorchScriptModels(unittest.TestCase):
             expected = (expected,)
         return path, args, [e.numpy() for e in expected]
 
-    def check_inference(self, model, *inputs, no_grad=False):
+    def check_inference(self, model, *inputs, no_grad=False, script=False):
         with tempfile.TemporaryDirectory() as tmp:
-            path, args, expected = self.trace(tmp, model, inputs, no_grad)
+            path, args, expected = self.trace(tmp, model, inputs, no_grad,
+                                              script)
             out = os.path.join(tmp, "out")
             run([os.path.join(BIN, "ober-run"), path, "--output-dir", out]
                 + args)
@@ -95,11 +126,11 @@ class TorchScriptModels(unittest.TestCase):
                 self.assertGreater(float(np.abs(e).max()), 1e-3)
                 rel_close(self, got, e, f"output {i}")
 
-    def check_training(self, model, x, y):
+    def check_training(self, model, x, y, script=False):
         """The training step's gradients against autograd."""
         torch.manual_seed(0)
         with tempfile.TemporaryDirectory() as tmp:
-            path, args, _ = self.trace(tmp, model, (x,))
+            path, args, _ = self.trace(tmp, model, (x,), script=script)
             shape = "x".join(map(str, x.shape)) + ":" + \
                 str(x.dtype).replace("torch.", "")
             step = os.path.join(tmp, "step.mlir")
@@ -171,6 +202,55 @@ class TorchScriptModels(unittest.TestCase):
 
         self.check_inference(Wrap(), torch.randn(2, 5, 16),
                              torch.randn(2, 7, 16), no_grad=True)
+
+
+    def test_fused_paths_with_key_padding_masks(self):
+        # Under no_grad a layer (or attention) given a key padding mask
+        # calls the fused kernel with the mask.
+        torch.manual_seed(8)
+        x = torch.randn(2, 5, 16)
+        pad = torch.tensor([[False, False, False, True, True]] + [[False] * 5])
+        layer = nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+        mha = nn.MultiheadAttention(16, 2, batch_first=True)
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = layer
+
+            def forward(self, x, pad):
+                return self.layer(x, src_key_padding_mask=pad)
+
+        class Attention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = mha
+
+            def forward(self, x, pad):
+                return self.attn(x, x, x, key_padding_mask=pad)[0]
+
+        self.check_inference(Layer(), x, pad, no_grad=True)
+        self.check_inference(Attention(), x, pad, no_grad=True)
+
+    def test_scripted_control_flow(self):
+        torch.manual_seed(9)
+        self.check_inference(ControlFlow(), torch.randn(5, 2, 8), script=True)
+        self.check_inference(ControlFlow(), -torch.rand(5, 2, 8) - 4,
+                             script=True)
+
+    def test_scripted_recurrent(self):
+        torch.manual_seed(10)
+        model, x = LSTMClassifier(), torch.randn(3, 7, 8)
+        self.check_inference(model, x, script=True)
+        self.check_training(model, x, torch.randint(0, 5, (3,)), script=True)
+        self.check_inference(GRULanguageModel(), torch.randint(0, 20, (7, 3)),
+                             script=True)
+
+    def test_scripted_transformer_encoder(self):
+        torch.manual_seed(11)
+        layer = nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+        self.check_inference(nn.TransformerEncoder(layer, 2),
+                             torch.randn(2, 5, 16), script=True)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ bool isMapped(const std::string &op) {
       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "mean", "sum", "amax",
       "amin", "embedding", "cat", "concat", "stack", "slice", "select",
       "narrow", "chunk", "unsafe_chunk", "split", "split_with_sizes",
-      "unbind", "zeros_like", "ones_like", "full_like"};
+      "unbind", "zeros_like", "ones_like", "full_like", "Bool"};
   return named.count(op) || binary.count(op) || unary.count(op) ||
          compare.count(op) || Importer::recurrentCell(op) ||
          Importer::isFused(op);
@@ -121,6 +121,15 @@ bool Importer::convert(TSNode *n) {
     return llvm::cast<RankedTensorType>(v.getType()).getShape();
   };
   auto attrs = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
+
+  // A one-element tensor as a condition (`if bool(t):` in a scripted
+  // module, known only at run time): a 0-D i1 tensor.
+  if (op == "Bool") {
+    Value x = arg(0);
+    if (!x || llvm::cast<RankedTensorType>(x.getType()).getNumElements() != 1)
+      return fail("needs a one-element tensor");
+    return set(cast(reshape(x, {}), b.getI1Type()));
+  }
 
   // Views and copies.
   if (op == "contiguous" || op == "clone" || op == "detach" ||

@@ -57,8 +57,12 @@ struct Attention {
     return im.transpose(im.reshape(x, {s[0], s[1], heads, s[2] / heads}),
                         {0, 2, 1, 3});
   }
-  /// The attention output [B, Sq, E] and the weights [B, H, Sq, Sk].
-  std::pair<Value, Value> operator()(Value query, Value key, Value value) {
+  /// The attention output [B, Sq, E] and the weights [B, H, Sq, Sk]. A
+  /// `mask` broadcast to the scores' shape hides the keys where it is
+  /// true (bool; a row it hides entirely gets zero weights, as PyTorch's
+  /// masked softmax gives) or is added to the scores (float).
+  std::pair<Value, Value> operator()(Value query, Value key, Value value,
+                                     Value mask = Value()) {
     int64_t batch = shapeOf(query)[0], sq = shapeOf(query)[1],
             embed = shapeOf(query)[2];
     Value q = splitHeads(project(query, 0, embed));
@@ -68,7 +72,16 @@ struct Attention {
     Value scores =
         im.create<MulOp>(im.create<MatmulOp>(q, im.transpose(k, {0, 1, 3, 2})),
                          im.scalar(et, 1.0 / std::sqrt(double(embed / heads))));
+    bool hide = mask && llvm::cast<RankedTensorType>(mask.getType())
+                            .getElementType()
+                            .isInteger(1);
+    if (mask && hide)
+      scores = im.create<SelectOp>(mask, im.scalar(et, -INFINITY), scores);
+    else if (mask)
+      scores = im.create<AddOp>(scores, im.cast(mask, et));
     Value weights = im.create<SoftmaxOp>(scores, im.b.getI64IntegerAttr(3));
+    if (hide)
+      weights = im.create<SelectOp>(mask, im.scalar(et, 0), weights);
     Value out =
         im.reshape(im.transpose(im.create<MatmulOp>(weights, v), {0, 2, 1, 3}),
                    {batch, sq, embed});
@@ -92,11 +105,6 @@ bool Importer::convertFused(TSNode *n, const std::string &op) {
   bool mha = op == "_native_multi_head_attention";
   if (ins.size() < (mha ? 10u : 19u))
     return fail("has " + std::to_string(ins.size()) + " operands");
-  size_t maskIndex = mha ? 9 : 18;
-  if (!isNone(ins[maskIndex]))
-    return fail("an attention mask in the fused inference path is not "
-                "supported (trace the model with gradients enabled: it "
-                "then takes the unfused path)");
   Value x = tensor(ins[0]);
   int64_t embed = integer(ins[mha ? 3 : 1]), heads = integer(ins[mha ? 4 : 2]);
   Attention attention{*this,
@@ -111,11 +119,28 @@ bool Importer::convertFused(TSNode *n, const std::string &op) {
   if (shape.size() != 3 || shape[2] != embed || heads < 1 || embed % heads != 0)
     return fail("needs a [batch, sequence, " + std::to_string(embed) +
                 "] input and heads dividing the embedding");
+  // The mask: a key padding mask [B, Sk] (mask_type 1) or an attention
+  // mask [Sq, Sk] (mask_type 0), as [B or 1, 1, Sq or 1, Sk].
+  size_t maskIndex = mha ? 9 : 18, typeIndex = mha ? 12 : 19;
+  Value mask;
+  if (!isNone(ins[maskIndex])) {
+    mask = tensor(ins[maskIndex]);
+    int64_t type = ins.size() > typeIndex && !isNone(ins[typeIndex])
+                       ? integer(ins[typeIndex])
+                       : 0;
+    auto ms = mask ? llvm::cast<RankedTensorType>(mask.getType()).getShape()
+                   : ArrayRef<int64_t>();
+    if (!mask || ms.size() != 2 || (type != 0 && type != 1))
+      return fail("supports a [batch, keys] key padding mask (mask_type 1) "
+                  "or a [queries, keys] attention mask (mask_type 0)");
+    mask = type == 1 ? reshape(mask, {ms[0], 1, 1, ms[1]})
+                     : reshape(mask, {1, 1, ms[0], ms[1]});
+  }
   if (mha) {
     Value key = tensor(ins[1]), value = tensor(ins[2]);
     if (!key || !value)
       return fail("needs query, key and value tensors");
-    auto [out, weights] = attention(x, key, value);
+    auto [out, weights] = attention(x, key, value, mask);
     tensors[n->outputs()[0]] = out;
     bool needWeights = integer(ins[10]);
     if (n->outputs().size() > 1 && n->outputs()[1]->hasUses()) {
@@ -144,7 +169,7 @@ bool Importer::convertFused(TSNode *n, const std::string &op) {
     Value y = create<MatmulOp>(h, transpose(w, {1, 0}));
     return bias ? create<AddOp>(y, bias) : y;
   };
-  auto selfAttention = [&](Value h) { return attention(h, h, h).first; };
+  auto selfAttention = [&](Value h) { return attention(h, h, h, mask).first; };
   auto feedForward = [&](Value h) {
     Value inner = linear(h, f1w, f1b);
     inner = gelu ? create<GeluOp>(inner, GeluApproximation::none)

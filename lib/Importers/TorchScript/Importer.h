@@ -18,7 +18,9 @@
 
 #include <torch/script.h>
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,29 @@ public:
   /// A list of tensors: one built from tensors, or a known one (as
   /// constants); nullopt when `v` is neither.
   std::optional<SmallVector<Value>> tensorList(const TSValue *v);
+
+  /// Everything the importer knows of a value, to carry it into a block
+  /// or out of one.
+  struct Snapshot {
+    std::optional<Value> tensor;
+    std::optional<SmallVector<Value>> list;
+    std::optional<c10::IValue> known, example;
+    /// The items of a tuple that mixes tensors and other values.
+    std::shared_ptr<std::vector<Snapshot>> tuple;
+  };
+  /// Tuples that mix tensors and other values, by item.
+  std::map<const TSValue *, std::vector<Snapshot>> tuples;
+  Snapshot snapshot(const TSValue *v);
+  /// Makes `v` stand for what `s` holds (and nothing else).
+  void restore(const TSValue *v, const Snapshot &s);
+  /// Whether `v` was imported (a tensor, a list or a known value).
+  bool defined(const TSValue *v) const;
+  /// Imports the nodes of a block.
+  using BlockImporter = std::function<void(torch::jit::Block *)>;
+  /// prim::If and prim::Loop (ControlFlow.cpp): false, with the error
+  /// recorded, when they cannot be resolved at import time.
+  bool convertIf(TSNode *node, const BlockImporter &importBlock);
+  bool convertLoop(TSNode *node, const BlockImporter &importBlock);
 
   /// An error about `node`, with its Python source line.
   void error(TSNode *node, const std::string &message);

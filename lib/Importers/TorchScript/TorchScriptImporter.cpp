@@ -251,6 +251,20 @@ c10::IValue toMeta(const c10::IValue &v) {
 
 /// `v` with its meta tensors as zeros of their types; nullopt when that
 /// would take more than `budget` bytes.
+/// Whether `v` is no tensor and holds none (in lists and tuples).
+bool holdsNoTensor(const c10::IValue &v) {
+  if (v.isTensor() || v.isTensorList() || v.isObject() || v.isCapsule() ||
+      v.isFuture() || v.isRRef())
+    return false;
+  if (v.isList())
+    return llvm::all_of(v.toListRef(), holdsNoTensor);
+  if (v.isTuple())
+    return llvm::all_of(v.toTupleRef().elements(), holdsNoTensor);
+  if (v.isGenericDict())
+    return false;
+  return true;
+}
+
 std::optional<c10::IValue> materialize(const c10::IValue &v, int64_t &budget) {
   return mapTensors(v, [&](const at::Tensor &t) -> std::optional<at::Tensor> {
     if (!t.is_meta())
@@ -306,6 +320,11 @@ evaluate(TSNode *n, const std::vector<c10::IValue> &inputs,
       return std::vector<c10::IValue>(items.begin(), items.end());
     }
     torch::jit::Stack stack(inputs.begin(), inputs.end());
+    // A vararg op (aten::format) reads its operand count from the stack,
+    // as TorchScript's interpreter pushes it.
+    if (const c10::FunctionSchema *schema = n->maybeSchema();
+        schema && schema->is_vararg())
+      stack.push_back(static_cast<int64_t>(inputs.size()));
     n->getOperation()(stack);
     if (stack.size() != n->outputs().size())
       return std::nullopt;
@@ -353,9 +372,11 @@ bool fitsAsConstant(TSNode *n, const std::vector<c10::IValue> &inputs) {
 /// kernel for `n`, on zeros of their types (up to kMaxExampleBytes).
 std::optional<std::vector<c10::IValue>>
 evaluateExample(TSNode *n, const std::vector<c10::IValue> &inputs,
-                std::string &why) {
+                std::string &why, bool &onMeta) {
+  onMeta = true;
   if (auto results = evaluate(n, inputs, &why))
     return results;
+  onMeta = false;
   int64_t budget = kMaxExampleBytes;
   std::vector<c10::IValue> zeros;
   for (const c10::IValue &v : inputs) {
@@ -515,7 +536,15 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     if (examples[i - 1].defined())
       im.example[inputs[i]] = examples[i - 1];
   SmallVector<Type> inputTypes;
+  std::vector<const TSValue *> argInputs;
   for (size_t i = 1; i < inputs.size(); ++i) {
+    // An optional input (`mask: Optional[Tensor] = None`) given no value
+    // or shape is None.
+    if (inputs[i]->type()->kind() == c10::TypeKind::OptionalType &&
+        !examples[i - 1].defined()) {
+      im.known[inputs[i]] = im.example[inputs[i]] = c10::IValue();
+      continue;
+    }
     RankedTensorType t = im.typeOf(inputs[i]);
     if (!t) {
       emitError(fileLoc) << "input " << i << " ('" << names[i - 1]
@@ -529,13 +558,14 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       return nullptr;
     }
     inputTypes.push_back(t);
+    argInputs.push_back(inputs[i]);
   }
   auto func = func::FuncOp::create(im.b, fileLoc, options.functionName,
                                    im.b.getFunctionType(inputTypes, {}));
   Block *body = func.addEntryBlock();
   im.b.setInsertionPointToEnd(body);
-  for (size_t i = 1; i < inputs.size(); ++i)
-    im.tensors[inputs[i]] = body->getArgument(i - 1);
+  for (auto [i, v] : llvm::enumerate(argInputs))
+    im.tensors[v] = body->getArgument(i);
 
   // Modules and their attributes: objects by value, with their prefix.
   std::map<const TSValue *, c10::IValue> objects;
@@ -546,7 +576,33 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
   std::set<const TSValue *> blockedValues;
   std::map<std::string, Value> paramArgs;
 
-  for (TSNode *n : graph->nodes()) {
+  // Values whose examples were computed from zeros standing for data.
+  std::set<const TSValue *> fromZeros;
+  // The argument of parameter (or float buffer) `full`, added once.
+  auto paramArg = [&](const std::string &full, const at::Tensor &t) {
+    Value &arg = paramArgs[full];
+    if (!arg) {
+      Type element = im.elementType(t.scalar_type());
+      SmallVector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+      unsigned index = func.getNumArguments();
+      (void)func.insertArgument(
+          index, RankedTensorType::get(shape, element),
+          im.b.getDictionaryAttr(im.b.getNamedAttr(
+              OberDialect::kParamAttrName, im.b.getStringAttr(full))),
+          fileLoc);
+      arg = body->getArgument(index);
+      params.push_back({full, t.detach().clone()});
+    }
+    return arg;
+  };
+
+  // Nodes, and the blocks of control flow (ControlFlow.cpp) recursively.
+  std::function<void(TSNode *)> importNode;
+  Importer::BlockImporter importBlock = [&](torch::jit::Block *block) {
+    for (TSNode *n : block->nodes())
+      importNode(n);
+  };
+  importNode = [&](TSNode *n) {
     std::string where = sourceLine(n);
     im.loc = where.empty()
                  ? fileLoc
@@ -557,7 +613,7 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
         im.known[n->output()] = *v;
         im.example[n->output()] = *v;
       }
-      continue;
+      return;
     }
     // Known inputs: libtorch computes the result (which is also its example
     // value: known values are the examples' too).
@@ -573,17 +629,19 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
         im.error(n, "computes a constant larger than 1 GiB from constants");
         for (const TSValue *v : n->outputs())
           blockedValues.insert(v);
-        continue;
+        return;
       }
       if (auto results = evaluate(n, args)) {
         for (size_t i = 0; i < results->size(); ++i)
           im.known[n->outputs()[i]] = im.example[n->outputs()[i]] =
               (*results)[i];
-        continue;
+        return;
       }
     }
-    // Run it on the example values (for the types of its results).
-    if (!examples.empty() && kind != c10::prim::GetAttr) {
+    // Run it on the example values (for the types of its results); control
+    // flow gets its results' examples from its blocks.
+    if (!examples.empty() && kind != c10::prim::GetAttr &&
+        kind != c10::prim::If && kind != c10::prim::Loop) {
       std::vector<c10::IValue> args;
       bool ready = true;
       for (const TSValue *v : n->inputs()) {
@@ -593,19 +651,35 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
           args.push_back(toMeta(it->second));
       }
       std::string why;
+      bool onMeta = false, viaZeros = false;
       if (ready) {
-        if (auto results = evaluateExample(n, args, why))
+        if (auto results = evaluateExample(n, args, why, onMeta)) {
+          viaZeros = !onMeta;
           for (size_t i = 0; i < results->size(); ++i)
             im.example[n->outputs()[i]] = (*results)[i];
-        else
+        } else {
           im.exampleFailures[n] = why;
+        }
+      }
+      // A value computed from zeros standing for data (an op without a
+      // meta kernel), or from such a value, is not the module's. Tensors
+      // keep their shapes (an op whose shape follows from values needs
+      // them known to be converted at all).
+      bool tainted = llvm::any_of(n->inputs(), [&](const TSValue *v) {
+        return fromZeros.count(v) > 0;
+      });
+      for (const TSValue *v : n->outputs()) {
+        auto it = im.example.find(v);
+        bool tensor = it != im.example.end() && !holdsNoTensor(it->second);
+        if ((tainted || viaZeros) && !tensor)
+          fromZeros.insert(v);
       }
     }
     if (kind == c10::prim::GetAttr) {
       auto parent = objects.find(n->input());
       if (parent == objects.end() || !parent->second.isObject()) {
         im.error(n, "an attribute of something other than a module");
-        continue;
+        return;
       }
       std::string name = n->s(c10::attr::name);
       c10::IValue attr = parent->second.toObject()->getAttr(name);
@@ -614,43 +688,65 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
       // norm's running statistics) must not change the weights written.
       im.example[n->output()] =
           attr.isTensor() ? c10::IValue(attr.toTensor().to(at::kMeta)) : attr;
+      // A list of the module's own parameters (nn.LSTM's _flat_weights):
+      // each under its own name, so that training trains it.
+      if (attr.isList() || attr.isTensorList()) {
+        c10::ivalue::Object &object = *parent->second.toObject();
+        std::vector<std::string> names;
+        for (const c10::IValue &item : attr.toListRef()) {
+          if (!item.isTensor() ||
+              !at::isFloatingType(item.toTensor().scalar_type()))
+            break;
+          for (size_t s = 0; s < object.type()->numAttributes(); ++s) {
+            const c10::IValue &slot = object.getSlot(s);
+            if (slot.isTensor() && slot.toTensor().is_same(item.toTensor())) {
+              names.push_back(object.type()->getAttributeName(s));
+              break;
+            }
+          }
+        }
+        if (!names.empty() && names.size() == attr.toListRef().size()) {
+          SmallVector<Value> items;
+          for (auto [k, item] : llvm::enumerate(attr.toListRef()))
+            items.push_back(paramArg(prefix[n->input()] + names[k],
+                                     item.toTensor()));
+          im.lists[n->output()] = items;
+          return;
+        }
+      }
       if (attr.isTensor()) {
         at::Tensor t = attr.toTensor();
         if (!at::isFloatingType(t.scalar_type())) {
           im.known[n->output()] = attr; // an integer buffer: a constant
-          continue;
+          return;
         }
-        Value &arg = paramArgs[full];
-        if (!arg) {
-          Type element = im.elementType(t.scalar_type());
-          SmallVector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-          unsigned index = func.getNumArguments();
-          (void)func.insertArgument(
-              index, RankedTensorType::get(shape, element),
-              im.b.getDictionaryAttr(im.b.getNamedAttr(
-                  OberDialect::kParamAttrName, im.b.getStringAttr(full))),
-              fileLoc);
-          arg = body->getArgument(index);
-          params.push_back({full, t.detach().clone()});
-        }
-        im.tensors[n->output()] = arg;
+        im.tensors[n->output()] = paramArg(full, t);
       } else if (attr.isObject()) {
         objects[n->output()] = attr;
         prefix[n->output()] = full + ".";
       } else {
         im.known[n->output()] = attr;
       }
-      continue;
+      return;
     }
-    // What depends only on static shapes is known: the example's value.
-    std::string name = kind.toQualString();
-    if (name == "aten::size" || name == "aten::dim" || name == "aten::numel" ||
-        name == "prim::shape") {
-      auto it = im.example.find(n->output());
-      if (it != im.example.end()) {
-        im.known[n->output()] = it->second;
-        continue;
-      }
+    if (kind == c10::prim::device) {
+      // Examples live on the meta device; the module runs on the CPU.
+      im.known[n->output()] = im.example[n->output()] = c10::Device(c10::kCPU);
+      return;
+    }
+    // What libtorch computed from the examples and holds no tensor (a size,
+    // a dtype, whether a tensor is nested) is known: the examples are meta
+    // tensors, so no tensor's data reaches it.
+    if (evaluable(n) && kind != c10::prim::ListConstruct &&
+        kind != c10::prim::TupleConstruct && !n->outputs().empty() &&
+        llvm::all_of(n->outputs(), [&](const TSValue *v) {
+          auto it = im.example.find(v);
+          return it != im.example.end() && !fromZeros.count(v) &&
+                 holdsNoTensor(it->second);
+        })) {
+      for (const TSValue *v : n->outputs())
+        im.known[v] = im.example[v];
+      return;
     }
     if (kind == c10::prim::ListConstruct || kind == c10::prim::TupleConstruct) {
       SmallVector<Value> items;
@@ -660,15 +756,65 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
         ok &= static_cast<bool>(t);
         items.push_back(t);
       }
+      bool blockedItem = llvm::any_of(n->inputs(), [&](const TSValue *v) {
+        return blockedValues.count(v) > 0;
+      });
       if (ok) {
         im.lists[n->output()] = items;
+      } else if (kind == c10::prim::TupleConstruct && !blockedItem &&
+                 llvm::all_of(n->inputs(), [&](const TSValue *v) {
+                   return im.defined(v);
+                 })) {
+        // A tuple of tensors and other values (an attention's output and
+        // its None weights): its items as they are.
+        std::vector<Importer::Snapshot> tuple;
+        for (const TSValue *v : n->inputs())
+          tuple.push_back(im.snapshot(v));
+        im.tuples[n->output()] = std::move(tuple);
       } else {
         blockedValues.insert(n->output());
-        if (llvm::none_of(n->inputs(),
-                          [&](const TSValue *v) { return blockedValues.count(v); }))
+        if (!blockedItem)
           im.error(n, "a list that mixes tensors and other values");
       }
-      continue;
+      return;
+    }
+    if (kind == c10::prim::TupleIndex || kind == c10::prim::TupleUnpack) {
+      auto tuple = im.tuples.find(n->input(0));
+      if (tuple != im.tuples.end()) {
+        const std::vector<Importer::Snapshot> &items = tuple->second;
+        if (kind == c10::prim::TupleUnpack &&
+            items.size() == n->outputs().size()) {
+          for (size_t i = 0; i < items.size(); ++i)
+            im.restore(n->outputs()[i], items[i]);
+          return;
+        }
+        if (kind == c10::prim::TupleIndex && im.isKnown(n->input(1))) {
+          int64_t i = im.integer(n->input(1));
+          if (i < 0)
+            i += items.size();
+          if (i >= 0 && i < static_cast<int64_t>(items.size())) {
+            im.restore(n->output(), items[i]);
+            return;
+          }
+        }
+        im.error(n, "reads a tuple of " + std::to_string(items.size()) +
+                        " values out of range or by an index not known at "
+                        "import time");
+        for (const TSValue *v : n->outputs())
+          blockedValues.insert(v);
+        return;
+      }
+    }
+    if (kind == c10::prim::TupleIndex && im.lists.count(n->input(0)) &&
+        im.isKnown(n->input(1))) {
+      const SmallVector<Value> &items = im.lists[n->input(0)];
+      int64_t i = im.integer(n->input(1));
+      if (i < 0)
+        i += items.size();
+      if (i >= 0 && i < static_cast<int64_t>(items.size())) {
+        im.tensors[n->output()] = items[i];
+        return;
+      }
     }
     if (kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack) {
       auto it = im.lists.find(n->input());
@@ -681,16 +827,25 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
           im.error(n, "unpacks a list the importer does not know");
         for (const TSValue *v : n->outputs())
           blockedValues.insert(v);
-        continue;
+        return;
       }
       for (size_t i = 0; i < n->outputs().size(); ++i)
         im.tensors[n->outputs()[i]] = it->second[i];
-      continue;
+      return;
     }
     // An op reading what could not be imported is not reported again.
     bool blocked = llvm::any_of(n->inputs(), [&](const TSValue *v) {
       return blockedValues.count(v) > 0;
     });
+    if (kind == c10::prim::If || kind == c10::prim::Loop) {
+      bool resolved = !blocked && (kind == c10::prim::If
+                                       ? im.convertIf(n, importBlock)
+                                       : im.convertLoop(n, importBlock));
+      if (!resolved)
+        for (const TSValue *v : n->outputs())
+          blockedValues.insert(v);
+      return;
+    }
     if (blocked && !Importer::mapped(n))
       im.unsupported[n->kind().toQualString()].push_back(sourceLine(n));
     bool converted = !blocked && im.convert(n);
@@ -701,7 +856,9 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     if (!converted)
       for (const TSValue *v : n->outputs())
         blockedValues.insert(v);
-  }
+  };
+  for (TSNode *n : graph->nodes())
+    importNode(n);
 
   // Results: tensors, or a tuple of them.
   SmallVector<Value> results;
