@@ -249,6 +249,64 @@ LogicalResult convTranspose(NodeContext &ctx) {
   return success();
 }
 
+/// AveragePool with dilations (opset 19): the window sums as a depthwise
+/// convolution with a dilated kernel of ones, divided by how many of its
+/// taps fall on the input (or on the padded input, count_include_pad).
+LogicalResult dilatedAveragePool(NodeContext &ctx, Value x,
+                                 ArrayRef<int64_t> kernel, const Window &win,
+                                 bool ceil) {
+  RankedTensorType xt = typeOf(x);
+  if (!xt.hasStaticShape()) {
+    ctx.error() << "dilated average pooling needs a static input, got " << xt;
+    return failure();
+  }
+  int64_t k = kernel.size(), channels = xt.getDimSize(1);
+  SmallVector<int64_t> pads(win.pads), padded, spatial;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t in = xt.getDimSize(2 + i), span = (kernel[i] - 1) * win.dilations[i] + 1;
+    int64_t size = in + pads[i] + pads[k + i], s = win.strides[i];
+    if (size < span) {
+      ctx.error() << "the dilated window (" << span << ") is larger than "
+                  << "the padded input (" << size << ") along dimension "
+                  << 2 + i;
+      return failure();
+    }
+    int64_t out = (size - span + (ceil ? s - 1 : 0)) / s + 1;
+    // A last window may not start in the high padding alone.
+    if (ceil && (out - 1) * s >= in + pads[i])
+      --out;
+    // ceil_mode's last windows run past the padding: extra zeros.
+    pads[k + i] += std::max<int64_t>(0, (out - 1) * s + span - size);
+    padded.push_back(size);
+    spatial.push_back(in);
+  }
+  Type element = xt.getElementType();
+  auto &b = ctx.b;
+  auto windowSum = [&](Value v, ArrayRef<int64_t> p, int64_t groups) {
+    SmallVector<int64_t> shape{typeOf(v).getDimSize(1), 1};
+    shape.append(kernel.begin(), kernel.end());
+    return ctx.create<ConvOp>(
+        v, ctx.broadcastTo(ctx.scalar(element, 1), shape), Value(),
+        b.getDenseI64ArrayAttr(win.strides), b.getDenseI64ArrayAttr(p),
+        b.getDenseI64ArrayAttr(win.dilations), b.getI64IntegerAttr(groups));
+  };
+  Value sum = windowSum(x, pads, channels);
+  // Ones where a tap counts: the input, or the padded input.
+  bool includePad = ctx.getInt("count_include_pad", 0);
+  SmallVector<int64_t> onesShape{1, 1};
+  onesShape.append(includePad ? padded : spatial);
+  SmallVector<int64_t> onesPads(pads);
+  if (includePad)
+    for (int64_t i = 0; i < k; ++i) {
+      onesPads[k + i] -= win.pads[k + i];
+      onesPads[i] = 0;
+    }
+  Value count = windowSum(ctx.broadcastTo(ctx.scalar(element, 1), onesShape),
+                          onesPads, 1);
+  ctx.setOutput(0, ctx.create<DivOp>(sum, count));
+  return success();
+}
+
 template <bool isMax> LogicalResult pool(NodeContext &ctx) {
   Value x = ctx.input(0);
   RankedTensorType xt = typeOf(x);
@@ -277,10 +335,8 @@ template <bool isMax> LogicalResult pool(NodeContext &ctx) {
                          b.getBoolAttr(ceil)));
     return success();
   }
-  if (llvm::any_of(win->dilations, [](int64_t d) { return d != 1; })) {
-    ctx.error() << "dilated average pooling is not supported";
-    return failure();
-  }
+  if (llvm::any_of(win->dilations, [](int64_t d) { return d != 1; }))
+    return dilatedAveragePool(ctx, x, kernel, *win, ceil);
   ctx.setOutput(0, ctx.create<AvgPoolOp>(
                        x, b.getDenseI64ArrayAttr(kernel),
                        b.getDenseI64ArrayAttr(win->strides),
