@@ -116,14 +116,10 @@ LogicalResult ifOp(NodeContext &ctx) {
 LogicalResult loop(NodeContext &ctx) {
   std::optional<int64_t> tripCount;
   if (ctx.hasInput(0)) {
-    FailureOr<SmallVector<int64_t>> m = ctx.constantInts(0, "the trip count M");
+    FailureOr<int64_t> m = ctx.constantInt(0, "the trip count M");
     if (failed(m))
       return failure();
-    if (m->size() != 1) {
-      ctx.error() << "the trip count M must be one value";
-      return failure();
-    }
-    tripCount = std::max<int64_t>(m->front(), 0);
+    tripCount = std::max<int64_t>(*m, 0);
   }
   Type i1 = ctx.b.getI1Type(), i64 = ctx.b.getI64Type();
   Value cond = ctx.hasInput(1) ? asCondition(ctx, ctx.input(1))

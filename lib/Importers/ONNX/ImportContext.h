@@ -69,6 +69,9 @@ public:
   std::optional<reference::Tensor> constant(unsigned i);
   /// The value of `v` if it is known at import time.
   std::optional<reference::Tensor> valueOf(Value v);
+  /// Input `i` as one integer known at import time, or an error naming
+  /// `what`.
+  FailureOr<int64_t> constantInt(unsigned i, StringRef what);
   /// Input `i` as integers known at import time, or an error naming `what`.
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
 

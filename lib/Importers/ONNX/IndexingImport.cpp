@@ -225,14 +225,10 @@ LogicalResult topK(NodeContext &ctx) {
   if (ctx.opset < 10) {
     k = ctx.getInt("k", -1);
   } else {
-    FailureOr<SmallVector<int64_t>> kv = ctx.constantInts(1, "K");
+    FailureOr<int64_t> kv = ctx.constantInt(1, "K");
     if (failed(kv))
       return failure();
-    if (kv->size() != 1) {
-      ctx.error() << "K must hold one value, got " << kv->size();
-      return failure();
-    }
-    k = kv->front();
+    k = *kv;
   }
   RankedTensorType xt = typeOf(x);
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), xt.getRank());

@@ -544,11 +544,7 @@ LogicalResult lrn(NodeContext &ctx) {
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   low[1] = (size - 1) / 2;
   high[1] = size - 1 - low[1];
-  auto &b = ctx.b;
-  Value squares = ctx.create<PadOp>(
-      ctx.create<MulOp>(x, x), b.getDenseI64ArrayAttr(low),
-      b.getDenseI64ArrayAttr(high),
-      PadModeAttr::get(b.getContext(), PadMode::constant), b.getF64FloatAttr(0));
+  Value squares = ctx.padWithZeros(ctx.create<MulOp>(x, x), low, high);
   Value sum = ctx.sliceAlong(squares, 1, 0, channels);
   for (int64_t i = 1; i < size; ++i)
     sum = ctx.create<AddOp>(sum, ctx.sliceAlong(squares, 1, i, i + channels));

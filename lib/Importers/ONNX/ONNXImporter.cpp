@@ -232,6 +232,17 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
   return out;
 }
 
+FailureOr<int64_t> NodeContext::constantInt(unsigned i, StringRef what) {
+  FailureOr<SmallVector<int64_t>> v = constantInts(i, what);
+  if (failed(v))
+    return failure();
+  if (v->size() != 1) {
+    error() << what << " must hold one value, got " << v->size();
+    return failure();
+  }
+  return v->front();
+}
+
 const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
   for (const onnx::AttributeProto &a : node.attribute())
     if (a.name() == name)

@@ -391,10 +391,7 @@ LogicalResult centerCropPad(NodeContext &ctx) {
       SmallVector<int64_t> low(rank, 0), high(rank, 0);
       low[a] = (size - in) / 2;
       high[a] = size - in - low[a];
-      x = ctx.create<PadOp>(x, ctx.b.getDenseI64ArrayAttr(low),
-                            ctx.b.getDenseI64ArrayAttr(high),
-                            PadModeAttr::get(ctx.b.getContext(), PadMode::constant),
-                            ctx.b.getF64FloatAttr(0));
+      x = ctx.padWithZeros(x, low, high);
     }
   }
   ctx.setOutput(0, x);

@@ -21,18 +21,6 @@ namespace {
 /// matrix): 2^26.
 constexpr int64_t kMaxTableElements = int64_t(1) << 26;
 
-/// One integer of input `i`, known at import time.
-FailureOr<int64_t> scalarInt(NodeContext &ctx, unsigned i, StringRef what) {
-  FailureOr<SmallVector<int64_t>> v = ctx.constantInts(i, what);
-  if (failed(v))
-    return failure();
-  if (v->size() != 1) {
-    ctx.error() << what << " must hold one value, got " << v->size();
-    return failure();
-  }
-  return v->front();
-}
-
 /// One number of input `i`, known at import time.
 FailureOr<double> scalarFloat(NodeContext &ctx, unsigned i, StringRef what) {
   std::optional<reference::Tensor> t = ctx.constant(i);
@@ -59,7 +47,7 @@ FailureOr<Type> outputType(NodeContext &ctx) {
 /// Hann, Hamming and Blackman windows: a0 - a1 cos(2 pi n / N) + a2 cos(4 pi
 /// n / N), N the size (periodic) or the size - 1 (symmetric).
 template <int Kind> LogicalResult window(NodeContext &ctx) {
-  FailureOr<int64_t> size = scalarInt(ctx, 0, "size");
+  FailureOr<int64_t> size = ctx.constantInt(0, "size");
   FailureOr<Type> element = outputType(ctx);
   if (failed(size) || failed(element))
     return failure();
@@ -84,9 +72,9 @@ template <int Kind> LogicalResult window(NodeContext &ctx) {
 /// MelWeightMatrix: triangular filters between mel-spaced frequencies, as
 /// ONNX's reference computes them.
 LogicalResult melWeightMatrix(NodeContext &ctx) {
-  FailureOr<int64_t> bins = scalarInt(ctx, 0, "num_mel_bins"),
-                     dft = scalarInt(ctx, 1, "dft_length"),
-                     rate = scalarInt(ctx, 2, "sample_rate");
+  FailureOr<int64_t> bins = ctx.constantInt(0, "num_mel_bins"),
+                     dft = ctx.constantInt(1, "dft_length"),
+                     rate = ctx.constantInt(2, "sample_rate");
   FailureOr<double> lower = scalarFloat(ctx, 3, "lower_edge_hertz"),
                     upper = scalarFloat(ctx, 4, "upper_edge_hertz");
   FailureOr<Type> element = outputType(ctx);
@@ -164,11 +152,7 @@ FailureOr<Value> dft(NodeContext &ctx, Value signal, int64_t length,
   if (length > n) {
     SmallVector<int64_t> low(rank, 0), high(rank, 0);
     high[rank - 2] = length - n;
-    auto &b = ctx.b;
-    signal = ctx.create<PadOp>(signal, b.getDenseI64ArrayAttr(low),
-                               b.getDenseI64ArrayAttr(high),
-                               PadModeAttr::get(b.getContext(), PadMode::constant),
-                               b.getF64FloatAttr(0));
+    signal = ctx.padWithZeros(signal, low, high);
   }
   SmallVector<int64_t> flat(typeOf(signal).getShape().drop_back(2));
   flat.push_back(length);
@@ -217,7 +201,7 @@ LogicalResult dftOp(NodeContext &ctx) {
   if (ctx.opset >= 20) {
     given = -2;
     if (ctx.hasInput(2)) {
-      FailureOr<int64_t> a = scalarInt(ctx, 2, "axis");
+      FailureOr<int64_t> a = ctx.constantInt(2, "axis");
       if (failed(a))
         return failure();
       given = *a;
@@ -233,7 +217,7 @@ LogicalResult dftOp(NodeContext &ctx) {
   }
   int64_t length = xt.getDimSize(*axis);
   if (ctx.hasInput(1)) {
-    FailureOr<int64_t> l = scalarInt(ctx, 1, "dft_length");
+    FailureOr<int64_t> l = ctx.constantInt(1, "dft_length");
     if (failed(l))
       return failure();
     length = *l;
@@ -273,13 +257,13 @@ LogicalResult stft(NodeContext &ctx) {
                 << "got " << xt;
     return failure();
   }
-  FailureOr<int64_t> step = scalarInt(ctx, 1, "frame_step");
+  FailureOr<int64_t> step = ctx.constantInt(1, "frame_step");
   if (failed(step))
     return failure();
   Value window = ctx.hasInput(2) ? ctx.input(2) : Value();
   int64_t frameLength = -1;
   if (ctx.hasInput(3)) {
-    FailureOr<int64_t> l = scalarInt(ctx, 3, "frame_length");
+    FailureOr<int64_t> l = ctx.constantInt(3, "frame_length");
     if (failed(l))
       return failure();
     frameLength = *l;

@@ -161,7 +161,7 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
                    " iterations (loops are unrolled at import time)");
       return false;
     }
-    restore(body->inputs()[0], Snapshot{{}, {}, c10::IValue(i), c10::IValue(i)});
+    restore(body->inputs()[0], Snapshot{{}, {}, c10::IValue(i), c10::IValue(i), nullptr});
     for (size_t j = 0; j < numCarried; ++j)
       restore(body->inputs()[1 + j], state[j]);
     importBlock(body);
@@ -188,7 +188,7 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
                    "run time");
           return false;
         }
-        s = Snapshot{create<SelectOp>(active, now, before), {}, {}, s.example};
+        s = Snapshot{create<SelectOp>(active, now, before), {}, {}, s.example, nullptr};
       }
       state[j] = s;
     }

@@ -44,6 +44,14 @@ public:
     return self().template create<BroadcastToOp>(tensorType(v).clone(shape),
                                                  v);
   }
+  /// `v` with `low` and `high` zeros before and after each dimension.
+  Value padWithZeros(Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
+    auto &b = self().b;
+    return self().template create<PadOp>(
+        v, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+        PadModeAttr::get(b.getContext(), PadMode::constant),
+        b.getF64FloatAttr(0));
+  }
   /// Positions [lo, hi) of `v` along `axis`.
   Value sliceAlong(Value v, int64_t axis, int64_t lo, int64_t hi) {
     int64_t rank = tensorType(v).getRank();
