@@ -122,15 +122,14 @@ LogicalResult loop(NodeContext &ctx) {
     tripCount = std::max<int64_t>(*m, 0);
   }
   Type i1 = ctx.b.getI1Type(), i64 = ctx.b.getI64Type();
-  Value cond = ctx.hasInput(1) ? asCondition(ctx, ctx.input(1))
-                               : ctx.scalar(i1, 1);
+  Value cond =
+      ctx.hasInput(1) ? asCondition(ctx, ctx.input(1)) : ctx.scalar(i1, 1);
   unsigned numCarried = ctx.numInputs() - 2;
   SmallVector<GraphValue> carried;
   for (unsigned i = 2; i < ctx.numInputs(); ++i)
     carried.push_back(inputValue(ctx, i));
-  unsigned numScans = ctx.numOutputs() > numCarried
-                          ? ctx.numOutputs() - numCarried
-                          : 0;
+  unsigned numScans =
+      ctx.numOutputs() > numCarried ? ctx.numOutputs() - numCarried : 0;
   SmallVector<SmallVector<Value>> scans(numScans);
   // Null while the condition is known; the run-time condition once it is
   // not (later iterations keep the carried values it turned false on).
@@ -274,11 +273,11 @@ FailureOr<SmallVector<Value>> scanOnce(NodeContext &ctx,
       int64_t at = dir ? steps - 1 - t : t;
       SmallVector<int64_t> shape(typeOf(v).getShape());
       shape.erase(shape.begin() + axis);
-      in.push_back(tensorValue(ctx.reshape(ctx.sliceAlong(v, axis, at, at + 1),
-                                           shape)));
+      in.push_back(
+          tensorValue(ctx.reshape(ctx.sliceAlong(v, axis, at, at + 1), shape)));
     }
-    FailureOr<SmallVector<GraphValue>> r = ctx.importBody(
-        "body", in, (tag + "[" + std::to_string(t) + "]").str());
+    FailureOr<SmallVector<GraphValue>> r =
+        ctx.importBody("body", in, (tag + "[" + std::to_string(t) + "]").str());
     if (failed(r))
       return failure();
     if (r->size() != numOutputs ||
@@ -304,8 +303,8 @@ FailureOr<SmallVector<Value>> scanOnce(NodeContext &ctx,
   for (unsigned k = 0; k < numScans; ++k) {
     if ((*outDirs)[k])
       std::reverse(outs[k].begin(), outs[k].end());
-    FailureOr<Value> v = stack(ctx, outs[k], (*outAxes)[k],
-                               "scan output #" + std::to_string(k));
+    FailureOr<Value> v =
+        stack(ctx, outs[k], (*outAxes)[k], "scan output #" + std::to_string(k));
     if (failed(v))
       return failure();
     results.push_back(*v);
@@ -333,7 +332,8 @@ LogicalResult scan(NodeContext &ctx) {
       ctx.error() << "input #" << i << " must be a tensor of static shape";
       return failure();
     }
-    (static_cast<int64_t>(i - first) < numStates ? states : inputs).push_back(v);
+    (static_cast<int64_t>(i - first) < numStates ? states : inputs)
+        .push_back(v);
   }
   if (first == 0) {
     FailureOr<SmallVector<Value>> r =

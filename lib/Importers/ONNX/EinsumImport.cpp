@@ -89,8 +89,8 @@ void takeDiagonals(NodeContext &ctx, Term &t) {
       for (int64_t k = 0; k < n; ++k)
         diagonal.push_back(k * (n + 1));
       t.value = ctx.create<GatherOp>(
-          ctx.reshape(v, shape),
-          ctx.constantInts(diagonal, ctx.b.getI64Type()), rank - 2);
+          ctx.reshape(v, shape), ctx.constantInts(diagonal, ctx.b.getI64Type()),
+          rank - 2);
       t.labels = labels;
       i = static_cast<size_t>(-1); // start over
       break;
@@ -225,10 +225,10 @@ LogicalResult einsum(NodeContext &ctx) {
   }
   SmallVector<Label> output;
   if (explicitOutput) {
-    FailureOr<SmallVector<Label>> labels =
-        parseTerm(ctx, rhs, ellipsisRank + int64_t(rhs.size()) -
-                                (rhs.contains("...") ? 3 : 0),
-                  ellipsisRank);
+    FailureOr<SmallVector<Label>> labels = parseTerm(
+        ctx, rhs,
+        ellipsisRank + int64_t(rhs.size()) - (rhs.contains("...") ? 3 : 0),
+        ellipsisRank);
     if (failed(labels))
       return failure();
     output = *labels;

@@ -69,7 +69,8 @@ Value linearize(NodeContext &ctx, Value indices, ArrayRef<int64_t> dims) {
   Type i64 = ctx.b.getI64Type();
   Value sizes = ctx.constantInts(dims, i64);
   Value wrapped = wrapNegative(ctx, indices, sizes);
-  Value scaled = ctx.create<MulOp>(wrapped, ctx.constantInts(stridesOf(dims), i64));
+  Value scaled =
+      ctx.create<MulOp>(wrapped, ctx.constantInts(stridesOf(dims), i64));
   return ctx.reduce<ReduceSumOp>(scaled, {typeOf(indices).getRank() - 1},
                                  /*keepdims=*/false);
 }
@@ -78,7 +79,8 @@ LogicalResult gatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   if (!staticShapes(ctx, {data, indices}))
     return failure();
-  ArrayRef<int64_t> ds = typeOf(data).getShape(), is = typeOf(indices).getShape();
+  ArrayRef<int64_t> ds = typeOf(data).getShape(),
+                    is = typeOf(indices).getShape();
   int64_t b = ctx.getInt("batch_dims", 0), r = ds.size(), q = is.size();
   if (b < 0 || b >= std::min(r, q) || q < 1) {
     ctx.error() << "batch_dims " << b << " must be in [0, min(rank(data), "
@@ -103,7 +105,8 @@ LogicalResult gatherND(NodeContext &ctx) {
   Value offsets = ctx.create<MulOp>(iota(ctx, {batch, perBatch}, 0),
                                     ctx.scalar(ctx.b.getI64Type(), block));
   linear = ctx.reshape(
-      ctx.create<AddOp>(ctx.reshape(linear, {batch, perBatch}), offsets), outer);
+      ctx.create<AddOp>(ctx.reshape(linear, {batch, perBatch}), offsets),
+      outer);
   ctx.setOutput(0, ctx.create<GatherOp>(flat, linear, 0));
   return success();
 }
@@ -123,22 +126,24 @@ FailureOr<Value> scatterFlat(NodeContext &ctx, Value flat, Value linear,
                 << "' is not supported (supported: none, add, mul, max, min)";
     return failure();
   }
-  return ctx.create<ScatterOp>(flat, linear, updates, ctx.b.getI64IntegerAttr(0),
-                               ScatterCombineAttr::get(ctx.b.getContext(),
-                                                       *combine));
+  return ctx.create<ScatterOp>(
+      flat, linear, updates, ctx.b.getI64IntegerAttr(0),
+      ScatterCombineAttr::get(ctx.b.getContext(), *combine));
 }
 
 LogicalResult scatterND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
   if (!staticShapes(ctx, {data, indices, updates}))
     return failure();
-  ArrayRef<int64_t> ds = typeOf(data).getShape(), is = typeOf(indices).getShape();
+  ArrayRef<int64_t> ds = typeOf(data).getShape(),
+                    is = typeOf(indices).getShape();
   int64_t r = ds.size(), q = is.size();
   int64_t k = q ? is.back() : 0;
   SmallVector<int64_t> expected(is.drop_back());
   if (k >= 1 && k <= r)
     expected.append(ds.begin() + k, ds.end());
-  if (q < 1 || k < 1 || k > r || typeOf(updates).getShape() != ArrayRef(expected)) {
+  if (q < 1 || k < 1 || k > r ||
+      typeOf(updates).getShape() != ArrayRef(expected)) {
     ctx.error() << "indices " << typeOf(indices) << " and updates "
                 << typeOf(updates) << " do not fit data " << typeOf(data)
                 << " (updates must be indices.shape[:-1] + data.shape[k:])";
@@ -152,8 +157,8 @@ LogicalResult scatterND(NodeContext &ctx) {
   updShape.append(rest.begin(), rest.end());
   Value linear = linearize(ctx, ctx.cast(indices, ctx.b.getI64Type()), indexed);
   FailureOr<Value> out =
-      scatterFlat(ctx, ctx.reshape(data, flatShape), ctx.reshape(linear, {count}),
-                  ctx.reshape(updates, updShape));
+      scatterFlat(ctx, ctx.reshape(data, flatShape),
+                  ctx.reshape(linear, {count}), ctx.reshape(updates, updShape));
   if (failed(out))
     return failure();
   ctx.setOutput(0, ctx.reshape(*out, ds));
@@ -166,13 +171,14 @@ LogicalResult scatterElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
   if (!staticShapes(ctx, {data, indices, updates}))
     return failure();
-  ArrayRef<int64_t> ds = typeOf(data).getShape(), is = typeOf(indices).getShape();
+  ArrayRef<int64_t> ds = typeOf(data).getShape(),
+                    is = typeOf(indices).getShape();
   int64_t r = ds.size();
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0), r);
   if (failed(axis))
     return failure();
-  bool fits = static_cast<int64_t>(is.size()) == r &&
-              typeOf(updates).getShape() == is;
+  bool fits =
+      static_cast<int64_t>(is.size()) == r && typeOf(updates).getShape() == is;
   for (int64_t d = 0; fits && d < r; ++d)
     fits = d == *axis || is[d] <= ds[d];
   if (!fits) {
@@ -183,12 +189,14 @@ LogicalResult scatterElements(NodeContext &ctx) {
   }
   Type i64 = ctx.b.getI64Type();
   SmallVector<int64_t> strides = stridesOf(ds);
-  Value idx = wrapNegative(ctx, ctx.cast(indices, i64), ctx.scalar(i64, ds[*axis]));
+  Value idx =
+      wrapNegative(ctx, ctx.cast(indices, i64), ctx.scalar(i64, ds[*axis]));
   Value linear = ctx.create<MulOp>(idx, ctx.scalar(i64, strides[*axis]));
   for (int64_t d = 0; d < r; ++d)
     if (d != *axis)
       linear = ctx.create<AddOp>(
-          linear, ctx.create<MulOp>(iota(ctx, is, d), ctx.scalar(i64, strides[d])));
+          linear,
+          ctx.create<MulOp>(iota(ctx, is, d), ctx.scalar(i64, strides[d])));
   int64_t count = product(is);
   FailureOr<Value> out =
       scatterFlat(ctx, ctx.reshape(data, {product(ds)}),
@@ -231,7 +239,8 @@ LogicalResult topK(NodeContext &ctx) {
     k = *kv;
   }
   RankedTensorType xt = typeOf(x);
-  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), xt.getRank());
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", -1), xt.getRank());
   if (failed(axis))
     return failure();
   int64_t n = xt.getDimSize(*axis);
@@ -251,8 +260,8 @@ LogicalResult topK(NodeContext &ctx) {
   auto [last, back] = axisLast(ctx, x, *axis);
   SmallVector<int64_t> shape(typeOf(last).getShape());
   SmallVector<int64_t> colShape(shape), rowShape(shape);
-  colShape.push_back(1);                       // [..., n(i), 1]
-  rowShape.insert(rowShape.end() - 1, 1);      // [..., 1, n(j)]
+  colShape.push_back(1);                  // [..., n(i), 1]
+  rowShape.insert(rowShape.end() - 1, 1); // [..., 1, n(j)]
   Value xi = ctx.reshape(last, colShape), xj = ctx.reshape(last, rowShape);
   Value better = ctx.create<CompareOp>(
       largest ? CompareDirection::gt : CompareDirection::lt, xj, xi);
@@ -265,19 +274,22 @@ LogicalResult topK(NodeContext &ctx) {
     better = ctx.create<OrOp>(better, nanFirst);
     equal = ctx.create<OrOp>(equal, ctx.create<AndOp>(nanI, nanJ));
   }
-  Value earlier = ctx.create<CompareOp>(CompareDirection::lt, iota(ctx, {n, n}, 1),
-                                        iota(ctx, {n, n}, 0));
+  Value earlier = ctx.create<CompareOp>(
+      CompareDirection::lt, iota(ctx, {n, n}, 1), iota(ctx, {n, n}, 0));
   Value before = ctx.create<OrOp>(better, ctx.create<AndOp>(equal, earlier));
   Type i64 = ctx.b.getI64Type();
-  Value rank = ctx.reduce<ReduceSumOp>(ctx.cast(before, i64), {int64_t(shape.size())},
-                                       /*keepdims=*/true); // [..., n, 1]
+  Value rank =
+      ctx.reduce<ReduceSumOp>(ctx.cast(before, i64), {int64_t(shape.size())},
+                              /*keepdims=*/true); // [..., n, 1]
   // position r of the result reads the element ranked r.
   Value hit = ctx.create<CompareOp>(CompareDirection::eq, rank,
                                     iota(ctx, {1, k}, 1)); // [..., n, k]
-  Value picked = ctx.create<SelectOp>(hit, iota(ctx, {n, 1}, 0), ctx.scalar(i64, 0));
+  Value picked =
+      ctx.create<SelectOp>(hit, iota(ctx, {n, 1}, 0), ctx.scalar(i64, 0));
   Value order = ctx.reduce<ReduceSumOp>(picked, {int64_t(shape.size()) - 1},
                                         /*keepdims=*/false); // [..., k]
-  Value values = ctx.create<GatherElementsOp>(last, order, int64_t(shape.size()) - 1);
+  Value values =
+      ctx.create<GatherElementsOp>(last, order, int64_t(shape.size()) - 1);
   bool moved = *axis != xt.getRank() - 1;
   ctx.setOutput(0, moved ? ctx.transpose(values, back) : values);
   ctx.setOutput(1, moved ? ctx.transpose(order, back) : order);
@@ -291,7 +303,8 @@ LogicalResult reverseSequence(NodeContext &ctx) {
   if (!staticShapes(ctx, {x, lens}))
     return failure();
   RankedTensorType xt = typeOf(x);
-  int64_t batchAxis = ctx.getInt("batch_axis", 1), timeAxis = ctx.getInt("time_axis", 0);
+  int64_t batchAxis = ctx.getInt("batch_axis", 1),
+          timeAxis = ctx.getInt("time_axis", 0);
   if (xt.getRank() < 2 || !((batchAxis == 0 && timeAxis == 1) ||
                             (batchAxis == 1 && timeAxis == 0))) {
     ctx.error() << "batch_axis and time_axis must be 0 and 1 (either way) of "
@@ -301,7 +314,8 @@ LogicalResult reverseSequence(NodeContext &ctx) {
   }
   int64_t batch = xt.getDimSize(batchAxis);
   if (typeOf(lens).getShape() != ArrayRef<int64_t>{batch}) {
-    ctx.error() << "sequence_lens must be [" << batch << "], got " << typeOf(lens);
+    ctx.error() << "sequence_lens must be [" << batch << "], got "
+                << typeOf(lens);
     return failure();
   }
   Type i64 = ctx.b.getI64Type();
@@ -309,7 +323,8 @@ LogicalResult reverseSequence(NodeContext &ctx) {
   lensShape[batchAxis] = batch;
   Value len = ctx.reshape(ctx.cast(lens, i64), lensShape);
   Value t = iota(ctx, xt.getShape(), timeAxis);
-  Value reversed = ctx.create<SubOp>(ctx.create<SubOp>(len, ctx.scalar(i64, 1)), t);
+  Value reversed =
+      ctx.create<SubOp>(ctx.create<SubOp>(len, ctx.scalar(i64, 1)), t);
   Value inside = ctx.create<CompareOp>(CompareDirection::lt, t, len);
   Value source = ctx.create<SelectOp>(inside, reversed, t);
   ctx.setOutput(0, ctx.create<GatherElementsOp>(x, source, timeAxis));
@@ -394,7 +409,8 @@ LogicalResult unique(NodeContext &ctx) {
   int64_t axis = 0;
   reference::Tensor data = hasAxis ? *x : x->reshaped({x->getNumElements()});
   if (hasAxis) {
-    FailureOr<int64_t> a = ctx.normalizeAxis(ctx.getInt("axis", 0), x->getRank());
+    FailureOr<int64_t> a =
+        ctx.normalizeAxis(ctx.getInt("axis", 0), x->getRank());
     if (failed(a))
       return failure();
     axis = *a;
@@ -420,8 +436,8 @@ LogicalResult unique(NodeContext &ctx) {
       firsts.push_back(i);
     inverse[i] = it->second;
   }
-  SmallVector<int64_t> order =
-      llvm::to_vector(llvm::seq<int64_t>(0, static_cast<int64_t>(firsts.size())));
+  SmallVector<int64_t> order = llvm::to_vector(
+      llvm::seq<int64_t>(0, static_cast<int64_t>(firsts.size())));
   if (ctx.getInt("sorted", 1))
     llvm::sort(order, [&](int64_t a, int64_t b) {
       return keys[firsts[a]] < keys[firsts[b]];
@@ -454,7 +470,8 @@ LogicalResult maxUnpool(NodeContext &ctx) {
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank(), spatial = rank - 2;
   SmallVector<int64_t> kernel = ctx.getInts("kernel_shape"),
-                       strides = ctx.getInts("strides"), pads = ctx.getInts("pads");
+                       strides = ctx.getInts("strides"),
+                       pads = ctx.getInts("pads");
   if (strides.empty())
     strides.assign(spatial, 1);
   if (pads.empty())
@@ -501,11 +518,11 @@ LogicalResult maxUnpool(NodeContext &ctx) {
     SmallVector<int64_t> from = stridesOf(inferred), to = stridesOf(shape);
     Value linear = ctx.scalar(i64, 0);
     for (int64_t d = 0; d < rank; ++d) {
-      Value coord = ctx.create<RemOp>(
-          ctx.create<DivOp>(at, ctx.scalar(i64, from[d])),
-          ctx.scalar(i64, inferred[d]));
-      linear = ctx.create<AddOp>(linear,
-                                 ctx.create<MulOp>(coord, ctx.scalar(i64, to[d])));
+      Value coord =
+          ctx.create<RemOp>(ctx.create<DivOp>(at, ctx.scalar(i64, from[d])),
+                            ctx.scalar(i64, inferred[d]));
+      linear = ctx.create<AddOp>(
+          linear, ctx.create<MulOp>(coord, ctx.scalar(i64, to[d])));
     }
     at = linear;
   }
@@ -555,11 +572,13 @@ LogicalResult nonMaxSuppression(NodeContext &ctx) {
     return std::array<double, 4>{std::min(v[0], v[2]), std::min(v[1], v[3]),
                                  std::max(v[0], v[2]), std::max(v[1], v[3])};
   };
-  auto iou = [&](const std::array<double, 4> &a, const std::array<double, 4> &b) {
+  auto iou = [&](const std::array<double, 4> &a,
+                 const std::array<double, 4> &b) {
     double ih = std::min(a[2], b[2]) - std::max(a[0], b[0]);
     double iw = std::min(a[3], b[3]) - std::max(a[1], b[1]);
     double inter = std::max(ih, 0.0) * std::max(iw, 0.0);
-    double areaA = (a[2] - a[0]) * (a[3] - a[1]), areaB = (b[2] - b[0]) * (b[3] - b[1]);
+    double areaA = (a[2] - a[0]) * (a[3] - a[1]),
+           areaB = (b[2] - b[0]) * (b[3] - b[1]);
     double uni = areaA + areaB - inter;
     return inter <= 0 || uni <= 0 ? 0.0 : inter / uni;
   };

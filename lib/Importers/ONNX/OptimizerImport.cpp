@@ -90,7 +90,8 @@ LogicalResult momentum(NodeContext &ctx) {
     return failure();
   std::string mode = ctx.getString("mode", "standard");
   if (mode != "standard" && mode != "nesterov") {
-    ctx.error() << "mode '" << mode << "' is not supported (standard, nesterov)";
+    ctx.error() << "mode '" << mode
+                << "' is not supported (standard, nesterov)";
     return failure();
   }
   Math m{ctx, ctx.inputType(2).getElementType()};
@@ -101,8 +102,8 @@ LogicalResult momentum(NodeContext &ctx) {
   Value betaNow = ctx.create<SelectOp>(first, m.c(beta), m.c(1));
   for (int64_t i = 0; i < *n; ++i) {
     Value x = ctx.input(2 + i), g = m.regularized(x, ctx.input(2 + *n + i));
-    Value v = m.add(m.mul(m.c(alpha), ctx.input(2 + 2 * *n + i)),
-                    m.mul(betaNow, g));
+    Value v =
+        m.add(m.mul(m.c(alpha), ctx.input(2 + 2 * *n + i)), m.mul(betaNow, g));
     Value step = mode == "standard" ? v : m.add(g, m.mul(m.c(alpha), v));
     maybeSet(ctx, i, m.sub(x, m.mul(r, step)));
     maybeSet(ctx, *n + i, v);
@@ -121,8 +122,8 @@ LogicalResult adam(NodeContext &ctx) {
   Value r = m.scalarInput(0), t = m.scalarInput(1);
   // Bias correction from the second update on (T > 0).
   Value corrected = m.div(
-      m.mul(r, ctx.create<SqrtOp>(
-                   m.sub(m.c(1), ctx.create<PowOp>(m.c(beta), t)))),
+      m.mul(r,
+            ctx.create<SqrtOp>(m.sub(m.c(1), ctx.create<PowOp>(m.c(beta), t)))),
       m.sub(m.c(1), ctx.create<PowOp>(m.c(alpha), t)));
   Value later = ctx.create<CompareOp>(CompareDirection::gt, t, m.c(0));
   Value rate = ctx.create<SelectOp>(later, corrected, r);

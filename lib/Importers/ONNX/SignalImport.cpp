@@ -171,7 +171,8 @@ FailureOr<Value> dft(NodeContext &ctx, Value signal, int64_t length,
     Value im = part(1);
     Value imCos = ctx.create<MatmulOp>(im, cosM);
     Value imSin = ctx.create<MatmulOp>(im, sinM);
-    real = inverse ? ctx.create<SubOp>(real, imSin) : ctx.create<AddOp>(real, imSin);
+    real = inverse ? ctx.create<SubOp>(real, imSin)
+                   : ctx.create<AddOp>(real, imSin);
     imag = ctx.create<AddOp>(imag, imCos);
   }
   if (inverse) {
@@ -292,8 +293,8 @@ LogicalResult stft(NodeContext &ctx) {
   Value framed = ctx.create<GatherOp>(x, ctx.constantTensor(at), 1);
   if (window)
     framed = ctx.create<MulOp>(
-        framed, ctx.reshape(ctx.cast(window, xt.getElementType()),
-                            {frameLength, 1}));
+        framed,
+        ctx.reshape(ctx.cast(window, xt.getElementType()), {frameLength, 1}));
   bool onesided = ctx.getInt("onesided", 1);
   FailureOr<Value> y = dft(ctx, framed, frameLength,
                            onesided ? frameLength / 2 + 1 : frameLength, false);

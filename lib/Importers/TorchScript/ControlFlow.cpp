@@ -118,9 +118,10 @@ bool Importer::convertIf(TSNode *n, const BlockImporter &importBlock) {
   SmallVector<Value> a = results(yes), b = results(no);
   for (size_t i = 0; i < n->outputs().size(); ++i) {
     if (!a[i] || !b[i] || a[i].getType() != b[i].getType()) {
-      error(n, "result " + std::to_string(i) + " must be a tensor of one "
-               "type in both branches when the condition is known only at "
-               "run time");
+      error(n, "result " + std::to_string(i) +
+                   " must be a tensor of one "
+                   "type in both branches when the condition is known only at "
+                   "run time");
       return false;
     }
     tensors[n->outputs()[i]] = create<SelectOp>(cond, a[i], b[i]);
@@ -161,7 +162,8 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
                    " iterations (loops are unrolled at import time)");
       return false;
     }
-    restore(body->inputs()[0], Snapshot{{}, {}, c10::IValue(i), c10::IValue(i), nullptr});
+    restore(body->inputs()[0],
+            Snapshot{{}, {}, c10::IValue(i), c10::IValue(i), nullptr});
     for (size_t j = 0; j < numCarried; ++j)
       restore(body->inputs()[1 + j], state[j]);
     importBlock(body);
@@ -183,12 +185,14 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
         Value now = tensor(body->outputs()[1 + j]);
         Value before = tensor(body->inputs()[1 + j]);
         if (!now || !before || now.getType() != before.getType()) {
-          error(n, "carried value " + std::to_string(j) + " must be a "
-                   "tensor of one type when the condition is known only at "
-                   "run time");
+          error(n, "carried value " + std::to_string(j) +
+                       " must be a "
+                       "tensor of one type when the condition is known only at "
+                       "run time");
           return false;
         }
-        s = Snapshot{create<SelectOp>(active, now, before), {}, {}, s.example, nullptr};
+        s = Snapshot{
+            create<SelectOp>(active, now, before), {}, {}, s.example, nullptr};
       }
       state[j] = s;
     }
