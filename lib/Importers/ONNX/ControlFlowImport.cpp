@@ -11,14 +11,13 @@
 
 #include "ImportContext.h"
 
+#include "ober/Importers/ImportLimits.h"
+
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::onnx_import;
 
 namespace {
-
-/// Iterations an unrolled Loop, Scan or SequenceMap may have.
-constexpr int64_t kMaxIterations = 4096;
 
 GraphValue tensorValue(Value v) { return {v, std::nullopt}; }
 
@@ -151,8 +150,8 @@ LogicalResult loop(NodeContext &ctx) {
         active = cond;
       }
     }
-    if (i >= kMaxIterations) {
-      ctx.error() << "runs more than " << kMaxIterations
+    if (i >= kMaxUnrolledIterations) {
+      ctx.error() << "runs more than " << kMaxUnrolledIterations
                   << " iterations (unrolled at import time)";
       return failure();
     }
@@ -258,9 +257,9 @@ FailureOr<SmallVector<Value>> scanOnce(NodeContext &ctx,
     }
     steps = n;
   }
-  if (steps > kMaxIterations) {
+  if (steps > kMaxUnrolledIterations) {
     ctx.error() << "scans " << steps << " steps; supported up to "
-                << kMaxIterations << " (unrolled at import time)";
+                << kMaxUnrolledIterations << " (unrolled at import time)";
     return failure();
   }
   unsigned numScans = numOutputs - states.size();

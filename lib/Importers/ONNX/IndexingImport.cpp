@@ -561,6 +561,13 @@ LogicalResult nonMaxSuppression(NodeContext &ctx) {
   }
   bool center = ctx.getInt("center_point_box", 0);
   int64_t batches = bs[0], count = bs[1], classes = ss[1];
+  if (batches * classes * count * count > kMaxPairwiseElements) {
+    ctx.error() << "compares up to " << count << " boxes pairwise per batch "
+                << "and class (" << batches << " x " << classes
+                << "): supported up to " << kMaxPairwiseElements
+                << " comparisons";
+    return failure();
+  }
   // Corners (y1, x1, y2, x2), ordered, of box i of batch b.
   auto corners = [&](int64_t b, int64_t i) {
     std::array<double, 4> v;

@@ -13,6 +13,7 @@
 #include "ober/Dialect/Ober/IR/OberBuilders.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
+#include "ober/Importers/ImportLimits.h"
 #include "ober/Reference/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -118,6 +119,8 @@ private:
 
   /// What labels of nodes in a body start with ("Loop #3/body/").
   std::string labelPrefix;
+  /// Nodes converted so far, each unrolled iteration's again.
+  int64_t importedNodes = 0;
 };
 
 } // namespace mlir::ober::onnx_import
@@ -566,6 +569,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
   std::string label = labelPrefix + nodeLabel(node, index);
   Location loc = NameLoc::get(builder.getStringAttr(label), fileLoc());
   NodeContext ctx(*this, node, opset, loc, label);
+  if (++importedNodes > kMaxImportedNodes) {
+    ctx.error() << "the model unrolls to more than " << kMaxImportedNodes
+                << " nodes (control flow is unrolled at import time)";
+    return failure();
+  }
   std::string arity = checkArity(node, opset);
   if (!arity.empty()) {
     ctx.error() << arity;

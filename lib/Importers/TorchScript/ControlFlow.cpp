@@ -12,16 +12,13 @@
 
 #include "Importer.h"
 
+#include "ober/Importers/ImportLimits.h"
+
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::torchscript;
-
-namespace {
-/// Iterations an unrolled loop may have.
-constexpr int64_t kMaxIterations = 4096;
-} // namespace
 
 Importer::Snapshot Importer::snapshot(const TSValue *v) {
   Snapshot s;
@@ -157,8 +154,8 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
     }
   }
   for (int64_t i = 0; i < trips && (active || *go); ++i) {
-    if (i >= kMaxIterations) {
-      error(n, "runs more than " + std::to_string(kMaxIterations) +
+    if (i >= kMaxUnrolledIterations) {
+      error(n, "runs more than " + std::to_string(kMaxUnrolledIterations) +
                    " iterations (loops are unrolled at import time)");
       return false;
     }

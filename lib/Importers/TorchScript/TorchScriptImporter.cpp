@@ -14,6 +14,7 @@
 #include "Importer.h"
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Importers/ImportLimits.h"
 #include "ober/Runtime/Weights.h"
 
 #include "mlir/IR/Verifier.h"
@@ -602,7 +603,17 @@ mlir::ober::importTorchScriptFile(StringRef path, MLIRContext &context,
     for (TSNode *n : block->nodes())
       importNode(n);
   };
+  int64_t importedNodes = 0;
   importNode = [&](TSNode *n) {
+    if (++importedNodes == kMaxImportedNodes + 1)
+      im.error(n, "the module unrolls to more than " +
+                      std::to_string(kMaxImportedNodes) +
+                      " nodes (loops are unrolled at import time)");
+    if (importedNodes > kMaxImportedNodes) {
+      for (const TSValue *v : n->outputs())
+        blockedValues.insert(v);
+      return;
+    }
     std::string where = sourceLine(n);
     im.loc = where.empty()
                  ? fileLoc
