@@ -250,7 +250,8 @@ LogicalResult topK(NodeContext &ctx) {
     return failure();
   }
   int64_t rows = xt.getNumElements() / std::max<int64_t>(n, 1);
-  if (rows * n * n > kMaxPairwiseElements) {
+  if (n > 0 && (n > kMaxPairwiseElements / n ||
+                rows > kMaxPairwiseElements / (n * n))) {
     ctx.error() << "TopK compares every pair of the " << n << " elements along "
                 << "axis " << *axis << " (" << rows << " rows): supported up "
                 << "to " << kMaxPairwiseElements << " comparisons";
@@ -469,6 +470,10 @@ LogicalResult maxUnpool(NodeContext &ctx) {
     return failure();
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank(), spatial = rank - 2;
+  if (spatial < 1) {
+    ctx.error() << "needs an [N, C, D...] input, got " << xt;
+    return failure();
+  }
   SmallVector<int64_t> kernel = ctx.getInts("kernel_shape"),
                        strides = ctx.getInts("strides"),
                        pads = ctx.getInts("pads");

@@ -82,8 +82,8 @@ LogicalResult melWeightMatrix(NodeContext &ctx) {
       failed(upper) || failed(element))
     return failure();
   int64_t spectrum = *dft / 2 + 1;
-  if (*bins < 1 || *dft < 1 || *rate < 1 ||
-      *bins * spectrum > kMaxTableElements) {
+  if (*bins < 1 || *dft < 1 || *rate < 1 || *bins > kMaxTableElements ||
+      spectrum > kMaxTableElements / *bins) {
     ctx.error() << "num_mel_bins, dft_length and sample_rate must be positive "
                 << "(and the matrix at most " << kMaxTableElements
                 << " entries), got " << *bins << ", " << *dft << ", " << *rate;
@@ -141,7 +141,7 @@ FailureOr<Value> dft(NodeContext &ctx, Value signal, int64_t length,
                 << "2 (complex), got " << st;
     return failure();
   }
-  if (length * bins > kMaxTableElements) {
+  if (length > kMaxTableElements / std::max<int64_t>(bins, 1)) {
     ctx.error() << "a transform of length " << length << " needs a matrix of "
                 << length * bins << " entries (supported up to "
                 << kMaxTableElements << ")";
@@ -285,6 +285,11 @@ LogicalResult stft(NodeContext &ctx) {
     return failure();
   }
   int64_t frames = (length - frameLength) / *step + 1;
+  if (frames > kMaxTableElements / frameLength) {
+    ctx.error() << frames << " frames of " << frameLength << " samples are "
+                << "more than " << kMaxTableElements << " positions";
+    return failure();
+  }
   reference::Tensor at(ctx.b.getI64Type(), {frames, frameLength});
   for (int64_t f = 0; f < frames; ++f)
     for (int64_t i = 0; i < frameLength; ++i)
