@@ -25,12 +25,38 @@
 
 #include <torch/script.h>
 
+#include <cctype>
+
 namespace {
+
+/// Whether `source` subscripts something with nothing (`b[]`, `f()[ ]`):
+/// libtorch 1.13's script compiler dereferences a null pointer on it (a
+/// crash in libtorch, before the importer sees anything), so such sources
+/// are skipped. An empty list (`x = []`) is fine.
+bool hasEmptySubscript(const std::string &source) {
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] != '[')
+      continue;
+    size_t close = source.find_first_not_of(" \t", i + 1);
+    if (close == std::string::npos || source[close] != ']')
+      continue;
+    size_t before = source.find_last_not_of(" \t", i == 0 ? 0 : i - 1);
+    if (i > 0 && before != std::string::npos) {
+      char c = source[before];
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+          c == ')' || c == ']')
+        return true;
+    }
+  }
+  return false;
+}
 
 /// The module the fuzzer's source defines, saved to `path`; false when
 /// TorchScript does not compile it.
 bool saveModule(const std::string &path, const std::string &source,
                 const std::string &inputs) {
+  if (hasEmptySubscript(source))
+    return false;
   try {
     torch::jit::Module m("__torch__.Fuzz");
     torch::manual_seed(0);

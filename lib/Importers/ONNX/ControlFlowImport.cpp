@@ -349,7 +349,15 @@ LogicalResult scan(NodeContext &ctx) {
                 << "the whole sequence)";
     return failure();
   }
-  int64_t batch = typeOf(inputs.front()).getDimSize(0);
+  int64_t batch = typeOf(inputs.front()).getRank() >= 1
+                      ? typeOf(inputs.front()).getDimSize(0)
+                      : -1;
+  for (Value v : llvm::concat<Value>(states, inputs))
+    if (typeOf(v).getRank() < 1 || typeOf(v).getDimSize(0) != batch) {
+      ctx.error() << "at opset 8 every state and scan input has the batch "
+                  << "dimension first, of one size; got " << typeOf(v);
+      return failure();
+    }
   SmallVector<SmallVector<Value>> perOutput(ctx.numOutputs());
   for (int64_t b = 0; b < batch; ++b) {
     auto entry = [&](Value v) {

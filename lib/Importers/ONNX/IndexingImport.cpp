@@ -139,7 +139,9 @@ LogicalResult scatterND(NodeContext &ctx) {
                     is = typeOf(indices).getShape();
   int64_t r = ds.size(), q = is.size();
   int64_t k = q ? is.back() : 0;
-  SmallVector<int64_t> expected(is.drop_back());
+  SmallVector<int64_t> expected;
+  if (q >= 1)
+    expected.append(is.begin(), is.end() - 1);
   if (k >= 1 && k <= r)
     expected.append(ds.begin() + k, ds.end());
   if (q < 1 || k < 1 || k > r ||

@@ -122,8 +122,10 @@ bool Importer::convertIf(TSNode *n, const BlockImporter &importBlock) {
       return false;
     }
     tensors[n->outputs()[i]] = create<SelectOp>(cond, a[i], b[i]);
-    // Either branch's example value gives the result's type.
-    if (examples[i])
+    // Either branch's example tensor gives the result's type; a number or
+    // bool the branches give is chosen by the data, so it has no example
+    // (nothing may take it as known).
+    if (examples[i] && examples[i]->isTensor())
       example[n->outputs()[i]] = *examples[i];
   }
   return true;
@@ -145,6 +147,11 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
   // Null while the condition is known; the run-time condition once not.
   Value active;
   std::optional<bool> go = knownCondition(*this, n->inputs()[1]);
+  bool whileLoop = trips == std::numeric_limits<int64_t>::max();
+  if (!go && whileLoop) {
+    error(n, "a while loop's condition must be known at import time");
+    return false;
+  }
   if (!go) {
     active = runtimeCondition(*this, n->inputs()[1]);
     if (!active) {
@@ -169,7 +176,7 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
         return false; // reported where it failed
     std::optional<bool> next = knownCondition(*this, body->outputs()[0]);
     if (!active && !next) {
-      if (trips == std::numeric_limits<int64_t>::max()) {
+      if (whileLoop) {
         error(n, "a while loop's condition must be known at import time");
         return false;
       }

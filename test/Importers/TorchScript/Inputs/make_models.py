@@ -90,3 +90,38 @@ torch.jit.save(torch.jit.script(Mixed()), os.path.join(out, "mixed.pt"),
                              '[{"shape": [2, 6], "dtype": "float16"}]'})
 with open(os.path.join(out, "junk.pt"), "w") as f:
     f.write("not a zip archive")
+
+
+class DataWhile(torch.nn.Module):
+    """A while loop whose condition follows from the data: not unrolled."""
+
+    def forward(self, x):
+        while bool(x.sum() < 100):
+            x = x * 2
+        return x
+
+
+class Runaway(torch.nn.Module):
+    """Nested loops unrolling to 4000 x 4000 bodies: stopped by the budget."""
+
+    def forward(self, x):
+        for i in range(4000):
+            for j in range(4000):
+                x = x + 1
+        return x
+
+
+class Branches(torch.nn.Module):
+    """An `if` on the data whose branches give different shapes."""
+
+    def forward(self, x):
+        if bool(x.mean() > 0):
+            return x
+        return x.sum(0)
+
+
+for name, module in (("datawhile", DataWhile()), ("runaway", Runaway()),
+                     ("branches", Branches())):
+    torch.jit.save(torch.jit.script(module), os.path.join(out, name + ".pt"),
+                   _extra_files={"ober_inputs.json":
+                                 '[{"shape": [2, 3], "dtype": "float32"}]'})
