@@ -124,20 +124,31 @@ def npy_value(value, elem_type):
     return value
 
 
-def prepare_inputs(data_set, inputs_info, tmp):
-    """The data set's inputs as .npy files ([--input, path] ...), or
-    (None, why) when ober takes no such input. A sequence input is its
-    tensors, one --input each, and --onnx-sequence-length gives their
-    number."""
-    inputs = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
-                    key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+def data_set_inputs(data_set):
+    """The data set's input values (a tensor, or a list of tensors for a
+    sequence), in order."""
+    paths = sorted(glob.glob(os.path.join(data_set, "input_*.pb")),
+                   key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+    return [load_value(p) for p in paths]
+
+
+SEQUENCE_FLAG = "--onnx-sequence-length="
+
+
+def sequence_flags(values, inputs_info):
+    """--onnx-sequence-length=NAME=N for each sequence among `values`."""
+    return [f"{SEQUENCE_FLAG}{inputs_info[i][0] if i < len(inputs_info) else ''}"
+            f"={len(v)}" for i, v in enumerate(values) if isinstance(v, list)]
+
+
+def prepare_inputs(values, inputs_info, tmp):
+    """`values` as .npy files ([--input, path] ...), or (None, why) when
+    ober takes no such input. A sequence input is its tensors, one --input
+    each."""
     args = []
-    for i, p in enumerate(inputs):
-        value = load_value(p)
-        name, elem_type = inputs_info[i] if i < len(inputs_info) else ("", 0)
+    for i, value in enumerate(values):
+        elem_type = inputs_info[i][1] if i < len(inputs_info) else 0
         parts = value if isinstance(value, list) else [value]
-        if isinstance(value, list):
-            args += [f"--onnx-sequence-length={name}={len(value)}"]
         for k, part in enumerate(parts):
             part = npy_value(part, elem_type)
             if part is None:
@@ -185,31 +196,23 @@ def check_outputs(data_set, out):
     return "pass", ""
 
 
-SEQUENCE_FLAG = "--onnx-sequence-length="
-
-
-def sequence_flags(case_dir):
-    """The --onnx-sequence-length flags of the case's first data set."""
-    inputs_info = graph_inputs(os.path.join(case_dir, "model.onnx"))
-    for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))[:1]:
-        with tempfile.TemporaryDirectory() as tmp:
-            args, _ = prepare_inputs(data_set, inputs_info, tmp)
-            return [a for a in args or [] if a.startswith(SEQUENCE_FLAG)]
-    return []
+def data_sets(case_dir):
+    return sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
 
 
 def run_data_sets(case_dir, command, timeout, import_flags=True):
     """Runs `command(out)` + the inputs of each data set of the case and
-    checks its outputs in `out`. Without `import_flags` (an executable),
-    sequence lengths are left out."""
+    checks its outputs in `out`. With `import_flags` (a tool that imports
+    the model), sequence lengths are given too."""
     inputs_info = graph_inputs(os.path.join(case_dir, "model.onnx"))
-    for data_set in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
+    for data_set in data_sets(case_dir):
         with tempfile.TemporaryDirectory() as tmp:
-            args, why = prepare_inputs(data_set, inputs_info, tmp)
+            values = data_set_inputs(data_set)
+            args, why = prepare_inputs(values, inputs_info, tmp)
             if args is None:
                 return "unsupported", why
-            if not import_flags:
-                args = [a for a in args if not a.startswith(SEQUENCE_FLAG)]
+            if import_flags:
+                args = sequence_flags(values, inputs_info) + args
             out = os.path.join(tmp, "out")
             status, why = run_tool(command(out) + args, timeout)
             if status == "pass":
@@ -223,9 +226,13 @@ def run_compiled(ober_compile, case_dir, timeout):
     """The case through `ober-compile --inference` and its executable."""
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "infer")
-        status, why = run_tool([ober_compile, os.path.join(case_dir, "model.onnx"),
-                                "--inference", "-o", exe] + sequence_flags(case_dir),
-                               timeout)
+        # The executable is built for the first data set's sequence lengths.
+        model = os.path.join(case_dir, "model.onnx")
+        sets = data_sets(case_dir)
+        flags = (sequence_flags(data_set_inputs(sets[0]), graph_inputs(model))
+                 if sets else [])
+        status, why = run_tool([ober_compile, model, "--inference", "-o", exe]
+                               + flags, timeout)
         if status != "pass":
             return status, why
         return run_data_sets(case_dir, lambda out: [exe, "--output-dir", out],

@@ -57,18 +57,13 @@ FailureOr<Value> stack(NodeContext &ctx, ArrayRef<Value> parts, int64_t axis,
     return failure();
   }
   RankedTensorType first = typeOf(parts.front());
-  SmallVector<Value> reshaped;
-  for (Value p : parts) {
+  for (Value p : parts)
     if (typeOf(p) != first) {
       ctx.error() << what << " changes type between steps (" << first << " and "
                   << typeOf(p) << ")";
       return failure();
     }
-    SmallVector<int64_t> shape(first.getShape());
-    shape.insert(shape.begin() + axis, 1);
-    reshaped.push_back(ctx.reshape(p, shape));
-  }
-  return ctx.create<ConcatOp>(reshaped, axis);
+  return ctx.stack(parts, axis);
 }
 
 LogicalResult ifOp(NodeContext &ctx) {

@@ -160,12 +160,6 @@ FailureOr<Term> contract(NodeContext &ctx, Term a, Term b,
       out.push_back(size(t, l));
     return out;
   };
-  auto count = [](ArrayRef<int64_t> d) {
-    int64_t n = 1;
-    for (int64_t x : d)
-      n *= x;
-    return n;
-  };
   SmallVector<int64_t> batchDims = dims(a, batch), mDims = dims(a, aOnly),
                        kDims = dims(a, summed), nDims = dims(b, bOnly);
   SmallVector<Label> aOrder(batch), bOrder(batch);
@@ -173,8 +167,10 @@ FailureOr<Term> contract(NodeContext &ctx, Term a, Term b,
   aOrder.append(summed);
   bOrder.append(summed);
   bOrder.append(bOnly);
-  int64_t nb = count(batchDims), m = count(mDims), k = count(kDims),
-          n = count(nDims);
+  int64_t nb = ShapedType::getNumElements(batchDims),
+          m = ShapedType::getNumElements(mDims),
+          k = ShapedType::getNumElements(kDims),
+          n = ShapedType::getNumElements(nDims);
   Value lhs = ctx.reshape(permuted(ctx, a, aOrder), {nb, m, k});
   Value rhs = ctx.reshape(permuted(ctx, b, bOrder), {nb, k, n});
   SmallVector<int64_t> shape(batchDims);

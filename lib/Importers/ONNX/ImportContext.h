@@ -72,6 +72,9 @@ public:
   /// Input `i` as one integer known at import time, or an error naming
   /// `what`.
   FailureOr<int64_t> constantInt(unsigned i, StringRef what);
+  /// Input `i` as one number known at import time, or an error naming
+  /// `what`.
+  FailureOr<double> constantFloat(unsigned i, StringRef what);
   /// Input `i` as integers known at import time, or an error naming `what`.
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
 
@@ -82,6 +85,9 @@ public:
   double getFloat(StringRef name, double dflt) const;
   std::string getString(StringRef name, StringRef dflt) const;
   SmallVector<int64_t> getInts(StringRef name) const;
+  /// The `axes` attribute made non-negative, or every axis of a rank-`rank`
+  /// value when it is absent (opset 18's Resize, CenterCropPad).
+  FailureOr<SmallVector<int64_t>> axesOrAll(int64_t rank);
   /// Integers from input `i` (newer opsets) or attribute `name` (older
   /// ones); nullopt when neither is present.
   FailureOr<std::optional<SmallVector<int64_t>>>

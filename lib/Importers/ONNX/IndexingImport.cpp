@@ -23,13 +23,6 @@ namespace {
 /// pairwise comparisons): 2^27 (512 MiB of i32).
 constexpr int64_t kMaxPairwiseElements = int64_t(1) << 27;
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 /// True when every operand of the node has a static shape; an error
 /// naming the first that does not otherwise.
 bool staticShapes(NodeContext &ctx, ArrayRef<Value> values) {
@@ -55,22 +48,14 @@ Value wrapNegative(NodeContext &ctx, Value idx, Value sizes) {
   return ctx.create<SelectOp>(negative, ctx.create<AddOp>(idx, sizes), idx);
 }
 
-/// Row-major strides of `dims`.
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> dims) {
-  SmallVector<int64_t> strides(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * dims[i + 1];
-  return strides;
-}
-
 /// `indices` ([..., k], i64) as linear positions in a tensor whose leading
 /// dimensions are `dims` (k of them), negative entries counted from the end.
 Value linearize(NodeContext &ctx, Value indices, ArrayRef<int64_t> dims) {
   Type i64 = ctx.b.getI64Type();
   Value sizes = ctx.constantInts(dims, i64);
   Value wrapped = wrapNegative(ctx, indices, sizes);
-  Value scaled =
-      ctx.create<MulOp>(wrapped, ctx.constantInts(stridesOf(dims), i64));
+  Value scaled = ctx.create<MulOp>(
+      wrapped, ctx.constantInts(reference::stridesOf(dims), i64));
   return ctx.reduce<ReduceSumOp>(scaled, {typeOf(indices).getRank() - 1},
                                  /*keepdims=*/false);
 }
@@ -94,14 +79,16 @@ LogicalResult gatherND(NodeContext &ctx) {
     return failure();
   }
   ArrayRef<int64_t> indexed = ds.slice(b, k), rest = ds.drop_front(b + k);
-  int64_t batch = product(ds.take_front(b)), block = product(indexed);
+  int64_t batch = ShapedType::getNumElements(ds.take_front(b)),
+          block = ShapedType::getNumElements(indexed);
   SmallVector<int64_t> flatShape{batch * block};
   flatShape.append(rest.begin(), rest.end());
   Value flat = ctx.reshape(data, flatShape);
   Value linear = linearize(ctx, ctx.cast(indices, ctx.b.getI64Type()), indexed);
   // Each batch reads its own block of the flattened data.
   SmallVector<int64_t> outer(is.drop_back());
-  int64_t perBatch = product(outer) / std::max<int64_t>(batch, 1);
+  int64_t perBatch =
+      ShapedType::getNumElements(outer) / std::max<int64_t>(batch, 1);
   Value offsets = ctx.create<MulOp>(iota(ctx, {batch, perBatch}, 0),
                                     ctx.scalar(ctx.b.getI64Type(), block));
   linear = ctx.reshape(
@@ -152,9 +139,9 @@ LogicalResult scatterND(NodeContext &ctx) {
     return failure();
   }
   ArrayRef<int64_t> indexed = ds.take_front(k), rest = ds.drop_front(k);
-  SmallVector<int64_t> flatShape{product(indexed)};
+  SmallVector<int64_t> flatShape{ShapedType::getNumElements(indexed)};
   flatShape.append(rest.begin(), rest.end());
-  int64_t count = product(is.drop_back());
+  int64_t count = ShapedType::getNumElements(is.drop_back());
   SmallVector<int64_t> updShape{count};
   updShape.append(rest.begin(), rest.end());
   Value linear = linearize(ctx, ctx.cast(indices, ctx.b.getI64Type()), indexed);
@@ -190,7 +177,7 @@ LogicalResult scatterElements(NodeContext &ctx) {
     return failure();
   }
   Type i64 = ctx.b.getI64Type();
-  SmallVector<int64_t> strides = stridesOf(ds);
+  SmallVector<int64_t> strides = reference::stridesOf(ds);
   Value idx =
       wrapNegative(ctx, ctx.cast(indices, i64), ctx.scalar(i64, ds[*axis]));
   Value linear = ctx.create<MulOp>(idx, ctx.scalar(i64, strides[*axis]));
@@ -199,28 +186,14 @@ LogicalResult scatterElements(NodeContext &ctx) {
       linear = ctx.create<AddOp>(
           linear,
           ctx.create<MulOp>(iota(ctx, is, d), ctx.scalar(i64, strides[d])));
-  int64_t count = product(is);
+  int64_t count = ShapedType::getNumElements(is);
   FailureOr<Value> out =
-      scatterFlat(ctx, ctx.reshape(data, {product(ds)}),
+      scatterFlat(ctx, ctx.reshape(data, {ShapedType::getNumElements(ds)}),
                   ctx.reshape(linear, {count}), ctx.reshape(updates, {count}));
   if (failed(out))
     return failure();
   ctx.setOutput(0, ctx.reshape(*out, ds));
   return success();
-}
-
-/// `x` with dimension `axis` moved last (and the permutation back).
-std::pair<Value, SmallVector<int64_t>> axisLast(NodeContext &ctx, Value x,
-                                                int64_t axis) {
-  int64_t r = typeOf(x).getRank();
-  SmallVector<int64_t> perm, back(r);
-  for (int64_t d = 0; d < r; ++d)
-    if (d != axis)
-      perm.push_back(d);
-  perm.push_back(axis);
-  for (int64_t d = 0; d < r; ++d)
-    back[perm[d]] = d;
-  return {axis == r - 1 ? x : ctx.transpose(x, perm), back};
 }
 
 /// TopK by ranks: element i's rank is the number of elements that come
@@ -252,15 +225,16 @@ LogicalResult topK(NodeContext &ctx) {
     return failure();
   }
   int64_t rows = xt.getNumElements() / std::max<int64_t>(n, 1);
-  if (n > 0 && (n > kMaxPairwiseElements / n ||
-                rows > kMaxPairwiseElements / (n * n))) {
+  if (n > 0 &&
+      (n > kMaxPairwiseElements / n || rows > kMaxPairwiseElements / (n * n))) {
     ctx.error() << "TopK compares every pair of the " << n << " elements along "
                 << "axis " << *axis << " (" << rows << " rows): supported up "
                 << "to " << kMaxPairwiseElements << " comparisons";
     return failure();
   }
   bool largest = ctx.getInt("largest", 1);
-  auto [last, back] = axisLast(ctx, x, *axis);
+  int64_t lastAxis = xt.getRank() - 1;
+  Value last = ctx.moveAxis(x, *axis, lastAxis);
   SmallVector<int64_t> shape(typeOf(last).getShape());
   SmallVector<int64_t> colShape(shape), rowShape(shape);
   colShape.push_back(1);                  // [..., n(i), 1]
@@ -293,9 +267,8 @@ LogicalResult topK(NodeContext &ctx) {
                                         /*keepdims=*/false); // [..., k]
   Value values =
       ctx.create<GatherElementsOp>(last, order, int64_t(shape.size()) - 1);
-  bool moved = *axis != xt.getRank() - 1;
-  ctx.setOutput(0, moved ? ctx.transpose(values, back) : values);
-  ctx.setOutput(1, moved ? ctx.transpose(order, back) : order);
+  ctx.setOutput(0, ctx.moveAxis(values, lastAxis, *axis));
+  ctx.setOutput(1, ctx.moveAxis(order, lastAxis, *axis));
   return success();
 }
 
@@ -383,7 +356,7 @@ LogicalResult nonZero(NodeContext &ctx) {
   std::optional<reference::Tensor> x = sizingValue(ctx, 0, "the input");
   if (!x)
     return failure();
-  SmallVector<int64_t> strides = stridesOf(x->getShape());
+  SmallVector<int64_t> strides = reference::stridesOf(x->getShape());
   SmallVector<int64_t> hits;
   for (int64_t i = 0; i < x->getNumElements(); ++i)
     if (x->isString() ? !x->getString(i).empty() : x->getFloat(i) != 0)
@@ -419,11 +392,9 @@ LogicalResult unique(NodeContext &ctx) {
     axis = *a;
   }
   ArrayRef<int64_t> shape = data.getShape();
-  int64_t outer = 1, n = shape[axis], inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  for (int64_t d = axis + 1; d < data.getRank(); ++d)
-    inner *= shape[d];
+  int64_t outer = ShapedType::getNumElements(shape.take_front(axis)),
+          n = shape[axis],
+          inner = ShapedType::getNumElements(shape.drop_front(axis + 1));
   // Each slice along the axis as a key of its values in row-major order.
   std::vector<std::vector<double>> keys(n);
   for (int64_t o = 0; o < outer; ++o)
@@ -483,7 +454,7 @@ LogicalResult maxUnpool(NodeContext &ctx) {
     strides.assign(spatial, 1);
   if (pads.empty())
     pads.assign(2 * spatial, 0);
-  if (spatial < 1 || static_cast<int64_t>(kernel.size()) != spatial ||
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
       static_cast<int64_t>(strides.size()) != spatial ||
       static_cast<int64_t>(pads.size()) != 2 * spatial ||
       typeOf(indices).getShape() != xt.getShape()) {
@@ -519,10 +490,12 @@ LogicalResult maxUnpool(NodeContext &ctx) {
   // Indices count positions in the unpooled shape; a larger output_shape
   // keeps their coordinates.
   Type i64 = ctx.b.getI64Type();
-  int64_t total = product(shape), count = xt.getNumElements();
+  int64_t total = ShapedType::getNumElements(shape),
+          count = xt.getNumElements();
   Value at = ctx.reshape(ctx.cast(indices, i64), {count});
   if (shape != inferred) {
-    SmallVector<int64_t> from = stridesOf(inferred), to = stridesOf(shape);
+    SmallVector<int64_t> from = reference::stridesOf(inferred),
+                         to = reference::stridesOf(shape);
     Value linear = ctx.scalar(i64, 0);
     for (int64_t d = 0; d < rank; ++d) {
       Value coord =
@@ -549,21 +522,22 @@ LogicalResult nonMaxSuppression(NodeContext &ctx) {
   std::optional<reference::Tensor> scores = sizingValue(ctx, 1, "the scores");
   if (!scores)
     return failure();
-  auto scalarOr = [&](unsigned i, double dflt) -> std::optional<double> {
-    if (!ctx.hasInput(i))
-      return dflt;
-    std::optional<reference::Tensor> t = ctx.constant(i);
-    if (!t || t->getNumElements() != 1)
-      return std::nullopt;
-    return t->getFloat(0);
+  // The optional limits, or their defaults.
+  auto limit = [&](unsigned i, StringRef what, double dflt) {
+    return ctx.hasInput(i) ? ctx.constantFloat(i, what)
+                           : FailureOr<double>(dflt);
   };
-  std::optional<double> maxPerClass = scalarOr(2, 0), iouLimit = scalarOr(3, 0),
-                        scoreLimit = scalarOr(4, -INFINITY);
+  FailureOr<double> maxPerClass = limit(2, "max_output_boxes_per_class", 0),
+                    iouLimit = limit(3, "iou_threshold", 0),
+                    scoreLimit = limit(4, "score_threshold", -INFINITY);
+  if (failed(maxPerClass) || failed(iouLimit) || failed(scoreLimit))
+    return failure();
   ArrayRef<int64_t> bs = boxes->getShape(), ss = scores->getShape();
-  if (!maxPerClass || !iouLimit || !scoreLimit || bs.size() != 3 ||
-      ss.size() != 3 || bs[2] != 4 || ss[0] != bs[0] || ss[2] != bs[1]) {
-    ctx.error() << "needs boxes [B, N, 4], scores [B, C, N] and one-value "
-                << "limits known at import time";
+  if (bs.size() != 3 || ss.size() != 3 || bs[2] != 4 || ss[0] != bs[0] ||
+      ss[2] != bs[1]) {
+    ctx.error() << "needs boxes [B, N, 4] and scores [B, C, N], got ["
+                << llvm::make_range(bs.begin(), bs.end()) << "] and ["
+                << llvm::make_range(ss.begin(), ss.end()) << "]";
     return failure();
   }
   bool center = ctx.getInt("center_point_box", 0);

@@ -59,10 +59,9 @@ const HandlerMap &mlir::ober::onnx_import::handlers() {
 }
 
 Handler mlir::ober::onnx_import::handlerFor(const onnx::NodeProto &node) {
-  StringRef domain = node.domain();
-  if (domain.empty() || domain == "ai.onnx")
+  if (isDefaultDomain(node.domain()))
     return handlers().lookup(node.op_type());
-  if (domain != kTrainingDomain)
+  if (node.domain() != kTrainingDomain)
     return nullptr;
   static const HandlerMap training = [] {
     HandlerMap m;
@@ -246,6 +245,30 @@ FailureOr<int64_t> NodeContext::constantInt(unsigned i, StringRef what) {
   return v->front();
 }
 
+FailureOr<double> NodeContext::constantFloat(unsigned i, StringRef what) {
+  std::optional<reference::Tensor> t = constant(i);
+  if (!t) {
+    error() << what << " (input #" << i << " '" << node.input(i)
+            << "') must be known at import time (an initializer, a Constant "
+               "or a value computed from them)";
+    return failure();
+  }
+  if (t->getNumElements() != 1) {
+    error() << what << " must hold one value, got " << t->getNumElements();
+    return failure();
+  }
+  return t->getFloat(0);
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::axesOrAll(int64_t rank) {
+  SmallVector<int64_t> axes = getInts("axes");
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (failed(normalizeAxes(axes, rank)))
+    return failure();
+  return axes;
+}
+
 const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
   for (const onnx::AttributeProto &a : node.attribute())
     if (a.name() == name)
@@ -384,7 +407,7 @@ LogicalResult NodeContext::normalizeAxes(MutableArrayRef<int64_t> axes,
 
 FailureOr<int64_t> GraphImporter::defaultOpset() {
   for (const onnx::OperatorSetIdProto &o : model.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") {
+    if (isDefaultDomain(o.domain())) {
       if (o.version() < kMinOpset || o.version() > kMaxOpset) {
         emitError(fileLoc()) << "ONNX opset " << o.version()
                              << " is not supported (supported: " << kMinOpset
@@ -396,7 +419,7 @@ FailureOr<int64_t> GraphImporter::defaultOpset() {
   // A graph of other domains' ops alone (the training preview's optimizers)
   // needs no default-domain opset.
   if (llvm::none_of(model.graph().node(), [](const onnx::NodeProto &node) {
-        return node.domain().empty() || node.domain() == "ai.onnx";
+        return isDefaultDomain(node.domain());
       }))
     return kMaxOpset;
   emitError(fileLoc()) << "the model imports no opset of the default ONNX "
@@ -437,7 +460,7 @@ static std::string nodeLabel(const onnx::NodeProto &node, size_t index) {
 LogicalResult GraphImporter::checkSupported(int64_t opset) {
   SmallVector<std::string> unsupported;
   for (auto [index, node] : llvm::enumerate(model.graph().node())) {
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    bool defaultDomain = isDefaultDomain(node.domain());
     if (handlerFor(node))
       continue;
     std::string entry = "'" + nodeLabel(node, index) + "' (" +

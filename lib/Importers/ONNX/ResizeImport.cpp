@@ -246,11 +246,10 @@ LogicalResult resize(NodeContext &ctx) {
   RankedTensorType xt = typeOf(x);
   int64_t rank = xt.getRank();
   // Opset 18: scales or sizes for the listed axes only.
-  SmallVector<int64_t> axes = ctx.getInts("axes");
-  if (axes.empty())
-    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  if (failed(ctx.normalizeAxes(axes, rank)))
+  FailureOr<SmallVector<int64_t>> listed = ctx.axesOrAll(rank);
+  if (failed(listed))
     return failure();
+  SmallVector<int64_t> &axes = *listed;
   if (ctx.hasInput(3)) {
     FailureOr<SmallVector<int64_t>> given = ctx.constantInts(3, "sizes");
     if (failed(given))

@@ -45,9 +45,8 @@ std::string mlir::ober::onnx_import::checkArity(const onnx::NodeProto &node,
   const onnx::OpSchema *schema = schemaOf(node, opset);
   if (!schema) {
     // An op of the default domain that the model's opset predates.
-    bool standard = node.domain().empty() || node.domain() == "ai.onnx";
     const onnx::OpSchema *later =
-        standard ? onnx::OpSchemaRegistry::Schema(node.op_type(), 1000, "")
+        isDefaultDomain(node.domain()) ? onnx::OpSchemaRegistry::Schema(node.op_type(), 1000, "")
                  : nullptr;
     if (later)
       return node.op_type() + " exists from opset " +

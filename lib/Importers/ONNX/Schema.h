@@ -19,6 +19,11 @@ namespace mlir::ober::onnx_import {
 /// Checks that `node` supplies every required input and output of its op's
 /// schema at `opset` (default domain). Returns a message naming the missing
 /// input or output, or an empty string.
+/// Whether `domain` is ONNX's default one ("" or "ai.onnx").
+inline bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
 std::string checkArity(const onnx::NodeProto &node, int opset);
 
 /// What input #`i` of `node`'s op takes at `opset` by its schema: a

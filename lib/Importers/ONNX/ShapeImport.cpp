@@ -367,11 +367,10 @@ LogicalResult centerCropPad(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
   if (failed(shape))
     return failure();
-  SmallVector<int64_t> axes = ctx.getInts("axes");
-  if (axes.empty())
-    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  if (failed(ctx.normalizeAxes(axes, rank)))
+  FailureOr<SmallVector<int64_t>> listed = ctx.axesOrAll(rank);
+  if (failed(listed))
     return failure();
+  SmallVector<int64_t> &axes = *listed;
   if (shape->size() != axes.size() || !xt.hasStaticShape()) {
     ctx.error() << "shape must have one size per axis (" << axes.size()
                 << ") of a static input, got " << shape->size() << " for "
@@ -991,16 +990,8 @@ LogicalResult concatFromSequence(NodeContext &ctx) {
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0), rank);
   if (failed(axis))
     return failure();
-  SmallVector<Value> parts;
-  for (Value v : *s) {
-    if (newAxis) {
-      SmallVector<int64_t> shape(typeOf(v).getShape());
-      shape.insert(shape.begin() + *axis, 1);
-      v = ctx.reshape(v, shape);
-    }
-    parts.push_back(v);
-  }
-  ctx.setOutput(0, ctx.create<ConcatOp>(parts, *axis));
+  ctx.setOutput(0, newAxis ? ctx.stack(*s, *axis)
+                           : ctx.create<ConcatOp>(*s, *axis));
   return success();
 }
 

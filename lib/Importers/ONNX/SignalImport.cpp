@@ -21,17 +21,6 @@ namespace {
 /// matrix): 2^26.
 constexpr int64_t kMaxTableElements = int64_t(1) << 26;
 
-/// One number of input `i`, known at import time.
-FailureOr<double> scalarFloat(NodeContext &ctx, unsigned i, StringRef what) {
-  std::optional<reference::Tensor> t = ctx.constant(i);
-  if (!t || t->getNumElements() != 1) {
-    ctx.error() << what << " (input #" << i << ") must be one value known at "
-                << "import time";
-    return failure();
-  }
-  return t->getFloat(0);
-}
-
 /// The element type `output_datatype` names (FLOAT by default).
 FailureOr<Type> outputType(NodeContext &ctx) {
   int64_t dt = ctx.getInt("output_datatype", onnx::TensorProto::FLOAT);
@@ -75,8 +64,8 @@ LogicalResult melWeightMatrix(NodeContext &ctx) {
   FailureOr<int64_t> bins = ctx.constantInt(0, "num_mel_bins"),
                      dft = ctx.constantInt(1, "dft_length"),
                      rate = ctx.constantInt(2, "sample_rate");
-  FailureOr<double> lower = scalarFloat(ctx, 3, "lower_edge_hertz"),
-                    upper = scalarFloat(ctx, 4, "upper_edge_hertz");
+  FailureOr<double> lower = ctx.constantFloat(3, "lower_edge_hertz"),
+                    upper = ctx.constantFloat(4, "upper_edge_hertz");
   FailureOr<Type> element = outputType(ctx);
   if (failed(bins) || failed(dft) || failed(rate) || failed(lower) ||
       failed(upper) || failed(element))
@@ -180,11 +169,7 @@ FailureOr<Value> dft(NodeContext &ctx, Value signal, int64_t length,
     real = ctx.create<MulOp>(real, scale);
     imag = ctx.create<MulOp>(imag, scale);
   }
-  SmallVector<int64_t> out(typeOf(real).getShape());
-  out.push_back(1);
-  return ctx.create<ConcatOp>(
-      ValueRange{ctx.reshape(real, out), ctx.reshape(imag, out)},
-      static_cast<int64_t>(out.size()) - 1);
+  return ctx.stack({real, imag}, typeOf(real).getRank());
 }
 
 LogicalResult dftOp(NodeContext &ctx) {
@@ -230,21 +215,11 @@ LogicalResult dftOp(NodeContext &ctx) {
     return failure();
   }
   // The signal axis next to the last.
-  SmallVector<int64_t> perm;
-  for (int64_t d = 0; d < rank - 1; ++d)
-    if (d != *axis)
-      perm.push_back(d);
-  perm.push_back(*axis);
-  perm.push_back(rank - 1);
-  SmallVector<int64_t> back(rank);
-  for (int64_t d = 0; d < rank; ++d)
-    back[perm[d]] = d;
-  bool moved = *axis != rank - 2;
-  FailureOr<Value> y = dft(ctx, moved ? ctx.transpose(x, perm) : x, length,
+  FailureOr<Value> y = dft(ctx, ctx.moveAxis(x, *axis, rank - 2), length,
                            onesided ? length / 2 + 1 : length, inverse);
   if (failed(y))
     return failure();
-  ctx.setOutput(0, moved ? ctx.transpose(*y, back) : *y);
+  ctx.setOutput(0, ctx.moveAxis(*y, rank - 2, *axis));
   return success();
 }
 

@@ -566,11 +566,7 @@ bool Importer::convert(TSNode *n) {
         return fail("needs tensors of rank " +
                     std::to_string(outType.getRank() - (op == "stack")));
     if (op == "stack")
-      for (Value &p : parts) {
-        SmallVector<int64_t> shape(shapeOf(p));
-        shape.insert(shape.begin() + *axis, 1);
-        p = reshape(p, shape);
-      }
+      return set(stack(parts, *axis));
     return set(create<ConcatOp>(parts, b.getI64IntegerAttr(*axis)));
   }
   if (op == "slice" || op == "select" || op == "narrow") {

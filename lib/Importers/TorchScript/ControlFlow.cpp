@@ -144,21 +144,26 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
   std::vector<Snapshot> state;
   for (size_t j = 0; j < numCarried; ++j)
     state.push_back(snapshot(n->inputs()[2 + j]));
+  bool whileLoop = trips == std::numeric_limits<int64_t>::max();
+  // `v` as a run-time condition (null, with the error, when it is none).
+  auto condition = [&](const TSValue *v) -> Value {
+    if (whileLoop) {
+      error(n, "a while loop's condition must be known at import time");
+      return Value();
+    }
+    Value c = runtimeCondition(*this, v);
+    if (!c)
+      error(n, "its condition is neither known at import time nor a "
+               "one-element tensor");
+    return c;
+  };
   // Null while the condition is known; the run-time condition once not.
   Value active;
   std::optional<bool> go = knownCondition(*this, n->inputs()[1]);
-  bool whileLoop = trips == std::numeric_limits<int64_t>::max();
-  if (!go && whileLoop) {
-    error(n, "a while loop's condition must be known at import time");
-    return false;
-  }
   if (!go) {
-    active = runtimeCondition(*this, n->inputs()[1]);
-    if (!active) {
-      error(n, "its condition is neither known at import time nor a "
-               "one-element tensor");
+    active = condition(n->inputs()[1]);
+    if (!active)
       return false;
-    }
   }
   for (int64_t i = 0; i < trips && (active || *go); ++i) {
     if (i >= kMaxUnrolledIterations) {
@@ -174,14 +179,6 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
     for (const TSValue *v : body->outputs())
       if (!defined(v))
         return false; // reported where it failed
-    std::optional<bool> next = knownCondition(*this, body->outputs()[0]);
-    if (!active && !next) {
-      if (whileLoop) {
-        error(n, "a while loop's condition must be known at import time");
-        return false;
-      }
-      active = scalar(b.getI1Type(), 1);
-    }
     for (size_t j = 0; j < numCarried; ++j) {
       Snapshot s = snapshot(body->outputs()[1 + j]);
       if (active) {
@@ -200,18 +197,16 @@ bool Importer::convertLoop(TSNode *n, const BlockImporter &importBlock) {
       }
       state[j] = s;
     }
-    if (active) {
-      Value c = next ? scalar(b.getI1Type(), *next)
-                     : runtimeCondition(*this, body->outputs()[0]);
-      if (!c) {
-        error(n, "its condition is neither known at import time nor a "
-                 "one-element tensor");
-        return false;
-      }
-      active = create<AndOp>(active, c);
-    } else {
+    std::optional<bool> next = knownCondition(*this, body->outputs()[0]);
+    if (!active && next) {
       go = next;
+      continue;
     }
+    Value c =
+        next ? scalar(b.getI1Type(), *next) : condition(body->outputs()[0]);
+    if (!c)
+      return false;
+    active = active ? create<AndOp>(active, c) : c;
   }
   for (size_t j = 0; j < numCarried; ++j)
     restore(n->outputs()[j], state[j]);

@@ -68,6 +68,30 @@ public:
     return self().template create<TransposeOp>(
         v, self().b.getDenseI64ArrayAttr(perm));
   }
+  /// `v` with dimension `from` moved to position `to` (the others in
+  /// order); `v` itself when they are the same. `moveAxis(w, to, from)`
+  /// moves it back.
+  Value moveAxis(Value v, int64_t from, int64_t to) {
+    if (from == to)
+      return v;
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0, r = tensorType(v).getRank(); d < r; ++d)
+      if (d != from)
+        perm.push_back(d);
+    perm.insert(perm.begin() + to, from);
+    return transpose(v, perm);
+  }
+  /// `parts` (of one shape) stacked along a new dimension at `axis`.
+  Value stack(ArrayRef<Value> parts, int64_t axis) {
+    SmallVector<Value> items;
+    for (Value p : parts) {
+      SmallVector<int64_t> shape(tensorType(p).getShape());
+      shape.insert(shape.begin() + axis, 1);
+      items.push_back(reshape(p, shape));
+    }
+    return self().template create<ConcatOp>(
+        items, self().b.getI64IntegerAttr(axis));
+  }
 
 private:
   Derived &self() { return static_cast<Derived &>(*this); }
