@@ -19,6 +19,7 @@
 
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/PipelineOrder.h"
 #include "ober/Training/GradientFunction.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -469,74 +470,11 @@ LogicalResult StepPartitioner::buildStepOp(Operation &op) {
 
 SmallVector<std::tuple<unsigned, unsigned, unsigned>>
 StepPartitioner::schedule(unsigned stage) const {
-  enum { F = 0, B = 1, W = 2 };
-  unsigned m = plan.microBatches, p = stages.size();
-  unsigned v = p > 1 ? std::max<int64_t>(plan.chunks, 1) : 1;
   SmallVector<std::tuple<unsigned, unsigned, unsigned>> order;
-  // Interleaved 1F1B (Narayanan et al.): forwards go through the chunks in
-  // rounds of p micro-batches, backwards through them in reverse; warm-up
-  // of (p - stage - 1) * 2 + (v - 1) * p forwards.
-  if (v > 1 && m % p == 0) {
-    unsigned total = m * v;
-    auto forwardAt = [&](unsigned k) {
-      return std::make_tuple((k / (p * v)) * p + k % p, unsigned(F),
-                             (k / p) % v);
-    };
-    auto backwardAt = [&](unsigned k) {
-      return std::make_tuple((k / (p * v)) * p + k % p, unsigned(B),
-                             v - 1 - (k / p) % v);
-    };
-    unsigned warm = std::min(total, (p - stage - 1) * 2 + (v - 1) * p);
-    for (unsigned k = 0; k < warm; ++k)
-      order.push_back(forwardAt(k));
-    for (unsigned k = 0; k + warm < total; ++k) {
-      order.push_back(forwardAt(k + warm));
-      order.push_back(backwardAt(k));
-    }
-    for (unsigned k = total - warm; k < total; ++k)
-      order.push_back(backwardAt(k));
-    return order;
-  }
-  // Otherwise each micro-batch's chunks run within its pass: forwards in
-  // chunk order, backwards in reverse.
-  auto pass = [&](unsigned i, unsigned kind) {
-    for (unsigned c = 0; c < v; ++c)
-      order.push_back({i, kind, kind == F ? c : v - 1 - c});
-  };
-  if (plan.schedule == Schedule::GPipe) {
-    for (unsigned i = 0; i < m; ++i)
-      pass(i, F);
-    for (unsigned i = 0; i < m; ++i)
-      pass(i, B);
-    return order;
-  }
-  // 1F1B: warm-up forwards, then one forward and one backward, then the
-  // remaining backwards. Zero-bubble (ZB-H1) splits each backward pass and
-  // runs the weight-gradient part up to p - stage - 1 passes later, so the
-  // input gradients the earlier stages wait for go out first.
-  bool zeroBubble = plan.schedule == Schedule::ZeroBubble;
-  unsigned warm = std::min(m, p - stage - 1), delay = p - stage - 1;
-  SmallVector<unsigned> pending;
-  auto backward = [&](unsigned i) {
-    pass(i, B);
-    if (!zeroBubble)
-      return;
-    pending.push_back(i);
-    if (pending.size() > delay) {
-      order.push_back({pending.front(), W, 0});
-      pending.erase(pending.begin());
-    }
-  };
-  for (unsigned i = 0; i < warm; ++i)
-    pass(i, F);
-  for (unsigned i = 0; i + warm < m; ++i) {
-    pass(i + warm, F);
-    backward(i);
-  }
-  for (unsigned i = m - warm; i < m; ++i)
-    backward(i);
-  for (unsigned i : pending)
-    order.push_back({i, W, 0});
+  for (PipelinePass pass :
+       pipelineOrder(plan.schedule, stages.size(), stage, plan.microBatches,
+                     std::max<int64_t>(plan.chunks, 1)))
+    order.push_back({pass.microBatch, pass.kind, pass.chunk});
   return order;
 }
 

@@ -42,7 +42,7 @@ Cluster nvidia(const char *name, const char *device, double bf16, double tf32,
   // step (1.5 us) reproduces nccl-tests' all-reduce bus bandwidth on 8 H100s
   // (about 67 GB/s at 1 MB, 400 GB/s at 128 MB, 466 GB/s at 1 GB;
   // unittests/Planning).
-  c.links = {{"nvlink", 8, nvlink, 1.5e-6}, {"infiniband", 8, network, 10e-6}};
+  c.links = {{"nvlink", 8, nvlink, 1.5e-6, {}}, {"infiniband", 8, network, 10e-6, {}}};
   return c;
 }
 
@@ -62,8 +62,8 @@ Cluster thisCPU() {
   c.device.matmulEfficiency = 0.5;
   c.device.kernelOverhead = 0.2e-6;
   c.devicesPerNode = cores;
-  c.links = {{"shared-memory", cores, 10 * G, 1e-6},
-             {"ethernet", cores, 1.25 * G, 20e-6}};
+  c.links = {{"shared-memory", cores, 10 * G, 1e-6, {}},
+             {"ethernet", cores, 1.25 * G, 20e-6, {}}};
   return c;
 }
 } // namespace
@@ -100,7 +100,7 @@ std::optional<Cluster> mlir::ober::planning::preset(const std::string &name) {
     c.device.memoryBandwidth = 3.28 * T;
     c.devicesPerNode = 6;
     c.device.kernelOverhead = 5e-6;
-    c.links = {{"xe-link", 6, 15 * G, 10e-6}, {"slingshot", 6, 25 * G, 10e-6}};
+    c.links = {{"xe-link", 6, 15 * G, 10e-6, {}}, {"slingshot", 6, 25 * G, 10e-6, {}}};
     return c;
   }
   if (name == "cpu")
@@ -164,6 +164,12 @@ LogicalResult Cluster::verify(std::string &error) const {
     return fail("device.memory_efficiency", "must be in (0, 1]");
   if (!(device.kernelOverhead >= 0 && device.kernelOverhead < 1))
     return fail("device.kernel_overhead", "must be in [0, 1) seconds");
+  if (!(device.launchOverhead >= 0 && device.launchOverhead < 1))
+    return fail("device.launch_overhead", "must be in [0, 1) seconds");
+  for (const auto &[type, table] : device.gemm)
+    if (!llvm::is_contained(kFlopTypes, type))
+      return fail("device.gemm." + type,
+                  "is not an element type of device.peak_flops");
   if (devicesPerNode < 1 || devicesPerNode > kMaxDevicesPerNode)
     return fail("devices_per_node", "must be between 1 and " +
                                         std::to_string(kMaxDevicesPerNode));
@@ -214,20 +220,35 @@ json::Value Cluster::toJSON() const {
   for (const auto &[type, value] : device.peakFlops)
     flops[type] = value;
   json::Array linkArray;
-  for (const LinkLevel &l : links)
-    linkArray.push_back(json::Object{{"name", l.name},
-                                     {"group_size", l.groupSize},
-                                     {"bandwidth", l.bandwidth},
-                                     {"latency", l.latency}});
+  for (const LinkLevel &l : links) {
+    json::Object level{{"name", l.name},
+                       {"group_size", l.groupSize},
+                       {"bandwidth", l.bandwidth},
+                       {"latency", l.latency}};
+    if (!l.busBandwidth.empty())
+      level["bus_bandwidth"] = planning::toJSON(l.busBandwidth);
+    linkArray.push_back(std::move(level));
+  }
+  json::Object dev{{"name", device.name},
+                   {"peak_flops", std::move(flops)},
+                   {"memory_bytes", device.memoryBytes},
+                   {"memory_bandwidth", device.memoryBandwidth},
+                   {"matmul_efficiency", device.matmulEfficiency},
+                   {"memory_efficiency", device.memoryEfficiency},
+                   {"kernel_overhead", device.kernelOverhead},
+                   {"launch_overhead", device.launchOverhead}};
+  if (!device.gemm.empty()) {
+    json::Object gemm;
+    for (const auto &[type, table] : device.gemm)
+      gemm[type] = planning::toJSON(table);
+    dev["gemm"] = std::move(gemm);
+  }
+  if (!device.bandwidthBySize.empty())
+    dev["memory_bandwidth_by_size"] =
+        planning::toJSON(device.bandwidthBySize, "bytes", "bandwidth");
   return json::Object{
       {"name", name},
-      {"device", json::Object{{"name", device.name},
-                              {"peak_flops", std::move(flops)},
-                              {"memory_bytes", device.memoryBytes},
-                              {"memory_bandwidth", device.memoryBandwidth},
-                              {"matmul_efficiency", device.matmulEfficiency},
-                              {"memory_efficiency", device.memoryEfficiency},
-                              {"kernel_overhead", device.kernelOverhead}}},
+      {"device", std::move(dev)},
       {"devices_per_node", devicesPerNode},
       {"nodes", nodes},
       {"links", std::move(linkArray)}};
@@ -314,7 +335,8 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
   const json::Object *device = root->getObject("device");
   FieldReader dev(device, "cluster.device",
                   {"name", "peak_flops", "memory_bytes", "memory_bandwidth",
-                   "matmul_efficiency", "memory_efficiency", "kernel_overhead"},
+                   "matmul_efficiency", "memory_efficiency", "kernel_overhead",
+                   "launch_overhead", "gemm", "memory_bandwidth_by_size"},
                   error);
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
   bool ok = top.noOthers() && dev.noOthers() &&
@@ -328,6 +350,7 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
             dev.number("matmul_efficiency", c.device.matmulEfficiency, false) &&
             dev.number("memory_efficiency", c.device.memoryEfficiency, false) &&
             dev.number("kernel_overhead", c.device.kernelOverhead, false) &&
+            dev.number("launch_overhead", c.device.launchOverhead, false) &&
             top.integer("devices_per_node", c.devicesPerNode) &&
             top.integer("nodes", c.nodes, false);
   if (!ok)
@@ -340,6 +363,23 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
     }
     c.device.peakFlops[type.str()] = *d;
   }
+  if (const json::Value *gemm = device->get("gemm")) {
+    const json::Object *byType = gemm->getAsObject();
+    if (!byType) {
+      error = "cluster.device.gemm: must be an object of tables by element "
+              "type";
+      return std::nullopt;
+    }
+    for (const auto &[type, table] : *byType)
+      if (!gemmTableFromJSON(table, "cluster.device.gemm." + type.str(),
+                             c.device.gemm[type.str()], error))
+        return std::nullopt;
+  }
+  if (const json::Value *curve = device->get("memory_bandwidth_by_size"))
+    if (!curveFromJSON(*curve, "cluster.device.memory_bandwidth_by_size",
+                       "bytes", "bandwidth", kMinBandwidth, kMaxBandwidth,
+                       c.device.bandwidthBySize, error))
+      return std::nullopt;
   const json::Array *links = root->getArray("links");
   if (!links) {
     top.fail("links", "must be an array of link levels, innermost first");
@@ -349,7 +389,9 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
     LinkLevel l;
     FieldReader r((*links)[i].getAsObject(),
                   "cluster.links[" + std::to_string(i) + "]",
-                  {"name", "group_size", "bandwidth", "latency"}, error);
+                  {"name", "group_size", "bandwidth", "latency",
+                   "bus_bandwidth"},
+                  error);
     if (!r.object) {
       error = "cluster.links[" + std::to_string(i) + "]: must be an object";
       return std::nullopt;
@@ -358,6 +400,10 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
         !r.integer("group_size", l.groupSize) ||
         !r.number("bandwidth", l.bandwidth) || !r.number("latency", l.latency))
       return std::nullopt;
+    if (const json::Value *bus = r.object->get("bus_bandwidth"))
+      if (!busBandwidthFromJSON(*bus, r.path + ".bus_bandwidth",
+                                l.busBandwidth, error))
+        return std::nullopt;
     c.links.push_back(l);
   }
   if (failed(c.verify(error)))

@@ -59,8 +59,12 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
       .Case([&](MatmulOp m) {
         // Every output element is a K-long dot product.
         ArrayRef<int64_t> a = shapeOf(m.getLhs());
+        ArrayRef<int64_t> r = shapeOf(m.getResult());
         w.flops = 2 * out * a.back();
         w.matmul = true;
+        w.k = a.back();
+        w.n = r.empty() ? 1 : r.back();
+        w.m = out / w.n;
       })
       .Case([&](ConvOp c) {
         ArrayRef<int64_t> k = shapeOf(c.getWeight());
@@ -69,6 +73,9 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
           perOutput *= d; // C/groups * K...
         w.flops = 2 * out * perOutput;
         w.matmul = true;
+        w.n = k[0];
+        w.k = perOutput;
+        w.m = out / w.n;
       })
       .Case([&](ConvTransposeOp c) {
         ArrayRef<int64_t> k = shapeOf(c.getWeight());
@@ -77,6 +84,9 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
           perInput *= d; // O/groups * K...
         w.flops = 2 * typeElements(c.getInput().getType()) * perInput;
         w.matmul = true;
+        w.m = typeElements(c.getInput().getType()) / k[0];
+        w.k = k[0];
+        w.n = perInput;
       })
       .Case([&](ConvWeightGradOp c) {
         ArrayRef<int64_t> g = shapeOf(c.getOutputGrad());
@@ -85,6 +95,9 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
           perWeight *= d;
         w.flops = 2 * out * perWeight;
         w.matmul = true;
+        w.k = perWeight;
+        w.n = shapeOf(c.getResult())[0];
+        w.m = out / w.n;
       })
       .Case([&](AttentionOp a) {
         // QK^T and PV: 2 * Lq * Lk * (D + Dv) per batch-head (the softmax
@@ -95,6 +108,10 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         double lq = q[q.size() - 2], lk = k[k.size() - 2];
         w.flops = batch * 2 * lq * lk * (q.back() + v.back());
         w.matmul = true;
+        // As the scores' GEMM, batched over batch and heads.
+        w.m = batch * lq;
+        w.n = lk;
+        w.k = q.back();
       })
       .Default([&](Operation *) {
         // Elementwise and data movement: about one operation per input
@@ -130,12 +147,31 @@ double mlir::ober::planning::computeTime(const OpWork &work,
                                          StringRef precision,
                                          const Cluster &cluster) {
   const Device &d = cluster.device;
-  double peak = peakFlopsOf(d, precision);
   // Elementwise work does not reach matrix-unit peaks.
-  double efficiency = work.matmul ? d.matmulEfficiency : d.memoryEfficiency;
-  double flopsTime = work.flops / (peak * efficiency);
-  double memoryTime = work.bytes / (d.memoryBandwidth * d.memoryEfficiency);
-  return std::max(flopsTime, memoryTime);
+  double flopsTime =
+      work.matmul
+          ? gemmSeconds(d, precision, work.flops, work.m, work.n, work.k)
+          : work.flops / (peakFlopsOf(d, precision) * d.memoryEfficiency);
+  return std::max(flopsTime, memorySeconds(d, work.bytes));
+}
+
+double mlir::ober::planning::gemmSeconds(const Device &d, StringRef precision,
+                                         double flops, double m, double n,
+                                         double k) {
+  if (flops <= 0)
+    return 0;
+  auto table = d.gemm.find(precision.str());
+  if (table != d.gemm.end() && m > 0 && n > 0 && k > 0)
+    return flops / table->second.rate(m, n, k);
+  return flops / (peakFlopsOf(d, precision) * d.matmulEfficiency);
+}
+
+double mlir::ober::planning::memorySeconds(const Device &d, double bytes) {
+  if (bytes <= 0)
+    return 0;
+  if (!d.bandwidthBySize.empty())
+    return bytes / d.bandwidthBySize.at(bytes);
+  return bytes / (d.memoryBandwidth * d.memoryEfficiency);
 }
 
 /// The innermost link level whose groups hold `groupSize` devices.
@@ -144,6 +180,38 @@ static const LinkLevel &levelFor(int64_t groupSize, const Cluster &cluster) {
     if (l.groupSize >= groupSize)
       return l;
   return cluster.links.back();
+}
+
+/// Algorithm bandwidth over bus bandwidth (nccl-tests' definitions).
+static double busFactor(Collective kind, double p) {
+  switch (kind) {
+  case Collective::AllReduce:
+    return 2 * (p - 1) / p;
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+  case Collective::AllToAll:
+    return (p - 1) / p;
+  case Collective::Broadcast:
+    return 1;
+  }
+  return 1;
+}
+
+/// A collective inside one group of `level` from its measured bus
+/// bandwidth. Below the smallest message measured, the time goes linearly
+/// from the latency of the ring's steps to that message's.
+static double measuredCollectiveTime(Collective kind, double bytes,
+                                     int64_t groupSize, const LinkLevel &level) {
+  double p = static_cast<double>(groupSize);
+  auto measured = [&](double b) {
+    return b * busFactor(kind, p) / level.busBandwidth.at(b, groupSize);
+  };
+  double smallest = level.busBandwidth.smallestBytes(groupSize);
+  if (bytes >= smallest)
+    return measured(bytes);
+  double steps = kind == Collective::AllReduce ? 2 * (p - 1) : p - 1;
+  double floor = steps * level.latency;
+  return floor + (measured(smallest) - floor) * bytes / smallest;
 }
 
 double mlir::ober::planning::collectiveTime(Collective kind, Algorithm algorithm,
@@ -170,6 +238,8 @@ double mlir::ober::planning::collectiveTime(Collective kind, Algorithm algorithm
   }
   const LinkLevel &l = levelFor(groupSize, cluster);
   double alpha = l.latency, beta = 1.0 / l.bandwidth;
+  if (!l.busBandwidth.empty())
+    return measuredCollectiveTime(kind, bytes, groupSize, l);
   if (algorithm == Algorithm::Tree) {
     // Pipelined binary trees: log2(p) latency steps, about n/B of transfer
     // each way for an all-reduce.
@@ -254,24 +324,4 @@ double mlir::ober::planning::sendTime(double bytes, int64_t stride,
                            ? cluster.links.front()
                            : cluster.links.back();
   return l.latency + bytes / l.bandwidth;
-}
-
-double mlir::ober::planning::bubbleFraction(Schedule schedule, int64_t stages,
-                                            int64_t microBatches,
-                                            int64_t chunks) {
-  if (stages <= 1 || microBatches < 1)
-    return 0;
-  double base = static_cast<double>(stages - 1) / microBatches;
-  switch (schedule) {
-  case Schedule::GPipe:
-  case Schedule::OneFOneB:
-    return base;
-  case Schedule::Interleaved:
-    return base / std::max<int64_t>(chunks, 1);
-  case Schedule::ZeroBubble:
-    // Splitting weight gradients fills the bubble only once every stage
-    // has work in flight (at least as many micro-batches as stages).
-    return microBatches >= stages ? base / 3 : base;
-  }
-  return base;
 }

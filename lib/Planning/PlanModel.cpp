@@ -11,6 +11,7 @@
 
 #include "ober/Planning/MemoryModel.h"
 #include "ober/Planning/Plan.h"
+#include "ober/Planning/Timeline.h"
 
 #include <algorithm>
 #include <optional>
@@ -34,6 +35,9 @@ namespace {
 struct SegmentCost {
   double forward = 0, backward = 0, recompute = 0, tpComm = 0;
   double saved = 0, working = 0, largest = 0, parameters = 0;
+  /// Kernels the forward pass and the backward pass (with recomputation)
+  /// launch, and the part of `backward` that makes weight gradients.
+  double forwardKernels = 0, backwardKernels = 0, weight = 0;
   /// The part of `tpComm` full recomputation does not repeat when the
   /// segment ends a stage (TPCollective::recomputedAtStageEnd).
   double notAtStageEnd = 0;
@@ -58,10 +62,16 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   };
   double launch = problem.cluster.device.kernelOverhead;
   s.forward = (fwdMM + fwdOther) * mb + tp.forwardKernels * launch;
-  s.backward = (k.backwardMatmul * ratio(fwdMM, tp.forwardMatmul.total()) +
-                k.backwardOther * ratio(fwdOther, tp.forwardOther.total())) *
-                   mb +
+  double backwardMatmul =
+      k.backwardMatmul * ratio(fwdMM, tp.forwardMatmul.total()) * mb;
+  s.backward = backwardMatmul +
+               k.backwardOther * ratio(fwdOther, tp.forwardOther.total()) * mb +
                k.backwardKernels * launch;
+  // Of the backward matmuls, those that make weight gradients (one of the
+  // two each forward matmul needs).
+  s.weight = backwardMatmul / 2;
+  s.forwardKernels = tp.forwardKernels;
+  s.backwardKernels = k.backwardKernels;
   // Each collective in the passes that run it (those of the walk with
   // sequence parallelism under it); the forward ones again under full
   // recomputation.
@@ -99,6 +109,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     s.saved = none - tp.selectiveSaved.at(t, sp);
     s.recompute =
         tp.selectiveTime.at(t, sp) * mb + tp.selectiveKernels * launch;
+    s.backwardKernels += tp.selectiveKernels;
     s.tpComm += times.selective;
     s.working = tp.selectiveSaved.at(t, sp);
     break;
@@ -112,6 +123,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                          : m.segments[index - 1].boundaryElements * m.floatBytes /
                                (sp ? t : 1);
     s.recompute = s.forward;
+    s.backwardKernels += s.forwardKernels;
     s.tpComm += times.forward;
     s.notAtStageEnd = times.forward - times.neededAtStageEnd;
     s.notAtStageStart = times.ofInputAtStageEnd;
@@ -126,6 +138,37 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   s.parameters = tp.parameters.at(t, false);
   return s;
 }
+
+/// The passes of one model chunk on its device.
+struct PassCost {
+  double forward = 0, backward = 0, weight = 0, tpComm = 0;
+  double forwardKernels = 0, backwardKernels = 0;
+  /// Adds a segment; at a stage's ends full recomputation repeats fewer of
+  /// its collectives.
+  void add(const SegmentCost &s, bool startsStage, bool endsStage) {
+    forward += s.forward;
+    backward += s.backward + s.recompute;
+    weight += s.weight;
+    tpComm += s.tpComm - (endsStage ? s.notAtStageEnd : 0) -
+              (startsStage ? s.notAtStageStart : 0);
+    forwardKernels += s.forwardKernels;
+    backwardKernels += s.backwardKernels;
+  }
+  /// A pass takes its device time or the time the host needs to launch
+  /// its kernels, whichever is longer (the host runs ahead of the device
+  /// until it is the slower one). Zero-bubble runs the weight-gradient part
+  /// of the backward pass apart.
+  ChunkTimes times(const Device &d, Schedule schedule) const {
+    ChunkTimes t;
+    t.forward =
+        std::max(forward + tpComm / 2, forwardKernels * d.launchOverhead);
+    double back =
+        std::max(backward + tpComm / 2, backwardKernels * d.launchOverhead);
+    t.weight = schedule == Schedule::ZeroBubble ? std::min(weight, back) : 0;
+    t.backward = back - t.weight;
+    return t;
+  }
+};
 } // namespace
 
 /// Every segment's cost. Segments of one kind cost the same, except where
@@ -280,7 +323,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   // sends its 1/t share (Megatron's scatter/gather).
   int64_t pipeStride = c.tp * c.dp;
   e.stages.resize(p);
-  double slowest = 0, sum = 0;
+  // Each virtual stage's passes (chunk g / p of device g % p).
+  std::vector<ChunkTimes> chunkTimes(groups);
+  std::vector<double> chunkTP(groups);
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
     double params = 0, maxWorking = 0, largest = 0, saved = 0, p2p = 0;
@@ -289,12 +334,10 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       unsigned first = starts[g];
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
       st.chunks.push_back({first, end});
+      PassCost pass;
       for (unsigned i = first; i < end; ++i) {
         SegmentCost s = costs[i];
-        st.forward += s.forward;
-        st.backward += s.backward + s.recompute;
-        st.tpComm += s.tpComm - (i + 1 == end ? s.notAtStageEnd : 0) -
-                     (i == first ? s.notAtStageStart : 0);
+        pass.add(s, /*startsStage=*/i == first, /*endsStage=*/i + 1 == end);
         params += s.parameters;
         saved += s.saved;
         maxWorking = std::max(maxWorking, s.working);
@@ -302,12 +345,21 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         last |= i + 1 == n;
         ends |= i == 0 || i + 1 == n;
       }
+      chunkTimes[g] = pass.times(cluster.device, c.schedule);
+      chunkTP[g] = pass.tpComm;
+      st.forward += chunkTimes[g].forward;
+      st.backward += chunkTimes[g].backward + chunkTimes[g].weight;
+      st.tpComm += pass.tpComm;
       if (g + 1 < groups) {
         // Each tensor-parallel rank sends its share of the activation and
         // the receivers all-gather it (Megatron's scatter-gather).
         const Segment &last = m.segments[end - 1];
         double bytes = last.boundaryElements * mb * w / c.tp;
-        p2p += (last.gradientBack ? 2 : 1) * sendTime(bytes, pipeStride, cluster);
+        double send = sendTime(bytes, pipeStride, cluster);
+        chunkTimes[g].sendForward = send;
+        if (last.gradientBack)
+          chunkTimes[g + 1].sendBackward = send;
+        p2p += (last.gradientBack ? 2 : 1) * send;
       }
     }
     auto holds = [&](unsigned segment) {
@@ -322,8 +374,6 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                            0
                        ? c.tp
                        : 1);
-    st.forward += st.tpComm / 2 + p2p / 2;
-    st.backward += st.tpComm / 2 + p2p / 2;
     e.p2pComm = std::max(e.p2pComm, p2p * mbs);
     double inFlight = microBatchesInFlight(c, j);
     st.inFlight = static_cast<int64_t>(std::ceil(inFlight));
@@ -350,23 +400,21 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     // The first and last stages read the batch inputs.
     if (ends)
       st.memory.working += m.inputBytes * mb;
-    double perMB = st.forward + st.backward;
-    slowest = std::max(slowest, perMB);
-    sum += perMB;
     if (st.memory.total() > e.peakMemory) {
       e.peakMemory = st.memory.total();
       e.peakStage = j;
     }
   }
-  double average = sum / p;
-  e.bubble = bubbleFraction(c.schedule, p, mbs, c.chunks) * mbs * average;
-  double pipeline = mbs * slowest;
+  Timeline timeline =
+      simulatePipeline(c.schedule, p, mbs, c.chunks, chunkTimes);
   // The data-parallel reduction of each stage's gradients overlaps that
-  // stage's last backward pass; stages other than the first finish their
-  // backward passes earlier by one backward pass per stage.
+  // stage's last backward pass (buckets fill as it runs); stages that
+  // finish early hide it in the pipeline's drain.
   const Device &dev = cluster.device;
+  double end = timeline.makespan;
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
+    double lastBackward = timeline.finish[j] - timeline.lastBackwardStart[j];
     // Gradients reduce in f32 (accumulated there whatever the compute
     // precision, like the updated master weights ZeRO shares); ZeRO-3
     // gathers compute copies.
@@ -390,20 +438,19 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       // Buckets of 25 MB: the last one cannot overlap.
       double lastBucket =
           reduce * std::min(1.0, 25e6 / std::max(gradBytes, 1.0));
-      exposed = std::max(reduce - st.backward, lastBucket);
+      exposed = std::max(reduce - lastBackward, lastBucket);
       if (c.zeroStage >= 3) {
         // Parameters are gathered for every forward and backward pass.
         double gather =
             groupCollectiveTime(Collective::AllGather, st.parameterElements * w,
                                 c.dp, c.tp, cluster);
         reduce += 2 * mbs * gather;
-        exposed += gather + std::max(0.0, 2 * mbs * gather -
-                                              mbs * (st.forward + st.backward));
+        exposed +=
+            gather + std::max(0.0, 2 * mbs * gather - timeline.busy[j]);
       }
-      exposed = std::max(0.0, exposed - j * st.backward);
     }
     e.dpComm = std::max(e.dpComm, reduce);
-    e.dpCommExposed = std::max(e.dpCommExposed, exposed);
+    end = std::max(end, timeline.finish[j] + exposed);
     // Optimizer: gradient and parameter at the precision, fp32 master and
     // moments read and written.
     double slots = optimizerSlots(m.optimizer);
@@ -413,14 +460,19 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                                             (dev.memoryBandwidth *
                                              dev.memoryEfficiency));
   }
-  const StageEstimate &worst = *std::max_element(
-      e.stages.begin(), e.stages.end(), [](const auto &a, const auto &b) {
-        return a.forward + a.backward < b.forward + b.backward;
-      });
-  e.tpComm = mbs * worst.tpComm;
-  e.exposedComm = e.tpComm + e.p2pComm + e.dpCommExposed;
-  e.compute = pipeline - e.tpComm - e.p2pComm;
-  e.stepTime = pipeline + e.bubble + e.dpCommExposed + e.optimizer;
+  e.dpCommExposed = end - timeline.makespan;
+  // The busiest device: its passes, the tensor-parallel collectives in
+  // them, and its idle time (warm-up, drain, waiting for transfers).
+  int64_t busiest = std::max_element(timeline.busy.begin(),
+                                     timeline.busy.end()) -
+                    timeline.busy.begin();
+  e.tpComm = 0;
+  for (int64_t g = busiest; g < groups; g += p)
+    e.tpComm += mbs * chunkTP[g];
+  e.compute = timeline.busy[busiest] - e.tpComm;
+  e.bubble = timeline.makespan - timeline.busy[busiest];
+  e.exposedComm = e.tpComm + e.dpCommExposed;
+  e.stepTime = end + e.optimizer;
   // FLOPs of the whole step.
   double samples = static_cast<double>(problem.globalBatch);
   e.modelFlops = m.trainFlops * samples;

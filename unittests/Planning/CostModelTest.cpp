@@ -6,12 +6,14 @@
 
 #include "ober/Planning/CostModel.h"
 #include "ober/Planning/MemoryModel.h"
+#include "ober/Planning/Timeline.h"
 
 #include "../TestSupport.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 using namespace mlir::ober::planning;
 
@@ -83,16 +85,42 @@ int main() {
   }
   expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 1, *a100),
              0, 0, "one device");
-  // Pipeline bubbles.
-  expectNear(bubbleFraction(Schedule::GPipe, 8, 32), 7.0 / 32, 1e-12, "gpipe");
-  expectNear(bubbleFraction(Schedule::OneFOneB, 8, 32), 7.0 / 32, 1e-12, "1f1b");
-  expectNear(bubbleFraction(Schedule::Interleaved, 8, 32, 4), 7.0 / 128, 1e-12,
-             "interleaved");
-  expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 32), 7.0 / 96, 1e-12,
-             "zero bubble");
-  expectNear(bubbleFraction(Schedule::OneFOneB, 1, 32), 0, 0, "one stage");
-  expectNear(bubbleFraction(Schedule::ZeroBubble, 8, 4), 7.0 / 4, 1e-12,
-             "zero bubble, fewer micro-batches than stages");
+  // Pipeline timelines of equal stages (forward 1 s, backward 2 s per
+  // micro-batch) against the schedules' closed forms.
+  auto makespan = [](Schedule schedule, unsigned p, unsigned m, unsigned v,
+                     ChunkTimes each) {
+    std::vector<ChunkTimes> times(p * v, each);
+    return simulatePipeline(schedule, p, m, v, times).makespan;
+  };
+  ChunkTimes equal{1, 2, 0, 0, 0};
+  // GPipe and 1F1B: (m + p - 1) (f + b).
+  expectNear(makespan(Schedule::GPipe, 8, 32, 1, equal), (32 + 7) * 3.0, 1e-12,
+             "gpipe");
+  expectNear(makespan(Schedule::OneFOneB, 8, 32, 1, equal), (32 + 7) * 3.0,
+             1e-12, "1f1b");
+  expectNear(makespan(Schedule::OneFOneB, 1, 32, 1, equal), 32 * 3.0, 1e-12,
+             "one stage");
+  expectNear(makespan(Schedule::OneFOneB, 8, 4, 1, equal), (4 + 7) * 3.0,
+             1e-12, "fewer micro-batches than stages");
+  // Interleaved with v chunks of 1/v the work: the bubble shrinks v-fold.
+  expectNear(makespan(Schedule::Interleaved, 4, 8, 2, {0.5, 1, 0, 0, 0}),
+             8 * 3.0 + 3 * 3.0 / 2, 1e-12, "interleaved");
+  // ZB-H1 (Qi et al. 2024): bubble (p - 1)(F + B - W) for equal F, B, W.
+  expectNear(makespan(Schedule::ZeroBubble, 4, 8, 1, {1, 1, 1, 0, 0}),
+             8 * 3.0 + 3 * 1.0, 1e-12, "zero bubble");
+  // A transfer of 0.5 s between stages delays warm-up and drain: each
+  // of the p - 1 hops forward and back.
+  expectNear(makespan(Schedule::GPipe, 4, 1, 1, {1, 2, 0, 0.5, 0.5}),
+             4 * 3.0 + 3 * 1.0, 1e-12, "transfers");
+  // A slower stage sets the pace of the steady state.
+  {
+    std::vector<ChunkTimes> times(4, equal);
+    times[3] = {2, 4, 0, 0, 0};
+    Timeline t = simulatePipeline(Schedule::OneFOneB, 4, 16, 1, times);
+    expectNear(t.makespan, 3 * 1.0 + 16 * 6.0 + 3 * 2.0, 1e-12,
+               "slow last stage");
+    expectNear(t.busy[3], 16 * 6.0, 1e-12, "slow stage busy");
+  }
 
   // Groups of ranks `stride` apart: 8 adjacent ranks share a node (NVLink);
   // 8 ranks 8 apart are one per node (InfiniBand, each GPU's own port); 16

@@ -9,6 +9,8 @@
 #ifndef OBER_PLANNING_CLUSTER_H
 #define OBER_PLANNING_CLUSTER_H
 
+#include "ober/Planning/KernelTables.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/JSON.h"
 
@@ -31,8 +33,17 @@ struct Device {
   /// (of memory bandwidth). Defaults until the cost model is calibrated.
   double matmulEfficiency = 0.75;
   double memoryEfficiency = 0.8;
-  /// Fixed cost of one kernel (launch and tail), seconds.
+  /// Fixed cost of one kernel on the device (start and tail), seconds.
   double kernelOverhead = 3e-6;
+  /// Host seconds to launch one kernel: a pass takes at least its kernels
+  /// times this (the host runs ahead of the device until it is the slower).
+  double launchOverhead = 0;
+  /// Measured GEMM throughput by element type (keys as peakFlops); where
+  /// one is given it replaces peak x matmulEfficiency for that type.
+  std::map<std::string, GemmTable> gemm;
+  /// Measured memory bandwidth (bytes/s) by the bytes a kernel moves; where
+  /// given it replaces memoryBandwidth x memoryEfficiency.
+  Curve bandwidthBySize;
 };
 
 /// One level of the interconnect. Levels go from the innermost (devices in a
@@ -46,6 +57,9 @@ struct LinkLevel {
   double bandwidth = 0;
   /// Latency of one message, seconds.
   double latency = 0;
+  /// Measured collective bus bandwidth inside groups of this level; where
+  /// given it replaces the alpha-beta model for the sizes it covers.
+  BusBandwidthTable busBandwidth;
 };
 
 struct Cluster {

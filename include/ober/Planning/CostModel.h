@@ -24,6 +24,9 @@ struct OpWork {
   double bytes = 0;
   /// True when the op runs on matrix units (matmul, conv, attention).
   bool matmul = false;
+  /// Its shape as a GEMM C[m,n] = A[m,k] B[k,n] (batch dimensions folded
+  /// into m; a convolution as its implicit GEMM), when `matmul`.
+  double m = 0, n = 0, k = 0;
 };
 
 /// Counts the work of `op` from its static operand and result types. With
@@ -45,6 +48,17 @@ inline double valueBytes(Value v, unsigned floatBytes = 0) {
 /// The device's peak FLOP/s for `precision` ("bf16", "f32", ...), falling
 /// back to f32, then to any listed type.
 double peakFlopsOf(const Device &device, StringRef precision);
+
+/// Seconds of a GEMM of `flops` with shape (m, n, k) at `precision`: the
+/// device's measured table for the type where it has one, else peak x
+/// matmul efficiency.
+double gemmSeconds(const Device &device, StringRef precision, double flops,
+                   double m, double n, double k);
+
+/// Seconds a kernel moving `bytes` spends on memory traffic: the measured
+/// bandwidth at that size where the device has it, else bandwidth x memory
+/// efficiency.
+double memorySeconds(const Device &device, double bytes);
 
 /// Roofline time of `work` on one device of `cluster` with elements of
 /// `elementType` (its peak FLOP/s; f32 when the device lists none for it).
@@ -87,14 +101,6 @@ double sendTime(double bytes, int64_t stride, const Cluster &cluster);
 
 /// The pipeline schedules, as the plan attribute names them.
 using ::mlir::ober::Schedule;
-
-/// Idle time over compute time for `stages` pipeline stages and
-/// `microBatches` micro-batches: (p - 1) / m for GPipe and 1F1B, divided by
-/// the number of model chunks per device for interleaved 1F1B, and the
-/// remaining warm-up of the zero-bubble schedule (ZB-H1: a third of 1F1B's,
-/// with at least as many micro-batches as stages; 1F1B's otherwise).
-double bubbleFraction(Schedule schedule, int64_t stages, int64_t microBatches,
-                      int64_t chunks = 1);
 
 } // namespace mlir::ober::planning
 
