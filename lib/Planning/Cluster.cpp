@@ -6,6 +6,8 @@
 
 #include "ober/Planning/Cluster.h"
 
+#include "PresetTables.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,7 +29,7 @@ constexpr double T = 1e12, G = 1e9;
 
 Cluster nvidia(const char *name, const char *device, double bf16, double tf32,
                double f32, double f8, double memory, double bandwidth,
-               double nvlink, double network) {
+               double nvlink, double network, double multiprocessors) {
   Cluster c;
   c.name = name;
   c.device.name = device;
@@ -43,6 +45,13 @@ Cluster nvidia(const char *name, const char *device, double bf16, double tf32,
   // (about 67 GB/s at 1 MB, 400 GB/s at 128 MB, 466 GB/s at 1 GB;
   // unittests/Planning).
   c.links = {{"nvlink", 8, nvlink, 1.5e-6, {}}, {"infiniband", 8, network, 10e-6, {}}};
+  // Half-precision GEMMs by the tile model; the host launches a kernel of
+  // a compiled program in about 4 us (cudaLaunchKernel).
+  TiledGemm tiles;
+  tiles.peak = bf16;
+  tiles.multiprocessors = multiprocessors;
+  c.device.gemm["bf16"] = c.device.gemm["f16"] = tiledGemmTable(tiles);
+  c.device.launchOverhead = 4e-6;
   return c;
 }
 
@@ -81,16 +90,17 @@ std::optional<Cluster> mlir::ober::planning::preset(const std::string &name) {
     Cluster c = nvidia(big ? "a100-80gb" : "a100-40gb",
                        big ? "NVIDIA A100 80GB SXM" : "NVIDIA A100 40GB SXM",
                        312 * T, 156 * T, 19.5 * T, 0, (big ? 80 : 40) * G,
-                       (big ? 2.039 : 1.555) * T, 300 * G, 25 * G);
+                       (big ? 2.039 : 1.555) * T, 300 * G, 25 * G, 108);
     c.device.matmulEfficiency = 0.70;
+    c.links.front().busBandwidth = a100NvlinkAllReduce();
     return c;
   }
   if (name == "h100-sxm")
     return nvidia("h100-sxm", "NVIDIA H100 SXM", 989 * T, 495 * T, 67 * T,
-                  1979 * T, 80 * G, 3.35 * T, 450 * G, 50 * G);
+                  1979 * T, 80 * G, 3.35 * T, 450 * G, 50 * G, 132);
   if (name == "h200-sxm")
     return nvidia("h200-sxm", "NVIDIA H200 SXM", 989 * T, 495 * T, 67 * T,
-                  1979 * T, 141 * G, 4.8 * T, 450 * G, 50 * G);
+                  1979 * T, 141 * G, 4.8 * T, 450 * G, 50 * G, 132);
   if (name == "max-1550") {
     Cluster c;
     c.name = "max-1550";
@@ -166,6 +176,8 @@ LogicalResult Cluster::verify(std::string &error) const {
     return fail("device.kernel_overhead", "must be in [0, 1) seconds");
   if (!(device.launchOverhead >= 0 && device.launchOverhead < 1))
     return fail("device.launch_overhead", "must be in [0, 1) seconds");
+  if (!(device.launchOverlap >= 0 && device.launchOverlap <= 1))
+    return fail("device.launch_overlap", "must be in [0, 1]");
   for (const auto &[type, table] : device.gemm)
     if (!llvm::is_contained(kFlopTypes, type))
       return fail("device.gemm." + type,
@@ -236,7 +248,8 @@ json::Value Cluster::toJSON() const {
                    {"matmul_efficiency", device.matmulEfficiency},
                    {"memory_efficiency", device.memoryEfficiency},
                    {"kernel_overhead", device.kernelOverhead},
-                   {"launch_overhead", device.launchOverhead}};
+                   {"launch_overhead", device.launchOverhead},
+                   {"launch_overlap", device.launchOverlap}};
   if (!device.gemm.empty()) {
     json::Object gemm;
     for (const auto &[type, table] : device.gemm)
@@ -336,7 +349,8 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
   FieldReader dev(device, "cluster.device",
                   {"name", "peak_flops", "memory_bytes", "memory_bandwidth",
                    "matmul_efficiency", "memory_efficiency", "kernel_overhead",
-                   "launch_overhead", "gemm", "memory_bandwidth_by_size"},
+                   "launch_overhead", "launch_overlap", "gemm",
+                   "memory_bandwidth_by_size"},
                   error);
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
   bool ok = top.noOthers() && dev.noOthers() &&
@@ -351,6 +365,7 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
             dev.number("memory_efficiency", c.device.memoryEfficiency, false) &&
             dev.number("kernel_overhead", c.device.kernelOverhead, false) &&
             dev.number("launch_overhead", c.device.launchOverhead, false) &&
+            dev.number("launch_overlap", c.device.launchOverlap, false) &&
             top.integer("devices_per_node", c.devicesPerNode) &&
             top.integer("nodes", c.nodes, false);
   if (!ok)

@@ -46,6 +46,33 @@ struct SegmentCost {
   double notAtStageStart = 0;
 };
 
+/// Forward matrix-unit seconds per sample of a segment kind at `tp`'s
+/// degree and micro-batches of `microBatch` samples: its GEMMs at the
+/// shapes each device runs, where the device has a measured table for the
+/// precision; the profile's figure otherwise.
+double forwardMatmulSeconds(const PlanProblem &problem, unsigned kind,
+                            const TPProfile &tp, int64_t microBatch) {
+  const Device &device = problem.cluster.device;
+  int64_t t = tp.degree;
+  if (!device.gemm.count(problem.precision))
+    return tp.forwardMatmul.at(t, false);
+  auto [memo, fresh] =
+      problem.matmulSeconds.try_emplace({static_cast<int64_t>(kind), t,
+                                         microBatch});
+  if (!fresh)
+    return memo->second;
+  using G = TPProfile::Gemm;
+  double mb = static_cast<double>(microBatch), seconds = 0;
+  for (const G &g : tp.gemms) {
+    auto part = [&](G::Split dim) { return g.split == dim ? t : 1; };
+    seconds += gemmSeconds(device, problem.precision,
+                           g.flops * mb / (g.split == G::None ? 1 : t),
+                           g.m * mb / part(G::Rows), g.n / part(G::Columns),
+                           g.k / part(G::Depth));
+  }
+  return memo->second = seconds / mb;
+}
+
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                         unsigned index) {
   const ModelProfile &m = *problem.profile;
@@ -56,7 +83,8 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   bool sp = c.sequenceParallel && t > 1;
   double mb = static_cast<double>(c.microBatch);
   SegmentCost s;
-  double fwdMM = tp.forwardMatmul.at(t, sp), fwdOther = tp.forwardOther.at(t, sp);
+  double fwdMM = forwardMatmulSeconds(problem, seg.kind, tp, c.microBatch),
+         fwdOther = tp.forwardOther.at(t, sp);
   auto ratio = [](double part, double whole) {
     return whole > 0 ? part / whole : 1.0;
   };
@@ -139,6 +167,14 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   return s;
 }
 
+/// Seconds of a pass that launches `kernels` kernels and keeps the device
+/// busy for `device` seconds.
+double hostAndDevice(const Device &d, double kernels, double device) {
+  double host = kernels * d.launchOverhead;
+  return std::max(host, device) +
+         (1 - d.launchOverlap) * std::min(host, device);
+}
+
 /// The passes of one model chunk on its device.
 struct PassCost {
   double forward = 0, backward = 0, weight = 0, tpComm = 0;
@@ -154,16 +190,15 @@ struct PassCost {
     forwardKernels += s.forwardKernels;
     backwardKernels += s.backwardKernels;
   }
-  /// A pass takes its device time or the time the host needs to launch
-  /// its kernels, whichever is longer (the host runs ahead of the device
-  /// until it is the slower one). Zero-bubble runs the weight-gradient part
-  /// of the backward pass apart.
+  /// A pass computes for its device time and the time the host needs to
+  /// launch its kernels, the shorter partly hidden under the longer (the
+  /// host runs ahead of the device); its collectives wait for every device
+  /// of the group and add. Zero-bubble runs the weight-gradient part of the
+  /// backward pass apart.
   ChunkTimes times(const Device &d, Schedule schedule) const {
     ChunkTimes t;
-    t.forward =
-        std::max(forward + tpComm / 2, forwardKernels * d.launchOverhead);
-    double back =
-        std::max(backward + tpComm / 2, backwardKernels * d.launchOverhead);
+    t.forward = hostAndDevice(d, forwardKernels, forward) + tpComm / 2;
+    double back = hostAndDevice(d, backwardKernels, backward) + tpComm / 2;
     t.weight = schedule == Schedule::ZeroBubble ? std::min(weight, back) : 0;
     t.backward = back - t.weight;
     return t;
@@ -305,9 +340,32 @@ double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
   return s.forward + s.backward + s.recompute + s.tpComm;
 }
 
+/// The FLOPs of the step and the activations each kind saves.
+static void flopsOfStep(const PlanProblem &problem, const PlanConfig &c,
+                        const SegmentCosts &costs, PlanEstimate &e) {
+  const ModelProfile &m = *problem.profile;
+  unsigned n = m.segments.size();
+  // FLOPs of the whole step.
+  double samples = static_cast<double>(problem.globalBatch);
+  e.modelFlops = m.trainFlops * samples;
+  double again = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const SegmentKind &k = m.kinds[m.segments[i].kind];
+    if (c.recompute == Recompute::Full && i + 1 < n)
+      again += k.forwardFlops;
+    else if (c.recompute == Recompute::Selective)
+      again += k.at(c.tp).selectiveFlops;
+  }
+  e.hardwareFlops = e.modelFlops + again * samples;
+  e.kindActivationBytes.assign(m.kinds.size(), 0);
+  for (unsigned i = 0; i < n; ++i)
+    e.kindActivationBytes[m.segments[i].kind] = costs[i].saved;
+}
+
 PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                                             const PlanConfig &c,
-                                            ArrayRef<unsigned> starts) {
+                                            ArrayRef<unsigned> starts,
+                                            double simulateBelow) {
   const ModelProfile &m = *problem.profile;
   const Cluster &cluster = problem.cluster;
   PlanEstimate e;
@@ -405,12 +463,35 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       e.peakStage = j;
     }
   }
+  e.starts.assign(starts.begin(), starts.end());
+  e.fits = e.peakMemory <= problem.memoryLimit;
+  // The optimizer: gradient and parameter at the precision, fp32 master
+  // and moments read and written.
+  const Device &dev = cluster.device;
+  double slots = optimizerSlots(m.optimizer);
+  for (const StageEstimate &st : e.stages) {
+    double elements = st.parameterElements / (c.zeroStage >= 1 ? c.dp : 1);
+    double bytesPerElement = 2 * w + (mixed ? 8 : 0) + 8 * slots;
+    e.optimizer = std::max(e.optimizer, elements * bytesPerElement /
+                                            (dev.memoryBandwidth *
+                                             dev.memoryEfficiency));
+  }
+  double busiestPasses = 0;
+  for (const StageEstimate &st : e.stages)
+    busiestPasses = std::max(busiestPasses, mbs * (st.forward + st.backward));
+  if (!e.fits || busiestPasses + e.optimizer >= simulateBelow) {
+    e.compute = busiestPasses;
+    e.stepTime = busiestPasses + e.optimizer;
+    e.chunkTimes = std::move(chunkTimes);
+    flopsOfStep(problem, c, costs, e);
+    return e;
+  }
+  e.simulated = true;
   Timeline timeline =
       simulatePipeline(c.schedule, p, mbs, c.chunks, chunkTimes);
   // The data-parallel reduction of each stage's gradients overlaps that
   // stage's last backward pass (buckets fill as it runs); stages that
   // finish early hide it in the pipeline's drain.
-  const Device &dev = cluster.device;
   double end = timeline.makespan;
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
@@ -451,14 +532,6 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     }
     e.dpComm = std::max(e.dpComm, reduce);
     end = std::max(end, timeline.finish[j] + exposed);
-    // Optimizer: gradient and parameter at the precision, fp32 master and
-    // moments read and written.
-    double slots = optimizerSlots(m.optimizer);
-    double elements = st.parameterElements / (c.zeroStage >= 1 ? c.dp : 1);
-    double bytesPerElement = 2 * w + (mixed ? 8 : 0) + 8 * slots;
-    e.optimizer = std::max(e.optimizer, elements * bytesPerElement /
-                                            (dev.memoryBandwidth *
-                                             dev.memoryEfficiency));
   }
   e.dpCommExposed = end - timeline.makespan;
   // The busiest device: its passes, the tensor-parallel collectives in
@@ -473,22 +546,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   e.bubble = timeline.makespan - timeline.busy[busiest];
   e.exposedComm = e.tpComm + e.dpCommExposed;
   e.stepTime = end + e.optimizer;
-  // FLOPs of the whole step.
-  double samples = static_cast<double>(problem.globalBatch);
-  e.modelFlops = m.trainFlops * samples;
-  double again = 0;
-  for (unsigned i = 0; i < n; ++i) {
-    const SegmentKind &k = m.kinds[m.segments[i].kind];
-    if (c.recompute == Recompute::Full && i + 1 < n)
-      again += k.forwardFlops;
-    else if (c.recompute == Recompute::Selective)
-      again += k.at(c.tp).selectiveFlops;
-  }
-  e.hardwareFlops = e.modelFlops + again * samples;
-  e.fits = e.peakMemory <= problem.memoryLimit;
-  e.kindActivationBytes.assign(m.kinds.size(), 0);
-  for (unsigned i = 0; i < n; ++i)
-    e.kindActivationBytes[m.segments[i].kind] = costs[i].saved;
+  e.chunkTimes = std::move(chunkTimes);
+  flopsOfStep(problem, c, costs, e);
   return e;
 }
 

@@ -315,7 +315,11 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
         cost.push_back(segmentSeconds(problem, unit, i));
       it = partitions.emplace(key, partition(cost, c.pp * c.chunks)).first;
     }
-    PlanEstimate e = evaluate(problem, c, it->second);
+    // Only a plan that could join the ranked ones needs its timeline.
+    double worth = result.ranked.size() == kRankedPlans
+                       ? result.ranked.back().stepTime
+                       : HUGE_VAL;
+    PlanEstimate e = evaluate(problem, c, it->second, worth);
     ++result.evaluated;
     // A time-balanced partition that overflows a stage: balance under the
     // memory limit instead (only worth it when the time-balanced one, a
@@ -324,7 +328,7 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
         (!result.found || better(e, result.best)) && couldFit(problem, e)) {
       std::vector<unsigned> starts = memoryAwarePartition(problem, c);
       if (!starts.empty() && starts != it->second) {
-        PlanEstimate f = evaluate(problem, c, starts);
+        PlanEstimate f = evaluate(problem, c, starts, worth);
         ++result.evaluated;
         if (f.fits || f.peakMemory < e.peakMemory)
           e = std::move(f);
@@ -332,7 +336,7 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
     }
     bool leaner = result.leanest.stages.empty() ||
                   e.peakMemory < result.leanest.peakMemory;
-    if (e.fits) {
+    if (e.fits && e.simulated) {
       // Ties keep the first found, as for `best`.
       auto at = llvm::find_if(result.ranked, [&](const PlanEstimate &r) {
         return better(e, r);
@@ -343,7 +347,7 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
           result.ranked.pop_back();
       }
     }
-    if (e.fits && (!result.found || better(e, result.best))) {
+    if (e.fits && e.simulated && (!result.found || better(e, result.best))) {
       result.found = true;
       if (leaner)
         result.leanest = e;
@@ -356,6 +360,20 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
   if (result.evaluated == 0) {
     error = explainPins(problem, pins);
     return failure();
+  }
+  // The leanest plan's time, as for any other (it was kept by its memory).
+  if (!result.leanest.simulated) {
+    PlanEstimate &lean = result.leanest;
+    PlanEstimate full = evaluate(problem, lean.config, lean.starts);
+    full.simulated = true;
+    if (!full.fits) {
+      // evaluate() bounds plans that do not fit: simulate this one anyway.
+      PlanProblem roomy = problem;
+      roomy.memoryLimit = HUGE_VAL;
+      full = evaluate(roomy, lean.config, lean.starts);
+      full.fits = false;
+    }
+    lean = std::move(full);
   }
   return result;
 }

@@ -551,6 +551,27 @@ void Analysis::visit(Operation *op) {
     return;
   byRule(op);
 }
+
+/// `op`'s GEMM per sample, and the dimension the walk split it along:
+/// partial sums split the depth, a split of the result's last dimension
+/// the columns, of another dimension the rows (batch and heads fold into
+/// rows).
+TPProfile::Gemm gemmOf(const Analysis &a, Operation *op, const OpWork &work,
+                       double samples, bool split) {
+  using G = TPProfile::Gemm;
+  G g{work.flops / samples, work.m / samples, work.n, work.k, G::None};
+  if (!split || op->getNumResults() == 0)
+    return g;
+  Value r = op->getResult(0);
+  Placement at = a.get(r);
+  if (a.completed.contains(r) || at.isPartial())
+    g.split = G::Depth;
+  else if (at.isSplit())
+    g.split = at.dim + 1 == cast<RankedTensorType>(r.getType()).getRank()
+                  ? G::Columns
+                  : G::Rows;
+  return g;
+}
 } // namespace
 
 /// One walk of the segment (`a` without or with sequence parallelism).
@@ -643,7 +664,10 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     bool split = llvm::any_of(op->getResults(), [&](Value r) {
       return !a.get(r).isRep() || a.completed.contains(r);
     });
-    bool matrix = workOf(op).matmul;
+    OpWork work = workOf(op);
+    bool matrix = work.matmul;
+    if (matrix)
+      a.out.gemms.push_back(gemmOf(a, op, work, samples, split));
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
     bool kernel = endsKernel(op, saved);
     a.out.forwardKernels += kernel;
@@ -657,7 +681,7 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
              : (act && !matrix) ? a.out.selectiveTime.seq
                                 : a.out.selectiveTime.full) += seconds;
       if (matrix)
-        a.out.selectiveFlops += workOf(op).flops / samples;
+        a.out.selectiveFlops += work.flops / samples;
     }
     for (Value r : op->getResults()) {
       if (!saved.contains(r))

@@ -46,8 +46,26 @@ int main() {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
-  // Ring all-reduce of 1 GB over the 8 GPUs of a node on NVLink:
-  // 2 (p-1)/p n / B + 2 (p-1) alpha.
+  // The preset's NVLink level carries nccl-tests measurements of 8 A100s
+  // (bus bandwidth 229.3 GB/s at 1 GiB, 19.8 GB/s at 1 MiB); below the
+  // smallest message the time falls linearly to the ring's latency.
+  double gib = std::ldexp(1.0, 30), mib = std::ldexp(1.0, 20);
+  expectNear(bestCollectiveTime(Collective::AllReduce, gib, 8, *a100),
+             2 * 7.0 / 8 * gib / 229.3e9, 1e-9, "measured all-reduce, 8");
+  expectNear(bestCollectiveTime(Collective::AllGather, gib, 8, *a100),
+             7.0 / 8 * gib / 229.3e9, 1e-9, "measured all-gather, 8");
+  double small = 2 * 7.0 / 8 * mib / 19.8e9;
+  expectNear(bestCollectiveTime(Collective::AllReduce, mib / 2, 8, *a100),
+             14 * 1.5e-6 + (small - 14 * 1.5e-6) / 2, 1e-9,
+             "below the measured sizes");
+  // Between the measured group sizes (4: 221.6 GB/s, 8: 229.3 GB/s at
+  // 1 GiB), log-linear.
+  expectNear(a100->links.front().busBandwidth.at(gib, 6),
+             221.6e9 + (229.3e9 - 221.6e9) * std::log(1.5) / std::log(2.0),
+             1e-9, "group of 6");
+  // The alpha-beta model where nothing is measured. Ring all-reduce of 1 GB
+  // over the 8 GPUs of a node on NVLink: 2 (p-1)/p n / B + 2 (p-1) alpha.
+  a100->links.front().busBandwidth = {};
   double n = 1e9;
   expectNear(collectiveTime(Collective::AllReduce, Algorithm::Ring, n, 8, *a100),
              2 * 7.0 / 8 * n / 300e9 + 14 * 1.5e-6, 1e-9, "ring all-reduce, 8");

@@ -38,6 +38,9 @@ struct Device {
   /// Host seconds to launch one kernel: a pass takes at least its kernels
   /// times this (the host runs ahead of the device until it is the slower).
   double launchOverhead = 0;
+  /// The fraction of the shorter of a pass's launch time and device time
+  /// that the longer hides (1: the host always runs ahead; 0: they add).
+  double launchOverlap = 1;
   /// Measured GEMM throughput by element type (keys as peakFlops); where
   /// one is given it replaces peak x matmulEfficiency for that type.
   std::map<std::string, GemmTable> gemm;

@@ -130,6 +130,17 @@ struct TPProfile {
   }
   /// Forward seconds per sample by class (matrix units / other).
   ByTP forwardMatmul, forwardOther;
+  /// The forward pass's GEMMs (matmuls, convolutions, attention) as
+  /// shapes: a measured GEMM table prices them at the plan's micro-batch
+  /// and split, where efficiency differs from the profiled shapes.
+  struct Gemm {
+    /// FLOPs and rows per sample; columns and depth.
+    double flops = 0, m = 0, n = 0, k = 0;
+    /// The dimension tensor parallelism divides (rows: a batch or head
+    /// split; columns: column-parallel; depth: partial sums).
+    enum Split : uint8_t { None, Rows, Columns, Depth } split = None;
+  };
+  std::vector<Gemm> gemms;
   /// Activations the backward pass reads, bytes per sample (floating-point
   /// values at the precision's width, others at their own).
   ByTP saved;

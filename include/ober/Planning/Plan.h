@@ -12,10 +12,12 @@
 #define OBER_PLANNING_PLAN_H
 
 #include "ober/Planning/ModelProfile.h"
+#include "ober/Planning/Timeline.h"
 
 #include "llvm/Support/JSON.h"
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -89,6 +91,12 @@ struct PlanEstimate {
   bool fits = false;
   /// Saved activation bytes per micro-batch of each segment kind.
   std::vector<double> kindActivationBytes;
+  /// Where each virtual stage starts, and each one's pass times (for the
+  /// timeline the report draws).
+  std::vector<unsigned> starts;
+  std::vector<ChunkTimes> chunkTimes;
+  /// Whether stepTime comes from the simulated timeline (else a bound).
+  bool simulated = false;
 };
 
 /// Everything that is fixed while the search runs.
@@ -117,6 +125,9 @@ struct PlanProblem {
   /// The search's memo of them, by kind, degree, sequence parallelism and
   /// micro-batch size.
   mutable std::map<std::array<int64_t, 4>, CollectiveTimes> collectiveTimes;
+  /// The search's memo of forward matmul seconds per sample from the
+  /// device's GEMM table, by kind, degree and micro-batch size.
+  mutable std::map<std::array<int64_t, 3>, double> matmulSeconds;
 };
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at
@@ -127,8 +138,14 @@ struct PlanProblem {
 bool recomputes(const PlanConfig &config, const ModelProfile &m,
                 unsigned segment, Operation *op);
 
+///
+/// The pipeline timeline is simulated only for a plan that fits and whose
+/// lower bound (its busiest device's passes, then the optimizer) is below
+/// `simulateBelow`; otherwise `stepTime` is that bound and `simulated`
+/// false (the search skips plans that cannot beat those it keeps).
 PlanEstimate evaluate(const PlanProblem &problem, const PlanConfig &config,
-                      ArrayRef<unsigned> starts);
+                      ArrayRef<unsigned> starts,
+                      double simulateBelow = HUGE_VAL);
 
 /// Seconds of one micro-batch through segment `index` under `config`
 /// (forward, backward, recomputation, tensor-parallel collectives).
