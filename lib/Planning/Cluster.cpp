@@ -178,6 +178,8 @@ LogicalResult Cluster::verify(std::string &error) const {
     return fail("device.launch_overhead", "must be in [0, 1) seconds");
   if (!(device.launchOverlap >= 0 && device.launchOverlap <= 1))
     return fail("device.launch_overlap", "must be in [0, 1]");
+  if (!(device.transferOverhead >= 0 && device.transferOverhead < 1))
+    return fail("device.transfer_overhead", "must be in [0, 1) seconds");
   for (const auto &[type, table] : device.gemm)
     if (!llvm::is_contained(kFlopTypes, type))
       return fail("device.gemm." + type,
@@ -249,7 +251,8 @@ json::Value Cluster::toJSON() const {
                    {"memory_efficiency", device.memoryEfficiency},
                    {"kernel_overhead", device.kernelOverhead},
                    {"launch_overhead", device.launchOverhead},
-                   {"launch_overlap", device.launchOverlap}};
+                   {"launch_overlap", device.launchOverlap},
+                   {"transfer_overhead", device.transferOverhead}};
   if (!device.gemm.empty()) {
     json::Object gemm;
     for (const auto &[type, table] : device.gemm)
@@ -349,8 +352,8 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
   FieldReader dev(device, "cluster.device",
                   {"name", "peak_flops", "memory_bytes", "memory_bandwidth",
                    "matmul_efficiency", "memory_efficiency", "kernel_overhead",
-                   "launch_overhead", "launch_overlap", "gemm",
-                   "memory_bandwidth_by_size"},
+                   "launch_overhead", "launch_overlap", "transfer_overhead",
+                   "gemm", "memory_bandwidth_by_size"},
                   error);
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
   bool ok = top.noOthers() && dev.noOthers() &&
@@ -366,6 +369,7 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
             dev.number("kernel_overhead", c.device.kernelOverhead, false) &&
             dev.number("launch_overhead", c.device.launchOverhead, false) &&
             dev.number("launch_overlap", c.device.launchOverlap, false) &&
+            dev.number("transfer_overhead", c.device.transferOverhead, false) &&
             top.integer("devices_per_node", c.devicesPerNode) &&
             top.integer("nodes", c.nodes, false);
   if (!ok)
@@ -456,13 +460,29 @@ std::optional<Cluster> mlir::ober::planning::loadCluster(
       return std::nullopt;
     }
   }
+  if (failed(resizeCluster(*c, gpus, nodes, error)))
+    return std::nullopt;
+  return c;
+}
+
+LogicalResult mlir::ober::planning::resizeCluster(Cluster &cluster,
+                                                  std::optional<int64_t> gpus,
+                                                  std::optional<int64_t> nodes,
+                                                  std::string &error) {
+  Cluster *c = &cluster;
+  for (auto [name, count] : {std::pair("gpus", gpus), {"nodes", nodes}})
+    if (count && (*count < 1 || *count > kMaxDevices)) {
+      error = std::string(name) + "=" + std::to_string(*count) +
+              " must be between 1 and " + std::to_string(kMaxDevices);
+      return failure();
+    }
   int64_t oldNode = c->devicesPerNode;
   if (gpus) {
     if (nodes) {
       if (*gpus % *nodes) {
         error = "gpus=" + std::to_string(*gpus) + " do not split evenly over "
                 "nodes=" + std::to_string(*nodes);
-        return std::nullopt;
+        return failure();
       }
       c->devicesPerNode = *gpus / *nodes;
       c->nodes = *nodes;
@@ -476,7 +496,7 @@ std::optional<Cluster> mlir::ober::planning::loadCluster(
       error = "gpus=" + std::to_string(*gpus) + " is not a whole number of " +
               std::to_string(c->devicesPerNode) + "-device nodes of '" +
               c->name + "' (pass nodes= to choose the node size)";
-      return std::nullopt;
+      return failure();
     }
   } else if (nodes) {
     c->nodes = *nodes;
@@ -486,7 +506,7 @@ std::optional<Cluster> mlir::ober::planning::loadCluster(
             std::to_string(c->devicesPerNode) + " devices; at most " +
             std::to_string(kMaxDevicesPerNode) +
             " fit a node (pass nodes= to spread them)";
-    return std::nullopt;
+    return failure();
   }
   // Levels that span whole nodes keep spanning as many nodes (the
   // outermost the whole cluster); levels inside a node stay as they are.
@@ -495,9 +515,7 @@ std::optional<Cluster> mlir::ober::planning::loadCluster(
       l.groupSize = l.groupSize / oldNode * c->devicesPerNode;
   if (c->links.size() > 1)
     c->links.back().groupSize = c->numDevices();
-  if (failed(c->verify(error)))
-    return std::nullopt;
-  return c;
+  return c->verify(error);
 }
 
 //===----------------------------------------------------------------------===//

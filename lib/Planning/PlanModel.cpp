@@ -403,10 +403,15 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         last |= i + 1 == n;
         ends |= i == 0 || i + 1 == n;
       }
-      chunkTimes[g] = pass.times(cluster.device, c.schedule);
+      // (Added to what the transfers from the virtual stage before put
+      // there.)
+      ChunkTimes own = pass.times(cluster.device, c.schedule);
+      chunkTimes[g].forward += own.forward;
+      chunkTimes[g].backward += own.backward;
+      chunkTimes[g].weight += own.weight;
       chunkTP[g] = pass.tpComm;
-      st.forward += chunkTimes[g].forward;
-      st.backward += chunkTimes[g].backward + chunkTimes[g].weight;
+      st.forward += own.forward;
+      st.backward += own.backward + own.weight;
       st.tpComm += pass.tpComm;
       if (g + 1 < groups) {
         // Each tensor-parallel rank sends its share of the activation and
@@ -417,6 +422,14 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         chunkTimes[g].sendForward = send;
         if (last.gradientBack)
           chunkTimes[g + 1].sendBackward = send;
+        // The transfer blocks the passes at both of its ends.
+        double block = cluster.device.transferOverhead;
+        chunkTimes[g].forward += block;
+        chunkTimes[g + 1].forward += block;
+        if (last.gradientBack) {
+          chunkTimes[g].backward += block;
+          chunkTimes[g + 1].backward += block;
+        }
         p2p += (last.gradientBack ? 2 : 1) * send;
       }
     }

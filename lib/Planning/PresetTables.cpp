@@ -17,8 +17,13 @@ using namespace mlir::ober::planning;
 
 GemmTable mlir::ober::planning::tiledGemmTable(const TiledGemm &g) {
   GemmTable t;
-  for (double s = 32; s <= 65536; s *= 2)
+  // Powers of two and the halfway sizes between them (1.5 x), where the
+  // tile counts of transformer GEMMs (3h, 4h, h/t) often fall.
+  for (double s = 32; s <= 65536; s *= 2) {
     t.m.push_back(s);
+    if (s < 65536)
+      t.m.push_back(s * 1.5);
+  }
   t.n = t.k = t.m;
   for (double m : t.m)
     for (double n : t.n)

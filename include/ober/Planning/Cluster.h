@@ -41,6 +41,9 @@ struct Device {
   /// The fraction of the shorter of a pass's launch time and device time
   /// that the longer hides (1: the host always runs ahead; 0: they add).
   double launchOverlap = 1;
+  /// Seconds a pipeline transfer blocks each of its two devices beyond
+  /// moving the bytes (a blocking send/receive's synchronization).
+  double transferOverhead = 0;
   /// Measured GEMM throughput by element type (keys as peakFlops); where
   /// one is given it replaces peak x matmulEfficiency for that type.
   std::map<std::string, GemmTable> gemm;
@@ -100,6 +103,11 @@ std::optional<Cluster> loadCluster(const std::string &nameOrPath,
                                    std::optional<int64_t> gpus,
                                    std::optional<int64_t> nodes,
                                    std::string &error);
+
+/// Gives `cluster` `gpus` devices in total and/or `nodes` nodes, as
+/// loadCluster does.
+LogicalResult resizeCluster(Cluster &cluster, std::optional<int64_t> gpus,
+                            std::optional<int64_t> nodes, std::string &error);
 
 /// The value of a count option (`gpus=`, `nodes=`) the user set, nullopt
 /// when unset; an explicit 0 is a value, which loadCluster refuses.
