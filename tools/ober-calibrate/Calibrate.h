@@ -34,14 +34,16 @@ LogicalResult fitToRuns(MLIRContext &context, planning::Cluster &cluster,
 struct MeasureOptions {
   /// Seconds to spend at most (the measurement scales its repetitions).
   double budget = 40;
-  int threads = 0; // 0: every core
+  /// Set false on the ranks of an mpirun job but the first, which
+  /// writes the file.
+  bool writer = true;
 };
 
 /// Measures this machine's cores: GEMM throughput through the kernel
 /// library the executables use, memory bandwidth by size, kernel launch
 /// time, and collectives through the runtime (threads as devices).
 LogicalResult measureThisMachine(planning::Cluster &cluster,
-                                 const MeasureOptions &options);
+                                 MeasureOptions &options);
 
 } // namespace mlir::ober::calibrate
 

@@ -1,19 +1,290 @@
 //===- MeasureCPU.cpp - ober-calibrate on this machine --------------------===//
 //
-// Part of Ober-Train.
+// Part of Ober-Train. Measures what one core of this machine (a device of
+// the `cpu` cluster) reaches: GEMMs through the kernel library the
+// executables call (`ober_rt_cpu_matmul`, oneDNN, one thread), memory
+// bandwidth of a streaming kernel by size, the fixed cost of a library
+// call, and all-reduces through the runtime's collectives (the ranks of an
+// `mpirun` job over MPI, or threads of this process as devices). Each
+// figure is the best of three rounds; repetitions scale to the budget.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Calibrate.h"
 
+#include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/Comm.h"
+#include "ober/Runtime/LaunchEnv.h"
+#include "ober/Runtime/MPI.h"
+
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <thread>
+#include <vector>
+
 using namespace mlir;
-using namespace mlir::ober;
+
+using namespace mlir::ober::planning;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double now() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+/// Seconds per call of `f`: calls repeated for at least `minSeconds`, the
+/// best of three rounds (after one call that warms caches and creates the
+/// kernel).
+double secondsPerCall(const std::function<void()> &f, double minSeconds) {
+  f();
+  double best = HUGE_VAL;
+  for (int round = 0; round < 3; ++round) {
+    int64_t calls = 0;
+    double start = now(), elapsed = 0;
+    do {
+      f();
+      ++calls;
+      elapsed = now() - start;
+    } while (elapsed < minSeconds);
+    best = std::min(best, elapsed / calls);
+  }
+  return best;
+}
+
+/// A dense row-major memref descriptor of rank R over `data`.
+template <int R> struct Ranked {
+  ober_rt_memref head;
+  int64_t sizes[R];
+  int64_t strides[R];
+};
+
+template <int R, typename T>
+Ranked<R> ranked(T *data, const int64_t (&sizes)[R]) {
+  Ranked<R> m{{data, data, 0}, {}, {}};
+  int64_t stride = 1;
+  for (int i = R - 1; i >= 0; --i) {
+    m.sizes[i] = sizes[i];
+    m.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return m;
+}
+
+/// One f32 product C[m,n] = A[m,k] B[k,n] through the kernel library.
+struct Product {
+  std::vector<int64_t> desc;
+  std::vector<float> a, b, c;
+  Ranked<1> d;
+  Ranked<3> ma, mb, mc;
+  ober_rt_buffer ud, ua, ub, uc;
+
+  Product(int64_t m, int64_t n, int64_t k)
+      : desc(OBER_MATMUL_FIELDS), a(m * k, 0.5f), b(k * n, 0.25f),
+        c(m * n) {
+    desc[OBER_MATMUL_BATCH] = desc[OBER_MATMUL_A_BATCH] =
+        desc[OBER_MATMUL_B_BATCH] = 1;
+    desc[OBER_MATMUL_M] = m;
+    desc[OBER_MATMUL_N] = n;
+    desc[OBER_MATMUL_K] = k;
+    d = ranked(desc.data(), {OBER_MATMUL_FIELDS});
+    ma = ranked(a.data(), {1, m, k});
+    mb = ranked(b.data(), {1, k, n});
+    mc = ranked(c.data(), {1, m, n});
+    ud = {1, &d.head};
+    ua = {3, &ma.head};
+    ub = {3, &mb.head};
+    uc = {3, &mc.head};
+  }
+  void run() { _mlir_ciface_ober_rt_cpu_matmul(&ud, &ua, &ub, &uc); }
+};
+
+GemmTable measureGemms(double budget) {
+  GemmTable t;
+  t.m = t.n = t.k = {16, 64, 256, 1024, 2048};
+  size_t points = t.m.size() * t.n.size() * t.k.size();
+  double perPoint = budget / points / 4;
+  for (double m : t.m)
+    for (double n : t.n)
+      for (double k : t.k) {
+        Product p(m, n, k);
+        double seconds = secondsPerCall([&] { p.run(); }, perPoint);
+        t.flops.push_back(2 * m * n * k / seconds);
+      }
+  return t;
+}
+
+/// A streaming kernel (a = b + s c) moving 12 bytes per element.
+Curve measureBandwidth(double budget) {
+  Curve c;
+  std::vector<double> sizes;
+  for (double bytes = 48 * 1024; bytes <= 768.0 * 1024 * 1024; bytes *= 4)
+    sizes.push_back(bytes);
+  for (double bytes : sizes) {
+    size_t n = static_cast<size_t>(bytes / 12);
+    std::vector<float> a(n), b(n, 1.0f), x(n, 2.0f);
+    float s = 0.5f;
+    double seconds = secondsPerCall(
+        [&] {
+          for (size_t i = 0; i < n; ++i)
+            a[i] = b[i] + s * x[i];
+          s = a[n / 2] * 1e-9f + 0.5f; // keep the loop
+        },
+        budget / sizes.size() / 4);
+    c.x.push_back(12.0 * n);
+    c.y.push_back(12.0 * n / seconds);
+  }
+  return c;
+}
+
+/// All-reduces of one rank's channel over all of its transport's ranks.
+Curve measureAllReduce(::ober::rt::Transport &transport, int64_t rank,
+                       int64_t members, double budget) {
+  ::ober::rt::Grid grid({members});
+  ::ober::rt::Channel channel(transport, grid, rank, {{0}});
+  Curve c;
+  std::vector<int64_t> counts;
+  for (int64_t n = 16 * 1024; n <= 16 * 1024 * 1024; n *= 4)
+    counts.push_back(n);
+  for (int64_t n : counts) {
+    std::vector<float> in(n, 1.0f), out(n);
+    ::ober::rt::CollectiveDesc d;
+    d.shape = {n};
+    d.gridAxes = {0};
+    d.peer = {0};
+    // Every rank must run as many calls: each times one after a warm-up
+    // and they agree on the largest count any wants.
+    double bytes = 4.0 * n;
+    double perSize = budget / counts.size() / 4;
+    channel.run(d, in.data(), out.data());
+    double start = now();
+    channel.run(d, in.data(), out.data());
+    double once = now() - start;
+    // Agree on the repetitions: the largest any rank wants.
+    std::vector<float> want(1, static_cast<float>(
+                                   std::clamp(perSize / once, 1.0, 1000.0))),
+        agreed(1);
+    ::ober::rt::CollectiveDesc mx = d;
+    mx.shape = {1};
+    mx.reduction = OBER_REDUCE_MAX;
+    channel.run(mx, want.data(), agreed.data());
+    int64_t calls = static_cast<int64_t>(agreed[0]);
+    double best = HUGE_VAL;
+    for (int round = 0; round < 3; ++round) {
+      start = now();
+      for (int64_t i = 0; i < calls; ++i)
+        channel.run(d, in.data(), out.data());
+      best = std::min(best, (now() - start) / calls);
+    }
+    double p = static_cast<double>(members);
+    c.x.push_back(bytes);
+    c.y.push_back(bytes * 2 * (p - 1) / p / best);
+  }
+  return c;
+}
+
+/// The bus bandwidth of all-reduces among `members` threads of this
+/// process (the runtime's shared-memory transport).
+Curve measureThreadAllReduce(int64_t members, double budget) {
+  auto hub = ::ober::rt::makeThreadHub(members, 120);
+  Curve result;
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < members; ++r)
+    threads.emplace_back([&, r] {
+      auto transport = ::ober::rt::threadTransport(hub, r);
+      Curve c = measureAllReduce(*transport, r, members, budget);
+      if (r == 0)
+        result = c;
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return result;
+}
+} // namespace
 
 LogicalResult
-mlir::ober::calibrate::measureThisMachine(planning::Cluster &cluster,
-                                          const MeasureOptions &options) {
-  llvm::errs() << "error: measuring is not built yet\n";
-  return failure();
+mlir::ober::calibrate::measureThisMachine(Cluster &cluster,
+                                          MeasureOptions &options) {
+  ober_rt_launch_env env;
+  char error[512];
+  if (ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error))) {
+    llvm::errs() << "error: " << error << "\n";
+    return failure();
+  }
+  bool mpi = std::string(env.launcher) != "none" && env.world_size > 1;
+  std::unique_ptr<::ober::rt::Transport> transport;
+  if (mpi) {
+    std::string why;
+    transport = ::ober::rt::mpiTransport(why);
+    if (!transport) {
+      llvm::errs() << "error: " << why << "\n";
+      return failure();
+    }
+    options.writer = transport->rank() == 0;
+  }
+  double budget = options.budget;
+  auto say = [&](const std::string &what) {
+    if (options.writer)
+      llvm::errs() << what << "\n";
+  };
+  // One core per device: the library on one thread.
+  ober_rt_cpu_set_threads(1);
+  Device &d = cluster.device;
+  GemmTable gemm = measureGemms(budget * 0.45);
+  double best = *std::max_element(gemm.flops.begin(), gemm.flops.end());
+  say(llvm::formatv("GEMM f32: {0:f1} GFLOP/s at 2048^3, {1:f1} at 64^3 "
+                    "(one core)",
+                    gemm.flops.back() / 1e9,
+                    gemm.flops[(1 * 5 + 1) * 5 + 1] / 1e9)
+          .str());
+  d.gemm["f32"] = gemm;
+  d.gemm["bf16"] = gemm; // the CPU kernels compute in f32
+  for (auto &[type, peak] : d.peakFlops)
+    if (type != "f64")
+      peak = std::max(peak, best);
+  Product tiny(1, 1, 1);
+  d.kernelOverhead = secondsPerCall([&] { tiny.run(); }, 0.05);
+  d.launchOverhead = 0; // the host is the device
+  say(llvm::formatv("a library call: {0:f2} us", d.kernelOverhead * 1e6).str());
+  d.bandwidthBySize = measureBandwidth(budget * 0.25);
+  d.memoryBandwidth = d.bandwidthBySize.y.back();
+  say(llvm::formatv("memory bandwidth: {0:f1} GB/s at {1} MiB, {2:f1} GB/s "
+                    "in cache",
+                    d.memoryBandwidth / 1e9,
+                    d.bandwidthBySize.x.back() / (1 << 20),
+                    d.bandwidthBySize.y.front() / 1e9)
+          .str());
+  LinkLevel &local = cluster.links.front();
+  local.busBandwidth = {};
+  if (mpi) {
+    int64_t members = transport->size();
+    local.busBandwidth.byGroup[members] = measureAllReduce(
+        *transport, transport->rank(), members, budget * 0.3);
+  } else {
+    int64_t cores = cluster.devicesPerNode;
+    for (int64_t g = 2; g <= cores; g *= 2)
+      local.busBandwidth.byGroup[g] =
+          measureThreadAllReduce(g, budget * 0.3 / std::max<int64_t>(1, cores / 2));
+  }
+  for (const auto &[group, curve] : local.busBandwidth.byGroup)
+    say(llvm::formatv("all-reduce among {0} {1}: {2:f2} GB/s bus bandwidth at "
+                      "{3} MiB",
+                      group, mpi ? "ranks (MPI)" : "threads", curve.y.back() / 1e9,
+                      curve.x.back() / (1 << 20))
+            .str());
+  if (mpi) {
+    transport.reset();
+    ::ober::rt::mpiFinalize();
+  }
+  std::string why;
+  if (failed(cluster.verify(why))) {
+    llvm::errs() << "error: the measured cluster is not valid: " << why << "\n";
+    return failure();
+  }
+  return success();
 }

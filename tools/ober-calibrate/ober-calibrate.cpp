@@ -21,6 +21,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -79,9 +80,6 @@ static cl::opt<double>
     budget("seconds",
            cl::desc("Measuring: seconds to spend at most (default 40)"),
            cl::init(40), cl::cat(category));
-static cl::opt<int> threads("measure-threads",
-                            cl::desc("Measuring: cores to use (0: all)"),
-                            cl::init(0), cl::cat(category));
 
 static LogicalResult writeCluster(const planning::Cluster &c) {
   std::error_code ec;
@@ -141,9 +139,15 @@ int main(int argc, char **argv) {
   } else {
     calibrate::MeasureOptions o;
     o.budget = budget;
-    o.threads = threads;
+    if (!(budget >= 1 && budget <= 3600)) {
+      llvm::errs() << "error: --seconds=" << budget
+                   << " is not between 1 and 3600\n";
+      return 1;
+    }
     if (failed(calibrate::measureThisMachine(*cluster, o)))
       return 1;
+    if (!o.writer)
+      return 0;
   }
   return failed(writeCluster(*cluster)) ? 1 : 0;
 }
