@@ -204,12 +204,13 @@ std::string ober::rt::writeProgram(const Program &p) {
   os << ", \"samples_per_step\": " << p.samplesPerStep
      << ", \"tokens_per_sample\": " << p.tokensPerSample;
   if (p.modelFlops > 0) {
-    char facts[256];
+    char facts[320];
     std::snprintf(facts, sizeof(facts),
                   ", \"model_flops\": %.17g, \"peak_flops\": %.17g, "
-                  "\"predicted_step_time\": %.17g, \"predicted_mfu\": %.17g",
+                  "\"predicted_step_time\": %.17g, \"predicted_mfu\": %.17g, "
+                  "\"predicted_peak_memory\": %.17g",
                   p.modelFlops, p.peakFlops, p.predictedStepTime,
-                  p.predictedMfu);
+                  p.predictedMfu, p.predictedPeakMemory);
     os << facts;
   }
   if (p.localSteps > 1)
@@ -320,7 +321,8 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
        {std::pair("model_flops", &out.modelFlops),
         std::pair("peak_flops", &out.peakFlops),
         std::pair("predicted_step_time", &out.predictedStepTime),
-        std::pair("predicted_mfu", &out.predictedMfu)})
+        std::pair("predicted_mfu", &out.predictedMfu),
+        std::pair("predicted_peak_memory", &out.predictedPeakMemory)})
     if (auto it = root.object.find(key); it != root.object.end()) {
       const json::Value &v = it->second;
       double d = v.kind == json::Value::Integer ? static_cast<double>(v.integer)

@@ -223,6 +223,7 @@ void readPlanFacts(StringRef path, rt::Program &program) {
   program.modelFlops = flops;
   program.predictedStepTime = time;
   program.predictedMfu = mfu;
+  program.predictedPeakMemory = o->getNumber("peak_memory_bytes").value_or(0);
   // mfu = flops / (time x devices x peak).
   program.peakFlops = flops / (time * gpus * mfu);
 }

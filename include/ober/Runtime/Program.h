@@ -126,6 +126,8 @@ struct Program {
   /// time and MFU; a run's measured MFU is set against them.
   double modelFlops = 0, peakFlops = 0, predictedStepTime = 0,
          predictedMfu = 0;
+  /// The plan's peak memory of one device, bytes (0 when unplanned).
+  double predictedPeakMemory = 0;
 
   /// Indices of the arguments with `role`, in order.
   std::vector<size_t> argsWith(ArgRole role) const;

@@ -80,8 +80,10 @@ void fatalInMPIJob(const std::string &message) {
 /// Runs rank `rank` of `program` over `transport` on this thread.
 int runRank(Transport &transport, int64_t rank, Entry const *entries,
             const Program &program, const Options &options,
-            const std::string &self, int threads, void (*end)(int)) {
+            const std::string &self, int threads, void (*end)(int),
+            int64_t ranksHere) {
   Placement where = Placement::of(program, rank);
+  where.ranksInProcess = ranksHere;
   // The program's group kinds, then the world's, then the replicas'.
   std::vector<std::vector<int64_t>> groups = program.groups;
   groups.push_back(where.allAxes());
@@ -131,7 +133,8 @@ int trainAsThreads(Entry const *entries, const Program &program,
     ranks.emplace_back([&, r] {
       std::unique_ptr<Transport> t = threadTransport(hub, r);
       codes[r] =
-          runRank(*t, r, entries, program, options, self, threads, endProcess);
+          runRank(*t, r, entries, program, options, self, threads, endProcess,
+                  devices);
       if (codes[r])
         failThreadHub(*hub, "rank " + std::to_string(r) + " failed");
     });
@@ -202,7 +205,8 @@ int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
   }
   setFatalHandler(fatalInMPIJob);
   int code = runRank(*transport, transport->rank(), entries, program, options,
-                     self, threadsPerRank(options, env.local_size), endMPIJob);
+                     self, threadsPerRank(options, env.local_size), endMPIJob,
+                     1);
   if (code)
     mpiAbort(code); // the other ranks may wait for this one
   transport.reset();

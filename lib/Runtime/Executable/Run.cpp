@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace ober::rt;
@@ -706,6 +707,67 @@ void showProgress(const Program &program, const Options &options, int64_t s,
     std::fprintf(stderr, "\n");
 }
 
+/// Bytes this process has held at most (its resident set's peak).
+double peakResidentBytes() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<double>(usage.ru_maxrss) * 1024; // KiB on Linux
+}
+
+/// Bytes this process holds now (its resident set).
+double residentBytes() {
+  long pages = 0, resident = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
+      resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * sysconf(_SC_PAGESIZE);
+}
+
+/// Rank 0's closing summary: the measured step time (median of the steps
+/// after the first, which creates kernels), MFU and peak memory of a device
+/// next to the plan's predictions; also logged for tracking.
+///
+/// Memory: what the process came to hold beyond what it held before
+/// training started (the executable, its libraries and the runtime), shared
+/// among the ranks that are its threads.
+void summarize(const Program &program, const Options &options,
+               const std::vector<double> &seconds, int64_t ranksHere,
+               double residentBefore, Tracker &tracker) {
+  if (program.predictedStepTime <= 0 || seconds.empty())
+    return;
+  std::vector<double> later(seconds.begin() + (seconds.size() > 1),
+                            seconds.end());
+  std::nth_element(later.begin(), later.begin() + later.size() / 2,
+                   later.end());
+  double step = later[later.size() / 2];
+  double mfu = program.modelFlops /
+               (step * static_cast<double>(program.devices()) *
+                program.peakFlops);
+  // Ranks that are threads of this process share its resident set.
+  double memory = std::max(0.0, peakResidentBytes() - residentBefore) /
+                  static_cast<double>(ranksHere);
+  auto ratio = [](double measured, double predicted) {
+    return predicted > 0 ? measured / predicted : 0.0;
+  };
+  std::fprintf(stderr,
+               "measured vs predicted: step %.4g s vs %.4g s (x%.3f), MFU "
+               "%.2f%% vs %.2f%%, peak memory per device %.4g MiB vs %.4g MiB "
+               "(x%.3f)\n",
+               step, program.predictedStepTime,
+               ratio(step, program.predictedStepTime), 100 * mfu,
+               100 * program.predictedMfu, memory / (1 << 20),
+               program.predictedPeakMemory / (1 << 20),
+               ratio(memory, program.predictedPeakMemory));
+  tracker.log(options.steps - 1,
+              {{"step_time_median", step},
+               {"step_time_predicted", program.predictedStepTime},
+               {"peak_memory", memory},
+               {"peak_memory_predicted", program.predictedPeakMemory}});
+}
+
 /// One replica's collectives per step (the ranks at 0 on every axis but
 /// the pipeline's), as the planner's report counts them.
 void printTraffic(const Program &program, const Options &options,
@@ -725,6 +787,7 @@ void printTraffic(const Program &program, const Options &options,
 int ober::rt::train(Entry entry, const Program &program, const Options &options,
                     const std::string &self, const Placement &where) {
   Tracker tracker;
+  double residentBefore = residentBytes();
   try {
     std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);
@@ -803,6 +866,9 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     }
     if (options.timing && where.rank == 0)
       clock.print();
+    if (where.rank == 0)
+      summarize(program, options, clock.seconds, where.ranksInProcess,
+                residentBefore, tracker);
     if (options.timing)
       printTraffic(program, options, where);
     if (!options.saveParams.empty())

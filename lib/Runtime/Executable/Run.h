@@ -31,6 +31,8 @@ struct Placement {
   int64_t worldGroup = 0;
   /// The group of the data-parallel replicas under local SGD (-1: none).
   int64_t replicaGroup = -1;
+  /// Ranks that are threads of this process (they share its memory).
+  int64_t ranksInProcess = 1;
 
   /// The placement of `rank` on `program`'s grid.
   static Placement of(const Program &program, int64_t rank);
