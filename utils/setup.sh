@@ -34,6 +34,7 @@ packages=(
   openmpi-bin libopenmpi-dev   # the MPI transport: executables under mpirun
   slurm-wlm                    # srun: the Slurm test's one-node cluster
   libclang-rt-22-dev           # libFuzzer and sanitizers for the fuzz target
+  chromium                     # the plan page's rendering test (headless)
 )
 
 missing=()

@@ -27,10 +27,12 @@ namespace mlir::ober {
 using namespace mlir;
 using namespace mlir::ober::planning;
 
-static llvm::cl::opt<std::string>
-    planReport("ober-plan-report",
-               llvm::cl::desc("Write the plan of --ober-plan as JSON here"),
-               llvm::cl::value_desc("file"), llvm::cl::init(""));
+static llvm::cl::list<std::string> planReport(
+    "ober-plan-report",
+    llvm::cl::desc("Write the plan of --ober-plan here: a page to look at "
+                   "for a name ending in .html, else JSON (several files: "
+                   "repeat the option or separate them with commas)"),
+    llvm::cl::value_desc("file"), llvm::cl::CommaSeparated);
 static llvm::cl::opt<bool> planExplain(
     "ober-plan-explain",
     llvm::cl::desc("List each collective the plan of --ober-plan inserts, "
@@ -220,17 +222,21 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
                                  (long long)found->evaluated);
     if (planExplain)
       printPlanExplain(problem, plan, llvm::errs());
-    if (!planReport.empty()) {
+    ArrayRef<PlanEstimate> alternatives = ArrayRef(found->ranked).drop_front();
+    for (const std::string &file : planReport) {
       std::error_code ec;
-      llvm::raw_fd_ostream out(planReport, ec, llvm::sys::fs::OF_Text);
+      llvm::raw_fd_ostream out(file, ec, llvm::sys::fs::OF_Text);
       if (ec)
-        return fail("cannot write the plan report '" + planReport +
+        return fail("cannot write the plan report '" + file +
                     "': " + ec.message());
-      out << llvm::formatv(
-          "{0:2}\n",
-          llvm::json::Value(reportJSON(
-              problem, plan, ArrayRef(found->ranked).drop_front(), seconds,
-              found->evaluated)));
+      if (StringRef(file).ends_with_insensitive(".html"))
+        writePlanHTML(problem, plan, alternatives, seconds, found->evaluated,
+                      out);
+      else
+        out << llvm::formatv("{0:2}\n",
+                             llvm::json::Value(reportJSON(
+                                 problem, plan, alternatives, seconds,
+                                 found->evaluated)));
     }
   }
 };

@@ -43,7 +43,8 @@ from plan_options import plan_option  # noqa: E402
 BIN = None
 warnings.filterwarnings("ignore")
 KEYS = ["loss", "lr", "step_time", "throughput", "grad_norm", "mfu",
-        "mfu_predicted"]
+        "mfu_predicted", "step_time_predicted", "peak_memory",
+        "peak_memory_predicted"]
 LR = 1e-3
 
 

@@ -56,7 +56,9 @@ static cl::opt<std::string>
                          "'cluster=... gpus=...') and partition it"),
                 cl::init(""), cl::cat(category));
 static cl::opt<std::string> planReportPath(
-    "plan-report", cl::desc("Write the plan's JSON report here"),
+    "plan-report",
+    cl::desc("Write the plan's report here: a page to look at for a name "
+             "ending in .html, else JSON"),
     cl::init(""), cl::cat(category));
 static cl::opt<std::string> target("target",
                                    cl::desc("Target: cpu (the only one yet)"),
@@ -178,18 +180,23 @@ int main(int argc, char **argv) {
       argc, argv,
       "Ober-Train: compile a model into a training (or inference) "
       "executable\n");
-  // The planner writes its report where its own option says.
-  planReportFile = planReportPath;
+  // The planner writes its reports where its own option says: the JSON
+  // one the executable reads its predictions from (the user's, or a
+  // temporary file), and the user's page.
+  bool page = StringRef(planReportPath).ends_with_insensitive(".html");
+  planReportFile = page ? std::string() : std::string(planReportPath);
   SmallString<128> temporary;
   if (planReportFile.empty() && !planOptions.empty() &&
       !llvm::sys::fs::createTemporaryFile("ober-plan", "json", temporary))
     planReportFile = temporary.str().str();
-  llvm::FileRemover removeReport(planReportPath.empty() ? temporary.str()
-                                                        : StringRef());
-  if (!planReportFile.empty())
-    if (auto *report = static_cast<cl::opt<std::string> *>(
-            cl::getRegisteredOptions().lookup("ober-plan-report")))
-      report->setValue(planReportFile);
+  llvm::FileRemover removeReport(temporary.str());
+  if (auto *report = static_cast<cl::list<std::string> *>(
+          cl::getRegisteredOptions().lookup("ober-plan-report"))) {
+    if (!planReportFile.empty())
+      report->push_back(planReportFile);
+    if (page)
+      report->push_back(planReportPath);
+  }
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

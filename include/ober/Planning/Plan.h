@@ -227,6 +227,13 @@ llvm::json::Object reportJSON(const PlanProblem &problem,
                               ArrayRef<PlanEstimate> alternatives,
                               double planSeconds, int64_t evaluated);
 
+/// The same as a self-contained HTML page (`--ober-plan-report=plan.html`):
+/// the plan table, the simulated pipeline timeline and memory per stage as
+/// SVG pictures, the collectives with their reasons, the alternatives.
+void writePlanHTML(const PlanProblem &problem, const PlanEstimate &plan,
+                   ArrayRef<PlanEstimate> alternatives, double planSeconds,
+                   int64_t evaluated, llvm::raw_ostream &os);
+
 /// The table printed to stderr, and the collective list of
 /// `--ober-plan-explain`.
 void printPlanTable(const PlanProblem &problem, const PlanEstimate &plan,

@@ -649,16 +649,45 @@ void startTracking(Tracker &tracker, const Program &program,
     throw Failure{error};
 }
 
+/// Bytes this process has held at most (its resident set's peak).
+double peakResidentBytes() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return static_cast<double>(usage.ru_maxrss) * 1024; // KiB on Linux
+}
+
+/// Bytes this process holds now (its resident set).
+double residentBytes() {
+  long pages = 0, resident = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
+      resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * sysconf(_SC_PAGESIZE);
+}
+
+/// Bytes one device's training holds at most: what the process came to
+/// hold beyond what it held before training started (the executable, its
+/// libraries, the runtime), shared among the ranks that are its threads.
+double trainingPeakBytes(double residentBefore, int64_t ranksHere) {
+  return std::max(0.0, peakResidentBytes() - residentBefore) /
+         static_cast<double>(std::max<int64_t>(1, ranksHere));
+}
+
 /// A step's metrics, for tracking and the progress line.
 struct StepMetrics {
   double loss = 0, lr = 0, seconds = 0, throughput = 0;
   /// The global gradient norm, when the step returns it.
   std::optional<double> gradNorm;
-  /// Against the plan's model FLOPs and device peak (-1 when unplanned).
-  double mfu = -1, mfuPredicted = -1;
+  /// Against the plan's model FLOPs and device peak, and the plan's
+  /// predictions (-1 when unplanned); the peak memory of a device so far.
+  double mfu = -1, mfuPredicted = -1, secondsPredicted = -1, peakMemory = -1,
+         peakMemoryPredicted = -1;
 
   StepMetrics(const Program &program, const Options &options, int64_t s,
-              double loss, double seconds)
+              double loss, double seconds, double peakBytes)
       : loss(loss), lr(options.lr.at(s)), seconds(seconds) {
     double units =
         static_cast<double>(program.samplesPerStep) *
@@ -669,6 +698,9 @@ struct StepMetrics {
             (seconds * static_cast<double>(program.devices()) *
              program.peakFlops);
       mfuPredicted = program.predictedMfu;
+      secondsPredicted = program.predictedStepTime;
+      peakMemory = peakBytes;
+      peakMemoryPredicted = program.predictedPeakMemory;
     }
   }
 
@@ -684,6 +716,9 @@ struct StepMetrics {
     if (mfu >= 0) {
       v.push_back({"mfu", mfu});
       v.push_back({"mfu_predicted", mfuPredicted});
+      v.push_back({"step_time_predicted", secondsPredicted});
+      v.push_back({"peak_memory", peakMemory});
+      v.push_back({"peak_memory_predicted", peakMemoryPredicted});
     }
     return v;
   }
@@ -707,35 +742,11 @@ void showProgress(const Program &program, const Options &options, int64_t s,
     std::fprintf(stderr, "\n");
 }
 
-/// Bytes this process has held at most (its resident set's peak).
-double peakResidentBytes() {
-  struct rusage usage {};
-  if (getrusage(RUSAGE_SELF, &usage) != 0)
-    return 0;
-  return static_cast<double>(usage.ru_maxrss) * 1024; // KiB on Linux
-}
-
-/// Bytes this process holds now (its resident set).
-double residentBytes() {
-  long pages = 0, resident = 0;
-  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
-      resident = 0;
-    std::fclose(f);
-  }
-  return static_cast<double>(resident) * sysconf(_SC_PAGESIZE);
-}
-
 /// Rank 0's closing summary: the measured step time (median of the steps
 /// after the first, which creates kernels), MFU and peak memory of a device
-/// next to the plan's predictions; also logged for tracking.
-///
-/// Memory: what the process came to hold beyond what it held before
-/// training started (the executable, its libraries and the runtime), shared
-/// among the ranks that are its threads.
-void summarize(const Program &program, const Options &options,
-               const std::vector<double> &seconds, int64_t ranksHere,
-               double residentBefore, Tracker &tracker) {
+/// next to the plan's predictions (tracking logs them with every step).
+void summarize(const Program &program, const std::vector<double> &seconds,
+               double peakBytes) {
   if (program.predictedStepTime <= 0 || seconds.empty())
     return;
   std::vector<double> later(seconds.begin() + (seconds.size() > 1),
@@ -746,9 +757,7 @@ void summarize(const Program &program, const Options &options,
   double mfu = program.modelFlops /
                (step * static_cast<double>(program.devices()) *
                 program.peakFlops);
-  // Ranks that are threads of this process share its resident set.
-  double memory = std::max(0.0, peakResidentBytes() - residentBefore) /
-                  static_cast<double>(ranksHere);
+  double memory = peakBytes;
   auto ratio = [](double measured, double predicted) {
     return predicted > 0 ? measured / predicted : 0.0;
   };
@@ -761,11 +770,6 @@ void summarize(const Program &program, const Options &options,
                100 * program.predictedMfu, memory / (1 << 20),
                program.predictedPeakMemory / (1 << 20),
                ratio(memory, program.predictedPeakMemory));
-  tracker.log(options.steps - 1,
-              {{"step_time_median", step},
-               {"step_time_predicted", program.predictedStepTime},
-               {"peak_memory", memory},
-               {"peak_memory_predicted", program.predictedPeakMemory}});
 }
 
 /// One replica's collectives per step (the ranks at 0 on every axis but
@@ -854,7 +858,9 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       if (where.rank == 0) {
         std::printf("step %lld loss %.9g\n", static_cast<long long>(s), loss);
         std::fflush(stdout);
-        StepMetrics metrics(program, options, s, loss, clock.seconds.back());
+        StepMetrics metrics(
+            program, options, s, loss, clock.seconds.back(),
+            trainingPeakBytes(residentBefore, where.ranksInProcess));
         if (program.returns(ResultRole::GradNorm))
           metrics.gradNorm = gradNorm;
         tracker.log(s, metrics.values());
@@ -867,8 +873,8 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     if (options.timing && where.rank == 0)
       clock.print();
     if (where.rank == 0)
-      summarize(program, options, clock.seconds, where.ranksInProcess,
-                residentBefore, tracker);
+      summarize(program, clock.seconds,
+                trainingPeakBytes(residentBefore, where.ranksInProcess));
     if (options.timing)
       printTraffic(program, options, where);
     if (!options.saveParams.empty())
