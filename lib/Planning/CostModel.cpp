@@ -157,12 +157,12 @@ double mlir::ober::planning::computeTime(const OpWork &work,
 
 double mlir::ober::planning::gemmSeconds(const Device &d, StringRef precision,
                                          double flops, double m, double n,
-                                         double k) {
+                                         double k, bool transposedA) {
   if (flops <= 0)
     return 0;
   auto table = d.gemm.find(precision.str());
   if (table != d.gemm.end() && m > 0 && n > 0 && k > 0)
-    return flops / table->second.rate(m, n, k);
+    return flops / table->second.rate(m, n, k, transposedA);
   return flops / (peakFlopsOf(d, precision) * d.matmulEfficiency);
 }
 

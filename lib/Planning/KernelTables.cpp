@@ -42,12 +42,14 @@ double Curve::at(double v) const {
   return y[b.lo] + (y[b.hi] - y[b.lo]) * b.weight;
 }
 
-double GemmTable::rate(double M, double N, double K) const {
+double GemmTable::rate(double M, double N, double K, bool transposedA) const {
   if (empty())
     return 0;
+  const std::vector<double> &grid =
+      transposedA && !flopsTransposedA.empty() ? flopsTransposedA : flops;
   Bracket bm = bracket(m, M), bn = bracket(n, N), bk = bracket(k, K);
   auto at = [&](size_t i, size_t j, size_t l) {
-    return flops[(i * n.size() + j) * k.size() + l];
+    return grid[(i * n.size() + j) * k.size() + l];
   };
   double r = 0;
   for (auto [i, wi] : {std::pair(bm.lo, 1 - bm.weight), {bm.hi, bm.weight}})
@@ -93,10 +95,13 @@ json::Value mlir::ober::planning::toJSON(const Curve &c, const char *xKey,
 }
 
 json::Value mlir::ober::planning::toJSON(const GemmTable &t) {
-  return json::Object{{"m", json::Array(t.m)},
-                      {"n", json::Array(t.n)},
-                      {"k", json::Array(t.k)},
-                      {"flops", json::Array(t.flops)}};
+  json::Object o{{"m", json::Array(t.m)},
+                 {"n", json::Array(t.n)},
+                 {"k", json::Array(t.k)},
+                 {"flops", json::Array(t.flops)}};
+  if (!t.flopsTransposedA.empty())
+    o["flops_transposed_a"] = json::Array(t.flopsTransposedA);
+  return o;
 }
 
 json::Value mlir::ober::planning::toJSON(const BusBandwidthTable &t) {
@@ -186,20 +191,28 @@ bool mlir::ober::planning::gemmTableFromJSON(const json::Value &v,
   if (!o)
     return fail(error, path,
                 "must be an object with 'm', 'n', 'k' and 'flops' arrays");
-  if (!onlyKeys(*o, path, {"m", "n", "k", "flops"}, error) ||
+  if (!onlyKeys(*o, path, {"m", "n", "k", "flops", "flops_transposed_a"},
+                error) ||
       !numbers(*o, path, "m", 1, kMaxSize, true, out.m, error) ||
       !numbers(*o, path, "n", 1, kMaxSize, true, out.n, error) ||
       !numbers(*o, path, "k", 1, kMaxSize, true, out.k, error) ||
       !numbers(*o, path, "flops", kMinRate, kMaxRate, false, out.flops, error))
     return false;
+  if (o->get("flops_transposed_a") &&
+      !numbers(*o, path, "flops_transposed_a", kMinRate, kMaxRate, false,
+               out.flopsTransposedA, error))
+    return false;
   size_t cells = out.m.size() * out.n.size() * out.k.size();
-  if (out.flops.size() != cells)
-    return fail(error, path + ".flops",
-                llvm::formatv("has {0} values; the grid of {1} x {2} x {3} "
-                              "sizes needs {4} (m-major)",
-                              out.flops.size(), out.m.size(), out.n.size(),
-                              out.k.size(), cells)
-                    .str());
+  for (auto [key, values] : {std::pair("flops", &out.flops),
+                             {"flops_transposed_a", &out.flopsTransposedA}})
+    if (values->size() != cells &&
+        !(values->empty() && values == &out.flopsTransposedA))
+      return fail(error, path + "." + key,
+                  llvm::formatv("has {0} values; the grid of {1} x {2} x {3} "
+                                "sizes needs {4} (m-major)",
+                                values->size(), out.m.size(), out.n.size(),
+                                out.k.size(), cells)
+                      .str());
   return true;
 }
 

@@ -46,31 +46,42 @@ struct SegmentCost {
   double notAtStageStart = 0;
 };
 
-/// Forward matrix-unit seconds per sample of a segment kind at `tp`'s
-/// degree and micro-batches of `microBatch` samples: its GEMMs at the
-/// shapes each device runs, where the device has a measured table for the
-/// precision; the profile's figure otherwise.
-double forwardMatmulSeconds(const PlanProblem &problem, unsigned kind,
-                            const TPProfile &tp, int64_t microBatch) {
+/// Matrix-unit seconds per sample of a segment kind's forward and backward
+/// passes at `tp`'s degree and micro-batches of `microBatch` samples, from
+/// the device's measured GEMM table: each forward GEMM at the shape each
+/// device runs, and its two gradients (the input's, C = dY W^T, and the
+/// weight's, read transposed: X^T dY), scaled to the backward pass's
+/// profiled FLOPs. Nothing without a table for the precision.
+std::optional<std::pair<double, double>>
+matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
+              unsigned kind, const TPProfile &tp, int64_t microBatch) {
   const Device &device = problem.cluster.device;
   int64_t t = tp.degree;
-  if (!device.gemm.count(problem.precision))
-    return tp.forwardMatmul.at(t, false);
-  auto [memo, fresh] =
-      problem.matmulSeconds.try_emplace({static_cast<int64_t>(kind), t,
-                                         microBatch});
+  if (!device.gemm.count(problem.precision) || tp.gemms.empty())
+    return std::nullopt;
+  auto [memo, fresh] = problem.matmulSeconds.try_emplace(
+      {static_cast<int64_t>(kind), t, microBatch});
   if (!fresh)
     return memo->second;
   using G = TPProfile::Gemm;
-  double mb = static_cast<double>(microBatch), seconds = 0;
+  double mb = static_cast<double>(microBatch), forward = 0, backward = 0,
+         flops = 0;
   for (const G &g : tp.gemms) {
-    auto part = [&](G::Split dim) { return g.split == dim ? t : 1; };
-    seconds += gemmSeconds(device, problem.precision,
-                           g.flops * mb / (g.split == G::None ? 1 : t),
-                           g.m * mb / part(G::Rows), g.n / part(G::Columns),
-                           g.k / part(G::Depth));
+    auto part = [&](G::Split dim) { return g.split == dim ? double(t) : 1.0; };
+    double f = g.flops * mb / (g.split == G::None ? 1 : t);
+    double m = g.m * mb / part(G::Rows), n = g.n / part(G::Columns),
+           d = g.k / part(G::Depth);
+    const std::string &p = problem.precision;
+    forward += gemmSeconds(device, p, f, m, n, d);
+    backward += gemmSeconds(device, p, f, m, d, n) +
+                gemmSeconds(device, p, f, d, n, m, /*transposedA=*/true);
+    flops += g.flops;
   }
-  return memo->second = seconds / mb;
+  // The profile's backward FLOPs over the two gradients of every GEMM
+  // (fewer where an operand needs none).
+  double scale = flops > 0 ? (k.trainFlops - k.forwardFlops) / (2 * flops) : 1;
+  memo->second = {forward / mb, backward * scale / mb};
+  return memo->second;
 }
 
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
@@ -83,7 +94,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   bool sp = c.sequenceParallel && t > 1;
   double mb = static_cast<double>(c.microBatch);
   SegmentCost s;
-  double fwdMM = forwardMatmulSeconds(problem, seg.kind, tp, c.microBatch),
+  std::optional<std::pair<double, double>> measured =
+      matmulSeconds(problem, k, seg.kind, tp, c.microBatch);
+  double fwdMM = measured ? measured->first : tp.forwardMatmul.at(t, sp),
          fwdOther = tp.forwardOther.at(t, sp);
   auto ratio = [](double part, double whole) {
     return whole > 0 ? part / whole : 1.0;
@@ -91,7 +104,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   double launch = problem.cluster.device.kernelOverhead;
   s.forward = (fwdMM + fwdOther) * mb + tp.forwardKernels * launch;
   double backwardMatmul =
-      k.backwardMatmul * ratio(fwdMM, tp.forwardMatmul.total()) * mb;
+      (measured ? measured->second
+                : k.backwardMatmul * ratio(fwdMM, tp.forwardMatmul.total())) *
+      mb;
   s.backward = backwardMatmul +
                k.backwardOther * ratio(fwdOther, tp.forwardOther.total()) * mb +
                k.backwardKernels * launch;
@@ -566,7 +581,11 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
 
 bool mlir::ober::planning::recomputes(const PlanConfig &c, const ModelProfile &m,
                                       unsigned segment, Operation *op) {
-  return (c.recompute == Recompute::Full && segment + 1 < m.segments.size()) ||
+  // Full recomputation keeps each segment's output (the next one's input,
+  // which it rebuilds from): the op that makes it runs once.
+  const Segment &seg = m.segments[segment];
+  return (c.recompute == Recompute::Full && segment + 1 < m.segments.size() &&
+          !(seg.boundary && seg.boundary.getDefiningOp() == op)) ||
          (c.recompute == Recompute::Selective &&
-          llvm::is_contained(m.segments[segment].selective, op));
+          llvm::is_contained(seg.selective, op));
 }

@@ -53,7 +53,7 @@ double peakFlopsOf(const Device &device, StringRef precision);
 /// device's measured table for the type where it has one, else peak x
 /// matmul efficiency.
 double gemmSeconds(const Device &device, StringRef precision, double flops,
-                   double m, double n, double k);
+                   double m, double n, double k, bool transposedA = false);
 
 /// Seconds a kernel moving `bytes` spends on memory traffic: the measured
 /// bandwidth at that size where the device has it, else bandwidth x memory

@@ -34,12 +34,15 @@ struct Curve {
 /// (index (i * |n| + j) * |k| + l).
 struct GemmTable {
   std::vector<double> m, n, k, flops;
+  /// The same grid with A read transposed (a weight gradient X^T dY), where
+  /// a library is slower at it; empty: as `flops`.
+  std::vector<double> flopsTransposedA;
   bool empty() const { return flops.empty(); }
   /// Throughput at a shape: trilinear in log M, log N, log K. Below the
   /// smallest size measured along a dimension the kernel takes as long as
   /// at that size (throughput falls in proportion); above the largest the
   /// throughput stays.
-  double rate(double M, double N, double K) const;
+  double rate(double M, double N, double K, bool transposedA = false) const;
 };
 
 /// Bus bandwidth of collectives (nccl-tests' definition: the algorithm

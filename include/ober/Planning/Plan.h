@@ -125,9 +125,10 @@ struct PlanProblem {
   /// The search's memo of them, by kind, degree, sequence parallelism and
   /// micro-batch size.
   mutable std::map<std::array<int64_t, 4>, CollectiveTimes> collectiveTimes;
-  /// The search's memo of forward matmul seconds per sample from the
-  /// device's GEMM table, by kind, degree and micro-batch size.
-  mutable std::map<std::array<int64_t, 3>, double> matmulSeconds;
+  /// The search's memo of forward and backward matmul seconds per sample
+  /// from the device's GEMM table, by kind, degree and micro-batch size.
+  mutable std::map<std::array<int64_t, 3>, std::pair<double, double>>
+      matmulSeconds;
 };
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at

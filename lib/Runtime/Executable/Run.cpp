@@ -10,6 +10,7 @@
 
 #include "Run.h"
 
+#include "Allocations.h"
 #include "Checkpoint.h"
 #include "DataFeed.h"
 #include "LocalSGD.h"
@@ -668,11 +669,20 @@ double residentBytes() {
   return static_cast<double>(resident) * sysconf(_SC_PAGESIZE);
 }
 
-/// Bytes one device's training holds at most: what the process came to
-/// hold beyond what it held before training started (the executable, its
-/// libraries, the runtime), shared among the ranks that are its threads.
-double trainingPeakBytes(double residentBefore, int64_t ranksHere) {
-  return std::max(0.0, peakResidentBytes() - residentBefore) /
+/// What the process holds now: its allocations where they are counted
+/// (Allocations.h), else its resident set.
+double heldBytes() {
+  return allocationsCounted() ? static_cast<double>(liveBytes())
+                              : residentBytes();
+}
+
+/// Bytes one device's training holds at most: the process's peak beyond
+/// what it held when training started (the program, the libraries, the
+/// runtime), shared among the ranks that are its threads.
+double trainingPeakBytes(double heldBefore, int64_t ranksHere) {
+  double peak = allocationsCounted() ? static_cast<double>(peakLiveBytes())
+                                     : peakResidentBytes();
+  return std::max(0.0, peak - heldBefore) /
          static_cast<double>(std::max<int64_t>(1, ranksHere));
 }
 
@@ -791,7 +801,9 @@ void printTraffic(const Program &program, const Options &options,
 int ober::rt::train(Entry entry, const Program &program, const Options &options,
                     const std::string &self, const Placement &where) {
   Tracker tracker;
-  double residentBefore = residentBytes();
+  double residentBefore = heldBytes();
+  if (where.rank == 0)
+    resetPeakLiveBytes();
   try {
     std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Predicted against measured on this machine: six plans of a GPT.
+
+Measures the machine (`ober-calibrate -o cpu.json`, or --cluster FILE from
+an earlier run), then for six plans of a GPT (one process; one process with
+full recomputation and two micro-batches; two processes with data, tensor
+and pipeline parallelism; two with ZeRO-3) compiles the training executable
+on that cluster (`ober-compile --plan`), runs it under `mpirun` with one
+core per device, and reads the executable's own line
+
+  measured vs predicted: step S s vs P s (xR), ..., peak memory per device
+  M MiB vs N MiB (xQ)
+
+Prints each plan's step-time and memory ratios, and exits non-zero when a
+step time is more than --time (20%) off, their mean more than --mean (10%),
+or a memory figure more than --memory (10%) off.
+
+  plan_cpu.py --bin build/bin [--cluster cpu.json] [--steps 8]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GPT = "layers=4 hidden=256 heads=4 seq=128 vocab=1024 batch=8 dtype=f32"
+BATCH = 8
+# name, devices, plan options
+PLANS = [
+    ("one device", 1, "dp=1 tp=1 pp=1"),
+    ("one device, recompute, 2 micro-batches", 1,
+     "dp=1 tp=1 pp=1 micro-batch=4 recompute=full"),
+    ("data parallel", 2, "dp=2 tp=1 pp=1 zero=0"),
+    ("tensor parallel", 2, "dp=1 tp=2 pp=1 sequence-parallel=0"),
+    ("pipeline, 1f1b x 4", 2, "dp=1 tp=1 pp=2 micro-batch=2 schedule=1f1b"),
+    ("data parallel, ZeRO-3", 2, "dp=2 tp=1 pp=1 zero=3"),
+]
+LINE = re.compile(r"measured vs predicted: step ([0-9.e+-]+) s vs ([0-9.e+-]+) "
+                  r"s .* peak memory per device ([0-9.e+-]+) MiB vs "
+                  r"([0-9.e+-]+) MiB")
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build", "bin"))
+    p.add_argument("--cluster", help="a cluster JSON from ober-calibrate "
+                   "(default: measure now)")
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--time", type=float, default=0.20)
+    p.add_argument("--mean", type=float, default=0.10)
+    p.add_argument("--memory", type=float, default=0.10)
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = args.cluster
+        if not cluster:
+            cluster = os.path.join(tmp, "cpu.json")
+            subprocess.run([os.path.join(args.bin, "ober-calibrate"), "-o",
+                            cluster], check=True)
+        gpt = os.path.join(tmp, "gpt.mlir")
+        with open(gpt, "wb") as f:
+            f.write(subprocess.run([os.path.join(args.bin, "ober-translate"),
+                                    "--emit-gpt=" + GPT], check=True,
+                                   capture_output=True).stdout)
+        r = np.random.default_rng(0)
+        inputs = []
+        for name in ("tokens", "targets"):
+            path = os.path.join(tmp, name + ".npy")
+            np.save(path, r.integers(0, 1024, (BATCH, 128)).astype(np.int64))
+            inputs += ["--input", path]
+        print(f"{'plan':<42} {'measured':>9} {'predicted':>9} {'ratio':>6} | "
+              f"{'memory':>9} {'predicted':>9} {'ratio':>6}")
+        failures, errors = 0, []
+        for name, devices, options in PLANS:
+            exe = os.path.join(tmp, "train")
+            plan = (f"cluster={cluster} gpus={devices} global-batch={BATCH} "
+                    f"precision=f32 {options}")
+            subprocess.run([os.path.join(args.bin, "ober-compile"), gpt,
+                            "--train-step=optimizer=adamw", "--plan=" + plan,
+                            "-o", exe], check=True, capture_output=True)
+            run = subprocess.run(
+                ["mpirun", "-np", str(devices), "--bind-to", "core", exe,
+                 "--steps", str(args.steps), "--threads", "1"] + inputs,
+                capture_output=True, text=True, env=MPI_ENV)
+            m = LINE.search(run.stderr)
+            if run.returncode != 0 or not m:
+                print(f"{name}: the run failed:\n{run.stderr[-2000:]}")
+                failures += 1
+                continue
+            step, predicted, memory, memory_predicted = map(float, m.groups())
+            t, q = step / predicted, memory / memory_predicted
+            errors.append(abs(t - 1))
+            bad = abs(t - 1) > args.time or abs(q - 1) > args.memory
+            failures += bad
+            print(f"{name:<42} {step:>8.4f}s {predicted:>8.4f}s {t:>6.3f} | "
+                  f"{memory:>7.1f}Mi {memory_predicted:>7.1f}Mi {q:>6.3f}"
+                  f"{'  FAIL' if bad else ''}", flush=True)
+        if errors:
+            mean = sum(errors) / len(errors)
+            print(f"mean step-time error {mean:.3f} (at most {args.mean})")
+            failures += mean > args.mean
+    print(f"{failures} check(s) failed" if failures else "all checks pass")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
