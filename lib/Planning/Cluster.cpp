@@ -178,6 +178,12 @@ LogicalResult Cluster::verify(std::string &error) const {
     return fail("device.launch_overhead", "must be in [0, 1) seconds");
   if (!(device.launchOverlap >= 0 && device.launchOverlap <= 1))
     return fail("device.launch_overlap", "must be in [0, 1]");
+  for (auto [key, value] : {std::pair("vector_flops", device.vectorFlops),
+                            {"special_flops", device.specialFlops}})
+    if (!(value == 0 || (value >= kMinPeakFlops && value <= kMaxPeakFlops)))
+      return fail(std::string("device.") + key,
+                  "must be 0 (peak x memory_efficiency) or " +
+                      within(kMinPeakFlops, kMaxPeakFlops, "FLOP/s"));
   if (!(device.transferOverhead >= 0 && device.transferOverhead < 1))
     return fail("device.transfer_overhead", "must be in [0, 1) seconds");
   for (const auto &[type, table] : device.gemm)
@@ -252,7 +258,9 @@ json::Value Cluster::toJSON() const {
                    {"kernel_overhead", device.kernelOverhead},
                    {"launch_overhead", device.launchOverhead},
                    {"launch_overlap", device.launchOverlap},
-                   {"transfer_overhead", device.transferOverhead}};
+                   {"transfer_overhead", device.transferOverhead},
+                   {"vector_flops", device.vectorFlops},
+                   {"special_flops", device.specialFlops}};
   if (!device.gemm.empty()) {
     json::Object gemm;
     for (const auto &[type, table] : device.gemm)
@@ -353,7 +361,8 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
                   {"name", "peak_flops", "memory_bytes", "memory_bandwidth",
                    "matmul_efficiency", "memory_efficiency", "kernel_overhead",
                    "launch_overhead", "launch_overlap", "transfer_overhead",
-                   "gemm", "memory_bandwidth_by_size"},
+                   "vector_flops", "special_flops", "gemm",
+                   "memory_bandwidth_by_size"},
                   error);
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
   bool ok = top.noOthers() && dev.noOthers() &&
@@ -370,6 +379,8 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
             dev.number("launch_overhead", c.device.launchOverhead, false) &&
             dev.number("launch_overlap", c.device.launchOverlap, false) &&
             dev.number("transfer_overhead", c.device.transferOverhead, false) &&
+            dev.number("vector_flops", c.device.vectorFlops, false) &&
+            dev.number("special_flops", c.device.specialFlops, false) &&
             top.integer("devices_per_node", c.devicesPerNode) &&
             top.integer("nodes", c.nodes, false);
   if (!ok)

@@ -119,12 +119,9 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         double in = 0;
         for (Value v : op->getOperands())
           in = std::max(in, typeElements(v.getType()));
-        double perElement =
-            isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
-                BatchNormTrainingOp, CrossEntropyOp, GeluOp>(op)
-                ? 5
-                : 1;
-        w.flops = perElement * std::max(in, out);
+        w.special = isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
+                        BatchNormTrainingOp, CrossEntropyOp, GeluOp>(op);
+        w.flops = (w.special ? 5 : 1) * std::max(in, out);
       });
   return w;
 }
@@ -137,6 +134,8 @@ std::string mlir::ober::planning::precisionOf(Type type) {
 unsigned mlir::ober::planning::precisionBytes(StringRef precision) {
   return precision == "f64" ? 8 : precision == "f32" ? 4 : 2;
 }
+
+static double vectorRate(const Device &d, StringRef precision, bool special);
 
 double mlir::ober::planning::computeTime(const OpWork &work, Type elementType,
                                          const Cluster &cluster) {
@@ -151,8 +150,17 @@ double mlir::ober::planning::computeTime(const OpWork &work,
   double flopsTime =
       work.matmul
           ? gemmSeconds(d, precision, work.flops, work.m, work.n, work.k)
-          : work.flops / (peakFlopsOf(d, precision) * d.memoryEfficiency);
+          : work.flops / vectorRate(d, precision, work.special);
   return std::max(flopsTime, memorySeconds(d, work.bytes));
+}
+
+/// FLOP/s of elementwise and reduction work: as measured where the device
+/// has the figure, else peak x memory efficiency.
+static double vectorRate(const Device &d, StringRef precision, bool special) {
+  double measured = special && d.specialFlops > 0 ? d.specialFlops
+                                                  : d.vectorFlops;
+  return measured > 0 ? measured
+                      : peakFlopsOf(d, precision) * d.memoryEfficiency;
 }
 
 double mlir::ober::planning::gemmSeconds(const Device &d, StringRef precision,

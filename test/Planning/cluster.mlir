@@ -57,7 +57,7 @@
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-top.json" 2>&1 | FileCheck %s --check-prefix=TOPKEY
 // TOPKEY: error: {{.*}}unknown-top.json: cluster.gpus_per_node: is not a known key (accepted: name, device, devices_per_node, nodes, links)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-device-key.json" 2>&1 | FileCheck %s --check-prefix=DEVKEY
-// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead, launch_overhead, launch_overlap, transfer_overhead, gemm, memory_bandwidth_by_size)
+// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead, launch_overhead, launch_overlap, transfer_overhead, vector_flops, special_flops, gemm, memory_bandwidth_by_size)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-flops-type.json" 2>&1 | FileCheck %s --check-prefix=FLOPTYPE
 // FLOPTYPE: error: {{.*}}unknown-flops-type.json: cluster.device.peak_flops.bfloat16: is not an element type (known: f64, f32, tf32, bf16, f16, f8)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/links-out-of-order.json" 2>&1 | FileCheck %s --check-prefix=ORDER

@@ -42,7 +42,8 @@ struct MeasureOptions {
 /// Measures this machine's cores: GEMM throughput through the kernel
 /// library the executables use, memory bandwidth by size, kernel launch
 /// time, and collectives through the runtime (threads as devices).
-LogicalResult measureThisMachine(planning::Cluster &cluster,
+LogicalResult measureThisMachine(MLIRContext &context,
+                                 planning::Cluster &cluster,
                                  MeasureOptions &options);
 
 } // namespace mlir::ober::calibrate

@@ -12,10 +12,21 @@
 
 #include "Calibrate.h"
 
+#include "ober/Planning/CostModel.h"
+
 #include "ober/Runtime/CPUKernels.h"
 #include "ober/Runtime/Comm.h"
 #include "ober/Runtime/LaunchEnv.h"
 #include "ober/Runtime/MPI.h"
+#include "ober/Runtime/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,6 +36,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -170,6 +182,117 @@ Curve measureBandwidth(double budget) {
   return c;
 }
 
+/// Elementwise work as generated code runs it, on 512 x 1024 values: the
+/// special kind (a layer norm, GELU, softmax), and simple arithmetic with
+/// broadcasts (a chain the code generator fuses).
+constexpr const char *kSpecialKernel = R"(
+func.func @main(%x: tensor<512x1024xf32>, %g: tensor<1024xf32>,
+                %b: tensor<1024xf32>) -> tensor<512x1024xf32> {
+  %0 = ober.layer_norm %x scale %g bias %b {axis = 1 : i64, epsilon = 1.0e-5 : f64}
+      : (tensor<512x1024xf32>, tensor<1024xf32>, tensor<1024xf32>) -> tensor<512x1024xf32>
+  %1 = ober.gelu %0 {approximate = #ober.gelu_approximation<tanh>} : tensor<512x1024xf32>
+  %2 = ober.softmax %1 {axis = 1 : i64} : tensor<512x1024xf32>
+  return %2 : tensor<512x1024xf32>
+}
+)";
+constexpr const char *kSimpleKernel = R"(
+func.func @main(%x: tensor<512x1024xf32>, %g: tensor<1024xf32>,
+                %b: tensor<1024xf32>) -> tensor<512x1024xf32> {
+  %0 = ober.mul %x, %g : (tensor<512x1024xf32>, tensor<1024xf32>) -> tensor<512x1024xf32>
+  %1 = ober.add %0, %b : (tensor<512x1024xf32>, tensor<1024xf32>) -> tensor<512x1024xf32>
+  %2 = ober.mul %1, %x : tensor<512x1024xf32>
+  %3 = ober.sub %2, %0 : tensor<512x1024xf32>
+  %4 = ober.add %3, %x : tensor<512x1024xf32>
+  return %4 : tensor<512x1024xf32>
+}
+)";
+
+/// FLOP/s (as the cost model counts elementwise work: workOf) of generated
+/// code: `kernel` compiled by ober-compile into an executable, run on one
+/// thread, the fastest of five runs.
+std::optional<double> measureVectorFlops(MLIRContext &context,
+                                         const char *kernel,
+                                         std::string &error) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kernel, &context);
+  if (!module) {
+    error = "the elementwise kernel does not parse";
+    return std::nullopt;
+  }
+  double flops = 0;
+  module->walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "ober")
+      flops += workOf(op).flops;
+  });
+  SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("ober-calibrate", dir)) {
+    error = "cannot create a temporary directory";
+    return std::nullopt;
+  }
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dir); });
+  auto path = [&](StringRef name) {
+    SmallString<128> p = dir;
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path("kernel.mlir"), ec);
+    os << kernel;
+  }
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  SmallString<128> compiler = llvm::sys::path::parent_path(self);
+  llvm::sys::path::append(compiler, "ober-compile");
+  std::string log = path("log.txt"), exe = path("kernel"),
+              source = path("kernel.mlir");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::vector<StringRef> compile = {compiler, source, "--inference", "-o",
+                                    exe};
+  if (llvm::sys::ExecuteAndWait(compiler, compile, std::nullopt, redirects)) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    error = std::string(compiler) +
+            " could not build the elementwise kernel: " +
+            (text ? (*text)->getBuffer().take_back(1000).str() : "");
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, std::vector<int64_t>>> inputs = {
+      {"x.npy", {512, 1024}}, {"g.npy", {1024}}, {"b.npy", {1024}}};
+  std::vector<std::string> args = {exe};
+  for (auto &[name, shape] : inputs) {
+    ::ober::rt::NpyArray a;
+    a.shape = shape;
+    int64_t n = a.numElements();
+    a.data.resize(n * sizeof(float));
+    float *v = reinterpret_cast<float *>(a.data.data());
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = 0.5f + 0.25f * std::sin(0.1f * i);
+    if (!::ober::rt::writeNpy(path(name), a, error))
+      return std::nullopt;
+    args.insert(args.end(), {"--input", path(name)});
+  }
+  args.insert(args.end(), {"--timing", "--threads", "1"});
+  std::vector<StringRef> run(args.begin(), args.end());
+  double best = HUGE_VAL;
+  for (int i = 0; i < 5; ++i) {
+    if (llvm::sys::ExecuteAndWait(exe, run, std::nullopt, redirects)) {
+      error = "the elementwise kernel's executable failed";
+      return std::nullopt;
+    }
+    auto text = llvm::MemoryBuffer::getFile(log);
+    double seconds = 0;
+    StringRef out = text ? (*text)->getBuffer() : StringRef();
+    size_t at = out.find("timing: first step ");
+    if (at == StringRef::npos ||
+        out.drop_front(at + 19).take_until([](char c) { return c == ' '; })
+            .getAsDouble(seconds)) {
+      error = "the elementwise kernel's executable printed no timing";
+      return std::nullopt;
+    }
+    best = std::min(best, seconds);
+  }
+  return flops / best;
+}
+
 /// All-reduces of one rank's channel over all of its transport's ranks.
 Curve measureAllReduce(::ober::rt::Transport &transport, int64_t rank,
                        int64_t members, double budget) {
@@ -236,7 +359,8 @@ Curve measureThreadAllReduce(int64_t members, double budget) {
 } // namespace
 
 LogicalResult
-mlir::ober::calibrate::measureThisMachine(Cluster &cluster,
+mlir::ober::calibrate::measureThisMachine(MLIRContext &context,
+                                          Cluster &cluster,
                                           MeasureOptions &options) {
   ober_rt_launch_env env;
   char error[512];
@@ -280,6 +404,24 @@ mlir::ober::calibrate::measureThisMachine(Cluster &cluster,
   d.kernelOverhead = secondsPerCall([&] { tiny.run(); }, 0.05);
   d.launchOverhead = 0; // the host is the device
   say(llvm::formatv("a library call: {0:f2} us", d.kernelOverhead * 1e6).str());
+  if (options.writer) {
+    std::string why;
+    std::optional<double> simple =
+        measureVectorFlops(context, kSimpleKernel, why);
+    std::optional<double> special =
+        simple ? measureVectorFlops(context, kSpecialKernel, why)
+               : std::nullopt;
+    if (!special) {
+      llvm::errs() << "error: " << why << "\n";
+      return failure();
+    }
+    d.vectorFlops = *simple;
+    d.specialFlops = *special;
+    say(llvm::formatv("generated elementwise code: {0:f2} GFLOP/s (norms, "
+                      "softmax, GELU: {1:f2})",
+                      d.vectorFlops / 1e9, d.specialFlops / 1e9)
+            .str());
+  }
   d.bandwidthBySize = measureBandwidth(budget * 0.25);
   d.memoryBandwidth = d.bandwidthBySize.y.back();
   say(llvm::formatv("memory bandwidth: {0:f1} GB/s at {1} MiB, {2:f1} GB/s "

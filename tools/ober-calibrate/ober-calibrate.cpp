@@ -108,13 +108,13 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: --cluster: " << error << "\n";
     return 1;
   }
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  ToolDiagnosticHandler handler(&context);
   if (!fromRuns.empty()) {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    MLIRContext context(registry);
-    context.loadAllAvailableDialects();
-    context.printOpOnDiagnostic(false);
-    ToolDiagnosticHandler handler(&context);
     calibrate::FromRunsOptions o;
     o.runs = fromRuns;
     o.precision = precision;
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
                    << " is not between 1 and 3600\n";
       return 1;
     }
-    if (failed(calibrate::measureThisMachine(*cluster, o)))
+    if (failed(calibrate::measureThisMachine(context, *cluster, o)))
       return 1;
     if (!o.writer)
       return 0;

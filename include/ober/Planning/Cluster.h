@@ -33,6 +33,11 @@ struct Device {
   /// (of memory bandwidth). Defaults until the cost model is calibrated.
   double matmulEfficiency = 0.75;
   double memoryEfficiency = 0.8;
+  /// FLOP/s of elementwise and reduction work (workOf's count) as the
+  /// generated code reaches it: simple arithmetic, and normalizations,
+  /// softmax, losses and GELU; 0: peak x memoryEfficiency (the special
+  /// kind: as the simple one).
+  double vectorFlops = 0, specialFlops = 0;
   /// Fixed cost of one kernel on the device (start and tail), seconds.
   double kernelOverhead = 3e-6;
   /// Host seconds to launch one kernel: a pass takes at least its kernels

@@ -24,6 +24,9 @@ struct OpWork {
   double bytes = 0;
   /// True when the op runs on matrix units (matmul, conv, attention).
   bool matmul = false;
+  /// True for normalizations, softmax, losses and GELU (exponentials,
+  /// square roots, several passes): Device::specialFlops prices them.
+  bool special = false;
   /// Its shape as a GEMM C[m,n] = A[m,k] B[k,n] (batch dimensions folded
   /// into m; a convolution as its implicit GEMM), when `matmul`.
   double m = 0, n = 0, k = 0;
