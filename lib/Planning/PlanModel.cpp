@@ -355,6 +355,36 @@ double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
   return s.forward + s.backward + s.recompute + s.tpComm;
 }
 
+/// Bytes per micro-batch one device saves for the backward pass over its
+/// chunks, and the most that recomputation rebuilds at once. Full
+/// recomputation with granularity `every` keeps the input of every
+/// `every`-th segment of a chunk (the first one's is the received value)
+/// and rebuilds a group of segments together; the model's last segment is
+/// not recomputed.
+static std::pair<double, double>
+activationsOf(const SegmentCosts &costs,
+              ArrayRef<std::pair<unsigned, unsigned>> chunks, unsigned n,
+              const PlanConfig &c, int64_t every) {
+  double saved = 0, working = 0;
+  bool grouped = c.recompute == Recompute::Full;
+  for (auto [first, end] : chunks) {
+    double group = 0;
+    for (unsigned i = first; i < end; ++i) {
+      SegmentCost s = costs[i];
+      bool kept = !grouped || i + 1 == n || (i - first) % every == 0;
+      if (kept)
+        saved += s.saved;
+      if (grouped && i + 1 < n) {
+        group = (i - first) % every == 0 ? s.working : group + s.working;
+        working = std::max(working, group);
+      } else {
+        working = std::max(working, s.working);
+      }
+    }
+  }
+  return {saved, working};
+}
+
 /// The FLOPs of the step and the activations each kind saves.
 static void flopsOfStep(const PlanProblem &problem, const PlanConfig &c,
                         const SegmentCosts &costs, PlanEstimate &e) {
@@ -399,9 +429,12 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   // Each virtual stage's passes (chunk g / p of device g % p).
   std::vector<ChunkTimes> chunkTimes(groups);
   std::vector<double> chunkTP(groups);
+  // What each stage holds apart from saved activations and the working
+  // set of recomputation, which depend on the recomputation granularity.
+  std::vector<StageMemory> held(p);
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
-    double params = 0, maxWorking = 0, largest = 0, saved = 0, p2p = 0;
+    double params = 0, largest = 0, p2p = 0;
     bool last = false, ends = false;
     for (int64_t g = j; g < groups; g += p) {
       unsigned first = starts[g];
@@ -412,8 +445,6 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         SegmentCost s = costs[i];
         pass.add(s, /*startsStage=*/i == first, /*endsStage=*/i + 1 == end);
         params += s.parameters;
-        saved += s.saved;
-        maxWorking = std::max(maxWorking, s.working);
         largest = std::max(largest, s.largest);
         last |= i + 1 == n;
         ends |= i == 0 || i + 1 == n;
@@ -472,24 +503,57 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     if (mbs == 1 && c.zeroStage < 2 && m.parameters > 0)
       state.gradients = std::min(state.gradients,
                                  m.gradientsAtPeak * params / m.parameters);
-    st.memory.parameters = state.parameters;
-    st.memory.gradients = state.gradients;
-    st.memory.optimizer = state.optimizer;
-    st.memory.activations = saved * inFlight;
+    StageMemory &h = held[j];
+    h.parameters = state.parameters;
+    h.gradients = state.gradients;
+    h.optimizer = state.optimizer;
     // Beyond the saved activations, the backward pass needs gradients of
     // activations: at the peak (the start of the backward pass, on the
     // last stage) the gradient function's liveness says how much; other
     // stages hold about two of their largest values.
     double extra = std::max(0.0, m.activationPeak - m.savedTotal) * mb /
                    (c.tp > 1 ? c.tp : 1);
-    st.memory.working = maxWorking + (last ? extra : std::min(extra, 2 * largest));
+    h.working = last ? extra : std::min(extra, 2 * largest);
     // The first and last stages read the batch inputs.
     if (ends)
-      st.memory.working += m.inputBytes * mb;
-    if (st.memory.total() > e.peakMemory) {
-      e.peakMemory = st.memory.total();
-      e.peakStage = j;
+      h.working += m.inputBytes * mb;
+  }
+  // Saved activations and recomputation's working set at a granularity;
+  // under full recomputation with none pinned, the finest that fits.
+  auto holdActivations = [&](int64_t every) {
+    e.config.recomputeEvery = every;
+    e.peakMemory = 0;
+    for (int64_t j = 0; j < p; ++j) {
+      StageEstimate &st = e.stages[j];
+      auto [saved, working] = activationsOf(costs, st.chunks, n, c, every);
+      st.memory = held[j];
+      st.memory.activations = saved * microBatchesInFlight(c, j);
+      st.memory.working += working;
+      if (st.memory.total() > e.peakMemory) {
+        e.peakMemory = st.memory.total();
+        e.peakStage = j;
+      }
     }
+    return e.peakMemory <= problem.memoryLimit;
+  };
+  if (c.recompute != Recompute::Full || c.recomputeEvery > 0) {
+    holdActivations(std::max<int64_t>(1, c.recomputeEvery));
+  } else {
+    // The longest chunk bounds the useful granularities.
+    int64_t longest = 1;
+    for (const StageEstimate &st : e.stages)
+      for (auto [first, end] : st.chunks)
+        longest = std::max<int64_t>(longest, end - first);
+    int64_t every = 1, leanest = 1;
+    double least = HUGE_VAL;
+    for (; every <= longest; every *= 2) {
+      if (holdActivations(every))
+        break;
+      if (e.peakMemory < least)
+        least = e.peakMemory, leanest = every;
+    }
+    if (every > longest)
+      holdActivations(leanest);
   }
   e.starts.assign(starts.begin(), starts.end());
   e.fits = e.peakMemory <= problem.memoryLimit;
@@ -579,13 +643,25 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   return e;
 }
 
-bool mlir::ober::planning::recomputes(const PlanConfig &c, const ModelProfile &m,
-                                      unsigned segment, Operation *op) {
-  // Full recomputation keeps each segment's output (the next one's input,
-  // which it rebuilds from): the op that makes it runs once.
+bool mlir::ober::planning::recomputes(const PlanEstimate &plan,
+                                      const ModelProfile &m, unsigned segment,
+                                      Operation *op) {
+  const PlanConfig &c = plan.config;
   const Segment &seg = m.segments[segment];
-  return (c.recompute == Recompute::Full && segment + 1 < m.segments.size() &&
-          !(seg.boundary && seg.boundary.getDefiningOp() == op)) ||
-         (c.recompute == Recompute::Selective &&
-          llvm::is_contained(seg.selective, op));
+  if (c.recompute == Recompute::Selective)
+    return llvm::is_contained(seg.selective, op);
+  if (c.recompute != Recompute::Full || segment + 1 >= m.segments.size())
+    return false;
+  // Full recomputation keeps the output of a segment that ends a group
+  // (the next group's input, which it rebuilds from): the op that makes it
+  // runs once.
+  if (!seg.boundary || seg.boundary.getDefiningOp() != op)
+    return true;
+  unsigned first = 0;
+  for (unsigned s : plan.starts)
+    if (s <= segment)
+      first = std::max(first, s);
+  int64_t every = std::max<int64_t>(1, c.recomputeEvery);
+  return (segment + 1 - first) % every != 0 &&
+         !llvm::is_contained(plan.starts, segment + 1);
 }

@@ -65,7 +65,8 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
     if (!positive(tp, "tp", out.tp) || !positive(pp, "pp", out.pp) ||
         !positive(dp, "dp", out.dp) ||
         !positive(microBatch, "micro-batch", out.microBatch) ||
-        !positive(chunks, "chunks", out.chunks))
+        !positive(chunks, "chunks", out.chunks) ||
+        !positive(recomputeEvery, "recompute-every", out.recomputeEvery))
       return failure();
     if (!schedule.empty()) {
       out.schedule = parseSchedule(schedule);
@@ -269,7 +270,7 @@ void PlanPass::annotate(const PlanProblem &problem, const PlanEstimate &plan) {
       op->setAttr("ober.stage", b.getI64IntegerAttr(where[i].first));
       if (c.pp > 1 && c.chunks > 1)
         op->setAttr("ober.chunk", b.getI64IntegerAttr(where[i].second));
-      if (recomputes(c, m, i, op))
+      if (recomputes(plan, m, i, op))
         op->setAttr("ober.recompute", b.getUnitAttr());
       // A parameter, possibly through reshapes, transposes and casts.
       for (Value v : op->getOperands()) {

@@ -91,7 +91,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
   auto rebuilds = [&](Value v, int64_t stage) {
     auto it = forwardAt.find(v.getDefiningOp());
     if (it != forwardAt.end() && it->second.second == stage &&
-        recomputes(c, m, it->second.first, it->first) &&
+        recomputes(plan, m, it->second.first, it->first) &&
         rebuilt.insert(it->first).second)
       work.push_back(it->first);
   };
@@ -260,7 +260,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
             if (auto bn = dyn_cast<BatchNormTrainingOp>(op)) {
               double count = bn.getScale().getType().getNumElements();
               channels += count;
-              if (recomputes(c, m, i, op))
+              if (recomputes(plan, m, i, op))
                 recomputed += count;
             }
       if (synchronous && channels > 0)
@@ -384,6 +384,7 @@ static json::Object configJSON(const PlanConfig &c) {
                  {"schedule", stringifySchedule(c.schedule)},
                  {"chunks", c.chunks},
                  {"recompute", stringifyRecompute(c.recompute)},
+                 {"recompute_every", c.recomputeEvery},
                  {"sequence_parallel", c.sequenceParallel},
                  {"zero_stage", c.zeroStage}};
   if (c.localSteps > 1)
@@ -494,7 +495,10 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                      stringifySchedule(c.schedule).str().c_str());
   if (c.schedule == Schedule::Interleaved)
     os << " (" << c.chunks << " chunks)";
-  os << "\n  recompute " << stringifyRecompute(c.recompute)
+  os << "\n  recompute " << stringifyRecompute(c.recompute);
+  if (c.recompute == Recompute::Full && c.recomputeEvery > 1)
+    os << " (every " << c.recomputeEvery << " segments)";
+  os
      << "  sequence-parallel " << (c.sequenceParallel ? "on" : "off")
      << "  zero " << c.zeroStage;
   if (c.localSteps > 1)

@@ -152,6 +152,11 @@ void forEachConfig(const PlanProblem &problem, const PlanPins &pins,
                      c.numMicroBatches % pp))
                   continue;
                 c.localSteps = pins.localSteps.value_or(1);
+                // Full recomputation's granularity: pinned, or the finest
+                // that fits (evaluate chooses).
+                c.recomputeEvery = rc == Recompute::Full
+                                       ? pins.recomputeEvery.value_or(0)
+                                       : 1;
                 for (int zero = 0; zero <= 3; ++zero) {
                   c.zeroStage = zero;
                   if ((pins.zeroStage && zero != *pins.zeroStage) ||
@@ -182,6 +187,9 @@ LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
     error = msg;
     return failure();
   };
+  if (pins.recomputeEvery && pins.recompute != Recompute::Full)
+    return fail("recompute-every=" + str(*pins.recomputeEvery) +
+                " needs recompute=full");
   if (pins.tp && gpus % *pins.tp)
     return fail("tp=" + str(*pins.tp) + " does not divide the " + str(gpus) +
                 " devices");

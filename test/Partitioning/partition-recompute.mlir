@@ -1,8 +1,13 @@
 // Recomputation: forward ops the plan marks `ober.recompute` run again
 // right before the backward pass needs them, from the kept values they
-// read; the backward pass reads the copies. With tensor parallelism the
+// read; the backward pass reads the copies. Full recomputation keeps the
+// output of each group of segments (every segment by default: the op that
+// makes it is not marked); with `recompute-every=2` the two segments here
+// form one group and the tanh is rebuilt too. With tensor parallelism the
 // recomputed row-parallel matmul completes its partial sums again.
-// RUN: ober-opt %s --ober-build-train-step="loss=cross-entropy optimizer=sgd" --ober-plan="cluster=cpu gpus=2 dp=2 tp=1 pp=1 zero=0 recompute=full precision=f32" --ober-partition 2>/dev/null | FileCheck %s
+// RUN: ober-opt %s --ober-build-train-step="loss=cross-entropy optimizer=sgd" --ober-plan="cluster=cpu gpus=2 dp=2 tp=1 pp=1 zero=0 recompute=full precision=f32 recompute-every=2" --ober-partition 2>/dev/null | FileCheck %s
+// RUN: ober-opt %s --ober-build-train-step="loss=cross-entropy optimizer=sgd" --ober-plan="cluster=cpu gpus=2 dp=2 tp=1 pp=1 zero=0 recompute=full precision=f32" --ober-partition 2>/dev/null | FileCheck %s --check-prefix=KEEP
+// RUN: not ober-opt %s --ober-build-train-step --ober-plan="cluster=cpu gpus=2 recompute=selective recompute-every=2" 2>&1 | FileCheck %s --check-prefix=PIN
 
 func.func @main(%x: tensor<4x8xf32>, %w1: tensor<8x4xf32> {ober.param = "w1"}, %w2: tensor<4x6xf32> {ober.param = "w2"}) -> tensor<4x6xf32> {
   %0 = ober.matmul %x, %w1 : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
@@ -10,6 +15,15 @@ func.func @main(%x: tensor<4x8xf32>, %w1: tensor<8x4xf32> {ober.param = "w1"}, %
   %2 = ober.matmul %1, %w2 : (tensor<4x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
   return %2 : tensor<4x6xf32>
 }
+
+// KEEP: func.func @train_step
+// KEEP: %[[H:.*]] = ober.matmul %arg{{[0-9]+}}, %arg0 {ober.recompute, ober.stage = 0 : i64}
+// KEEP: %[[T:.*]] = ober.tanh %[[H]] {ober.stage = 0 : i64}
+// KEEP: ober.cross_entropy
+// KEEP-NOT: ober.tanh
+// KEEP: ober.transpose %[[T]]
+
+// PIN: error: --ober-plan: recompute-every=2 needs recompute=full
 
 // CHECK: func.func @train_step
 // CHECK: %[[H:.*]] = ober.matmul %arg{{[0-9]+}}, %arg0 {ober.recompute, ober.stage = 0 : i64}

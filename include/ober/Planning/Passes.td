@@ -73,6 +73,9 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
            "Pin the schedule: gpipe, 1f1b, interleaved-1f1b, zero-bubble">,
     Option<"recompute", "recompute", "std::string", /*default=*/"\"\"",
            "Pin recomputation: none, selective, full">,
+    Option<"recomputeEvery", "recompute-every", "int64_t", /*default=*/"0",
+           "Pin full recomputation's granularity: keep the input of every "
+           "this-many segments of a stage (default: the finest that fits)">,
     Option<"sequenceParallel", "sequence-parallel", "int64_t",
            /*default=*/"-1", "Pin sequence parallelism (0 or 1)">,
     Option<"zero", "zero", "int64_t", /*default=*/"-1", "Pin the ZeRO stage (0-3)">,

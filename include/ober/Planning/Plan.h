@@ -45,6 +45,12 @@ struct PlanConfig {
   int64_t chunks = 1;
   Schedule schedule = Schedule::OneFOneB;
   Recompute recompute = Recompute::None;
+  /// Full recomputation keeps the input of every this-many segments of a
+  /// stage (counted from its start) and rebuilds the group between them
+  /// in the backward pass (Megatron's uniform method; 1: every segment,
+  /// which for a GPT is every half-layer). 0: the evaluation chooses the
+  /// smallest that fits.
+  int64_t recomputeEvery = 1;
   bool sequenceParallel = false;
   int zeroStage = 0;
   /// Steps each data-parallel replica takes alone between averages of
@@ -133,10 +139,10 @@ struct PlanProblem {
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at
 /// the segments in `starts` (ascending, starting at 0).
-/// Whether the plan recomputes `op` of segment `segment`: full
-/// recomputation repeats every segment but the last, selective the
-/// segment's selective ops.
-bool recomputes(const PlanConfig &config, const ModelProfile &m,
+/// Whether `plan` recomputes `op` of segment `segment`: full
+/// recomputation repeats every segment but the last, except the ops that
+/// make the inputs it keeps; selective the segment's selective ops.
+bool recomputes(const PlanEstimate &plan, const ModelProfile &m,
                 unsigned segment, Operation *op);
 
 ///
@@ -164,6 +170,7 @@ struct PlanPins {
   std::optional<int64_t> tp, pp, dp, microBatch, chunks;
   std::optional<Schedule> schedule;
   std::optional<Recompute> recompute;
+  std::optional<int64_t> recomputeEvery;
   std::optional<bool> sequenceParallel;
   std::optional<int> zeroStage;
   /// Local SGD is never chosen by the search (it changes the training
