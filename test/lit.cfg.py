@@ -30,6 +30,6 @@ for feature in config.ober_lit_features.split(";"):
         config.available_features.add(feature)
 
 tool_dirs = [config.ober_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["ober-opt", "ober-translate", "ober-run", "ober-compile", "ober-launch", "not", "count", "split-file",
+llvm_config.add_tool_substitutions(["ober-opt", "ober-translate", "ober-run", "ober-compile", "ober-launch", "ober-calibrate", "not", "count", "split-file",
                                     "mlir-translate"],
                                    tool_dirs)

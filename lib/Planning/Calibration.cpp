@@ -219,7 +219,7 @@ mlir::ober::planning::fitDevice(Cluster &cluster, std::vector<FitCase> &cases,
   double best = objective();
   // Coordinate search: a scan of each parameter's range, then a golden
   // section around the best point of the scan; rounds until no gain.
-  constexpr int kScan = 12, kRounds = 8, kGolden = 24;
+  constexpr int kScan = 12, kRounds = 16, kGolden = 24;
   for (int round = 0; round < kRounds; ++round) {
     double before = best;
     for (FitParameter &p : params) {
@@ -256,7 +256,7 @@ mlir::ober::planning::fitDevice(Cluster &cluster, std::vector<FitCase> &cases,
         *log << "  " << p.name << "=" << llvm::format("%.4g", p.value);
       *log << "\n";
     }
-    if (before - best < 1e-4)
+    if (before - best < 1e-5)
       break;
   }
   objective(); // leave every case at the fitted values

@@ -194,14 +194,14 @@ double hostAndDevice(const Device &d, double kernels, double device) {
 struct PassCost {
   double forward = 0, backward = 0, weight = 0, tpComm = 0;
   double forwardKernels = 0, backwardKernels = 0;
-  /// Adds a segment; at a stage's ends full recomputation repeats fewer of
-  /// its collectives.
-  void add(const SegmentCost &s, bool startsStage, bool endsStage) {
+  /// Adds a segment; where full recomputation keeps its input or its
+  /// output it repeats fewer of its collectives.
+  void add(const SegmentCost &s, bool keptInput, bool keptOutput) {
     forward += s.forward;
     backward += s.backward + s.recompute;
     weight += s.weight;
-    tpComm += s.tpComm - (endsStage ? s.notAtStageEnd : 0) -
-              (startsStage ? s.notAtStageStart : 0);
+    tpComm += s.tpComm - (keptOutput ? s.notAtStageEnd : 0) -
+              (keptInput ? s.notAtStageStart : 0);
     forwardKernels += s.forwardKernels;
     backwardKernels += s.backwardKernels;
   }
@@ -426,57 +426,23 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   // sends its 1/t share (Megatron's scatter/gather).
   int64_t pipeStride = c.tp * c.dp;
   e.stages.resize(p);
-  // Each virtual stage's passes (chunk g / p of device g % p).
-  std::vector<ChunkTimes> chunkTimes(groups);
-  std::vector<double> chunkTP(groups);
   // What each stage holds apart from saved activations and the working
   // set of recomputation, which depend on the recomputation granularity.
   std::vector<StageMemory> held(p);
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
-    double params = 0, largest = 0, p2p = 0;
+    double params = 0, largest = 0;
     bool last = false, ends = false;
     for (int64_t g = j; g < groups; g += p) {
       unsigned first = starts[g];
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
       st.chunks.push_back({first, end});
-      PassCost pass;
       for (unsigned i = first; i < end; ++i) {
         SegmentCost s = costs[i];
-        pass.add(s, /*startsStage=*/i == first, /*endsStage=*/i + 1 == end);
         params += s.parameters;
         largest = std::max(largest, s.largest);
         last |= i + 1 == n;
         ends |= i == 0 || i + 1 == n;
-      }
-      // (Added to what the transfers from the virtual stage before put
-      // there.)
-      ChunkTimes own = pass.times(cluster.device, c.schedule);
-      chunkTimes[g].forward += own.forward;
-      chunkTimes[g].backward += own.backward;
-      chunkTimes[g].weight += own.weight;
-      chunkTP[g] = pass.tpComm;
-      st.forward += own.forward;
-      st.backward += own.backward + own.weight;
-      st.tpComm += pass.tpComm;
-      if (g + 1 < groups) {
-        // Each tensor-parallel rank sends its share of the activation and
-        // the receivers all-gather it (Megatron's scatter-gather).
-        const Segment &last = m.segments[end - 1];
-        double bytes = last.boundaryElements * mb * w / c.tp;
-        double send = sendTime(bytes, pipeStride, cluster);
-        chunkTimes[g].sendForward = send;
-        if (last.gradientBack)
-          chunkTimes[g + 1].sendBackward = send;
-        // The transfer blocks the passes at both of its ends.
-        double block = cluster.device.transferOverhead;
-        chunkTimes[g].forward += block;
-        chunkTimes[g + 1].forward += block;
-        if (last.gradientBack) {
-          chunkTimes[g].backward += block;
-          chunkTimes[g + 1].backward += block;
-        }
-        p2p += (last.gradientBack ? 2 : 1) * send;
       }
     }
     auto holds = [&](unsigned segment) {
@@ -491,9 +457,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                            0
                        ? c.tp
                        : 1);
-    e.p2pComm = std::max(e.p2pComm, p2p * mbs);
-    double inFlight = microBatchesInFlight(c, j);
-    st.inFlight = static_cast<int64_t>(std::ceil(inFlight));
+    st.inFlight = static_cast<int64_t>(std::ceil(microBatchesInFlight(c, j)));
     st.parameterElements = params;
     ModelState state = modelStateBytes(params, w, mixed, m.optimizer,
                                        c.zeroStage, c.dp);
@@ -518,6 +482,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     if (ends)
       h.working += m.inputBytes * mb;
   }
+  e.starts.assign(starts.begin(), starts.end());
   // Saved activations and recomputation's working set at a granularity;
   // under full recomputation with none pinned, the finest that fits.
   auto holdActivations = [&](int64_t every) {
@@ -555,7 +520,50 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     if (every > longest)
       holdActivations(leanest);
   }
-  e.starts.assign(starts.begin(), starts.end());
+  // Each virtual stage's passes (chunk g / p of device g % p).
+  std::vector<ChunkTimes> chunkTimes(groups);
+  std::vector<double> chunkTP(groups);
+  for (int64_t j = 0; j < p; ++j) {
+    StageEstimate &st = e.stages[j];
+    double p2p = 0;
+    for (int64_t g = j; g < groups; g += p) {
+      unsigned first = starts[g];
+      unsigned end = g + 1 < groups ? starts[g + 1] : n;
+      PassCost pass;
+      for (unsigned i = first; i < end; ++i)
+        pass.add(costs[i], keepsInput(e, m, i), keepsOutput(e, m, i));
+      // (Added to what the transfers from the virtual stage before put
+      // there.)
+      ChunkTimes own = pass.times(cluster.device, c.schedule);
+      chunkTimes[g].forward += own.forward;
+      chunkTimes[g].backward += own.backward;
+      chunkTimes[g].weight += own.weight;
+      chunkTP[g] = pass.tpComm;
+      st.forward += own.forward;
+      st.backward += own.backward + own.weight;
+      st.tpComm += pass.tpComm;
+      if (g + 1 < groups) {
+        // Each tensor-parallel rank sends its share of the activation and
+        // the receivers all-gather it (Megatron's scatter-gather).
+        const Segment &last = m.segments[end - 1];
+        double bytes = last.boundaryElements * mb * w / c.tp;
+        double send = sendTime(bytes, pipeStride, cluster);
+        chunkTimes[g].sendForward = send;
+        if (last.gradientBack)
+          chunkTimes[g + 1].sendBackward = send;
+        // The transfer blocks the passes at both of its ends.
+        double block = cluster.device.transferOverhead;
+        chunkTimes[g].forward += block;
+        chunkTimes[g + 1].forward += block;
+        if (last.gradientBack) {
+          chunkTimes[g].backward += block;
+          chunkTimes[g + 1].backward += block;
+        }
+        p2p += (last.gradientBack ? 2 : 1) * send;
+      }
+    }
+    e.p2pComm = std::max(e.p2pComm, p2p * mbs);
+  }
   e.fits = e.peakMemory <= problem.memoryLimit;
   // The optimizer: gradient and parameter at the precision, fp32 master
   // and moments read and written.
@@ -643,6 +651,32 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   return e;
 }
 
+/// The first segment of the chunk that holds `segment`.
+static unsigned chunkStart(const PlanEstimate &plan, unsigned segment) {
+  unsigned first = 0;
+  for (unsigned s : plan.starts)
+    if (s <= segment)
+      first = std::max(first, s);
+  return first;
+}
+
+bool mlir::ober::planning::keepsInput(const PlanEstimate &plan,
+                                      const ModelProfile &m,
+                                      unsigned segment) {
+  int64_t every = std::max<int64_t>(1, plan.config.recomputeEvery);
+  return (segment - chunkStart(plan, segment)) % every == 0;
+}
+
+bool mlir::ober::planning::keepsOutput(const PlanEstimate &plan,
+                                       const ModelProfile &m,
+                                       unsigned segment) {
+  if (segment + 1 >= m.segments.size() ||
+      llvm::is_contained(plan.starts, segment + 1))
+    return true;
+  int64_t every = std::max<int64_t>(1, plan.config.recomputeEvery);
+  return (segment + 1 - chunkStart(plan, segment)) % every == 0;
+}
+
 bool mlir::ober::planning::recomputes(const PlanEstimate &plan,
                                       const ModelProfile &m, unsigned segment,
                                       Operation *op) {
@@ -655,13 +689,6 @@ bool mlir::ober::planning::recomputes(const PlanEstimate &plan,
   // Full recomputation keeps the output of a segment that ends a group
   // (the next group's input, which it rebuilds from): the op that makes it
   // runs once.
-  if (!seg.boundary || seg.boundary.getDefiningOp() != op)
-    return true;
-  unsigned first = 0;
-  for (unsigned s : plan.starts)
-    if (s <= segment)
-      first = std::max(first, s);
-  int64_t every = std::max<int64_t>(1, c.recomputeEvery);
-  return (segment + 1 - first) % every != 0 &&
-         !llvm::is_contained(plan.starts, segment + 1);
+  return !seg.boundary || seg.boundary.getDefiningOp() != op ||
+         !keepsOutput(plan, m, segment);
 }

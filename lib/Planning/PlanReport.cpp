@@ -127,8 +127,9 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     if (c.tp > 1) {
       // Occurrences per step of each collective of each segment kind held
       // here: once per pass that runs it, and a forward one again under
-      // full recomputation (not for the last segment, nor at a stage's end
-      // where the backward pass reads it only through the stage's output).
+      // full recomputation (not for the last segment, nor where a group of
+      // recomputed segments ends and the backward pass reads it only
+      // through the kept output, nor on a kept input).
       std::map<std::pair<unsigned, unsigned>, int64_t> count;
       std::map<std::pair<unsigned, unsigned>, bool> recomputed;
       for (auto [first, end] : st.chunks)
@@ -139,8 +140,9 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           for (unsigned x = 0; x < cols.size(); ++x) {
             bool again = (c.recompute == Recompute::Full && i + 1 < n &&
                           cols[x].pass != TPCollective::Pass::Backward &&
-                          (i + 1 < end || cols[x].recomputedAtStageEnd) &&
-                          !(i == first && cols[x].ofInput) &&
+                          (!keepsOutput(plan, m, i) ||
+                           cols[x].recomputedAtStageEnd) &&
+                          !(keepsInput(plan, m, i) && cols[x].ofInput) &&
                           !cols[x].ofParameter) ||
                          (c.recompute == Recompute::Selective &&
                           cols[x].ofSelective);

@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
     calibrate::MeasureOptions o;
     o.budget = budget;
     if (!(budget >= 1 && budget <= 3600)) {
-      llvm::errs() << "error: --seconds=" << budget
+      llvm::errs() << "error: --seconds=" << llvm::formatv("{0}", budget.getValue())
                    << " is not between 1 and 3600\n";
       return 1;
     }

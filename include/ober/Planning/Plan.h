@@ -145,6 +145,15 @@ struct PlanProblem {
 bool recomputes(const PlanEstimate &plan, const ModelProfile &m,
                 unsigned segment, Operation *op);
 
+/// Under full recomputation, whether `plan` keeps segment `segment`'s
+/// input (the first of a group of recomputeEvery segments of a chunk) and
+/// its output (the last of a group, of a chunk, or of the model): the
+/// collectives that move or complete a kept value are not repeated.
+bool keepsInput(const PlanEstimate &plan, const ModelProfile &m,
+                unsigned segment);
+bool keepsOutput(const PlanEstimate &plan, const ModelProfile &m,
+                 unsigned segment);
+
 ///
 /// The pipeline timeline is simulated only for a plan that fits and whose
 /// lower bound (its busiest device's passes, then the optimizer) is below
