@@ -29,7 +29,7 @@ asan="$build-asan" tsan="$build-tsan"
 compilers=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
            -DLLVM_USE_LINKER=lld)
 jobs=(${OBER_JOBS:+-j "$OBER_JOBS"})
-lit_tools=(ober-opt ober-translate ober-run ober-compile ober-launch
+lit_tools=(ober-opt ober-translate ober-run ober-compile ober-launch ober-calibrate
            ober_rt_main)
 unit_tests=(ober-rt-launch-env-test ober-rt-files-test ober-rt-program-test
             ober-rt-tracking-test ober-rt-collectives-test)

@@ -70,23 +70,11 @@ double secondsPerCall(const std::function<void()> &f, double minSeconds) {
   return best;
 }
 
-/// A dense row-major memref descriptor of rank R over `data`.
-template <int R> struct Ranked {
-  ober_rt_memref head;
-  int64_t sizes[R];
-  int64_t strides[R];
-};
+template <int R> using Ranked = ::ober::rt::RankedMemref<R>;
 
 template <int R, typename T>
 Ranked<R> ranked(T *data, const int64_t (&sizes)[R]) {
-  Ranked<R> m{{data, data, 0}, {}, {}};
-  int64_t stride = 1;
-  for (int i = R - 1; i >= 0; --i) {
-    m.sizes[i] = sizes[i];
-    m.strides[i] = stride;
-    stride *= sizes[i];
-  }
-  return m;
+  return Ranked<R>::over(data, sizes);
 }
 
 /// One f32 product C[m,n] = A[m,k] B[k,n] through the kernel library, on

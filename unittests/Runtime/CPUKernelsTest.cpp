@@ -17,26 +17,16 @@
 
 namespace {
 
-/// A rank-`R` memref descriptor over `data` (row-major, no offset).
-template <int R> struct Ranked {
-  ober_rt_memref head;
-  int64_t sizes[R];
-  int64_t strides[R];
-};
+using ober::rt::RankedMemref;
 
 template <int R, typename T>
-Ranked<R> ranked(std::vector<T> &data, const int64_t (&sizes)[R]) {
-  Ranked<R> m{{data.data(), data.data(), 0}, {}, {}};
-  int64_t stride = 1;
-  for (int i = R - 1; i >= 0; --i) {
-    m.sizes[i] = sizes[i];
-    m.strides[i] = stride;
-    stride *= sizes[i];
-  }
-  return m;
+RankedMemref<R> ranked(std::vector<T> &data, const int64_t (&sizes)[R]) {
+  return RankedMemref<R>::over(data.data(), sizes);
 }
 
-template <int R> ober_rt_buffer unranked(Ranked<R> &m) { return {R, &m.head}; }
+template <int R> ober_rt_buffer unranked(RankedMemref<R> &m) {
+  return m.unranked();
+}
 
 /// `c = op(a) @ op(b)` through the library against a plain loop, for one
 /// batch of `batch` products with `a` shared when `aBatch` is 1.

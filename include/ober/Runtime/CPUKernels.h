@@ -126,6 +126,30 @@ int ober_rt_cpu_kernel_symbols(const char **names, void **addresses,
 
 #ifdef __cplusplus
 }
+
+namespace ober::rt {
+/// A dense row-major memref descriptor of rank R over `data` (no offset),
+/// for C++ code that calls the library as generated code does.
+template <int R> struct RankedMemref {
+  ober_rt_memref head;
+  int64_t sizes[R];
+  int64_t strides[R];
+
+  template <typename T>
+  static RankedMemref over(T *data, const int64_t (&shape)[R]) {
+    RankedMemref m{{data, data, 0}, {}, {}};
+    int64_t stride = 1;
+    for (int i = R - 1; i >= 0; --i) {
+      m.sizes[i] = shape[i];
+      m.strides[i] = stride;
+      stride *= shape[i];
+    }
+    return m;
+  }
+  /// The unranked form the library's functions take.
+  ober_rt_buffer unranked() { return {R, &head}; }
+};
+} // namespace ober::rt
 #endif
 
 #endif /* OBER_RUNTIME_CPUKERNELS_H */
