@@ -80,7 +80,8 @@ mlir::ober::planning::readRuns(StringRef text, StringRef fileName,
                               "', not a positive integer");
       }
     }
-    if (r.tp * r.dp * r.pp != r.gpus)
+    if (r.gpus > (int64_t(1) << 20) || r.tp > r.gpus || r.dp > r.gpus ||
+        r.pp > r.gpus || r.tp * r.dp * r.pp != r.gpus)
       return fail(line, llvm::formatv("tensor x data x pipeline parallelism "
                                       "= {0} x {1} x {2} is not the {3} GPUs",
                                       r.tp, r.dp, r.pp, r.gpus)
@@ -162,16 +163,18 @@ Device withParameters(const Device &base, ArrayRef<FitParameter> params) {
       // Scaled; or each GEMM's K loop `value` steps longer.
       for (auto &[type, table] : d.gemm) {
         double peak = peakFlopsOf(d, type);
-        size_t i = 0;
-        for (double m : table.m)
-          for (double n : table.n)
+        for (std::vector<double> *grid : {&table.flops, &table.flopsTransposedA}) {
+          if (grid->empty())
+            continue;
+          size_t i = 0;
+          for (size_t a = 0; a < table.m.size() * table.n.size(); ++a)
             for (double k : table.k) {
-              (void)m, (void)n;
-              double &f = table.flops[i++];
+              double &f = (*grid)[i++];
               f = std::min(p.name == "gemm_scale" ? f * p.value
                                                   : f * k / (k + p.value),
                            peak);
             }
+        }
       }
     } else if (p.name == "matmul_efficiency") {
       d.matmulEfficiency = p.value;

@@ -242,7 +242,7 @@ public:
     if (full) {
       first = segmentCost(problem, c, 0);
       last = segmentCost(problem, c, n - 1);
-      keptPerElement = m.floatBytes /
+      keptPerElement = static_cast<double>(m.floatBytes) /
                        (c.sequenceParallel && c.tp > 1 ? c.tp : 1) *
                        c.microBatch;
     }
@@ -511,7 +511,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         longest = std::max<int64_t>(longest, end - first);
     int64_t every = 1, leanest = 1;
     double least = HUGE_VAL;
-    for (; every <= longest; every *= 2) {
+    for (; every <= longest; ++every) {
       if (holdActivations(every))
         break;
       if (e.peakMemory < least)
@@ -572,9 +572,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   for (const StageEstimate &st : e.stages) {
     double elements = st.parameterElements / (c.zeroStage >= 1 ? c.dp : 1);
     double bytesPerElement = 2 * w + (mixed ? 8 : 0) + 8 * slots;
-    e.optimizer = std::max(e.optimizer, elements * bytesPerElement /
-                                            (dev.memoryBandwidth *
-                                             dev.memoryEfficiency));
+    e.optimizer =
+        std::max(e.optimizer, memorySeconds(dev, elements * bytesPerElement));
   }
   double busiestPasses = 0;
   for (const StageEstimate &st : e.stages)
@@ -633,7 +632,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     e.dpComm = std::max(e.dpComm, reduce);
     end = std::max(end, timeline.finish[j] + exposed);
   }
-  e.dpCommExposed = end - timeline.makespan;
+  e.dpCommExposed = std::isfinite(timeline.makespan)
+                        ? end - timeline.makespan
+                        : 0;
   // The busiest device: its passes, the tensor-parallel collectives in
   // them, and its idle time (warm-up, drain, waiting for transfers).
   int64_t busiest = std::max_element(timeline.busy.begin(),
@@ -670,7 +671,8 @@ bool mlir::ober::planning::keepsInput(const PlanEstimate &plan,
 bool mlir::ober::planning::keepsOutput(const PlanEstimate &plan,
                                        const ModelProfile &m,
                                        unsigned segment) {
-  if (segment + 1 >= m.segments.size() ||
+  // The model's last segment is not recomputed: it keeps its input.
+  if (segment + 2 >= m.segments.size() ||
       llvm::is_contained(plan.starts, segment + 1))
     return true;
   int64_t every = std::max<int64_t>(1, plan.config.recomputeEvery);

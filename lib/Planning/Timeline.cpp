@@ -23,8 +23,12 @@ Timeline mlir::ober::planning::simulatePipeline(Schedule schedule,
   t.busy.assign(p, 0);
   t.finish.assign(p, 0);
   t.lastBackwardStart.assign(p, 0);
-  if (p == 0 || m == 0 || times.size() < virtualStages)
+  if (p == 0 || m == 0)
     return t;
+  if (times.size() != virtualStages) { // not this schedule's stages
+    t.makespan = std::numeric_limits<double>::infinity();
+    return t;
+  }
   // The orders, kept from the last call (the search asks for the same
   // schedule and sizes many times in a row).
   struct Orders {

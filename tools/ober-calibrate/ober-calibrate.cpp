@@ -129,6 +129,10 @@ int main(int argc, char **argv) {
                    << " is not one of f16, bf16, f32\n";
       return 1;
     }
+    if (holdoutEvery == 1) {
+      llvm::errs() << "error: --holdout-every=1 leaves no run to fit\n";
+      return 1;
+    }
     if (vocabulary < 1 || vocabularyMultiple < 1) {
       llvm::errs() << "error: --vocabulary and --vocabulary-multiple must be "
                       "positive\n";

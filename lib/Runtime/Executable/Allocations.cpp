@@ -55,6 +55,8 @@ void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
 void *__libc_realloc(void *, size_t);
 void *__libc_memalign(size_t, size_t);
+void *__libc_valloc(size_t);
+void *__libc_pvalloc(size_t);
 void __libc_free(void *);
 
 void *malloc(size_t n) {
@@ -85,8 +87,19 @@ void *memalign(size_t alignment, size_t n) {
 void *aligned_alloc(size_t alignment, size_t n) {
   return memalign(alignment, n);
 }
+void *valloc(size_t n) {
+  void *p = __libc_valloc(n);
+  add(p);
+  return p;
+}
+void *pvalloc(size_t n) {
+  void *p = __libc_pvalloc(n);
+  add(p);
+  return p;
+}
 int posix_memalign(void **out, size_t alignment, size_t n) {
-  if (alignment % sizeof(void *) || (alignment & (alignment - 1)))
+  if (alignment == 0 || alignment % sizeof(void *) ||
+      (alignment & (alignment - 1)))
     return 22; // EINVAL
   void *p = memalign(alignment, n);
   if (!p && n)
