@@ -278,6 +278,11 @@ static double microBatchesInFlight(const PlanConfig &c, int64_t j) {
                                      mbs * c.chunks - 1);
     return (warmup + 1) / c.chunks;
   }
+  case Schedule::ZeroBubble:
+    // 1F1B's p - j, and the inputs of the weight-gradient passes device j
+    // defers by up to j passes (pipelineOrder): about p on every device
+    // (counted whole: the deferred passes hold part of the activations).
+    return std::min<int64_t>(p, mbs);
   default:
     return std::min<int64_t>(p - j, mbs);
   }
