@@ -362,25 +362,25 @@ double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
 
 /// Bytes per micro-batch one device saves for the backward pass over its
 /// chunks, and the most that recomputation rebuilds at once. Full
-/// recomputation with granularity `every` keeps the input of every
-/// `every`-th segment of a chunk (the first one's is the received value)
-/// and rebuilds a group of segments together; the model's last segment is
-/// not recomputed.
+/// recomputation keeps the input of each group of segments (keepsInput, at
+/// `plan`'s granularity) and rebuilds a group together; the model's last
+/// segment is not recomputed.
 static std::pair<double, double>
-activationsOf(const SegmentCosts &costs,
-              ArrayRef<std::pair<unsigned, unsigned>> chunks, unsigned n,
-              const PlanConfig &c, int64_t every) {
+activationsOf(const PlanEstimate &plan, const ModelProfile &m,
+              const SegmentCosts &costs,
+              ArrayRef<std::pair<unsigned, unsigned>> chunks) {
+  unsigned n = m.segments.size();
   double saved = 0, working = 0;
-  bool grouped = c.recompute == Recompute::Full;
+  bool grouped = plan.config.recompute == Recompute::Full;
   for (auto [first, end] : chunks) {
     double group = 0;
     for (unsigned i = first; i < end; ++i) {
       SegmentCost s = costs[i];
-      bool kept = !grouped || i + 1 == n || (i - first) % every == 0;
-      if (kept)
+      bool starts = keepsInput(plan, m, i);
+      if (!grouped || i + 1 == n || starts)
         saved += s.saved;
       if (grouped && i + 1 < n) {
-        group = (i - first) % every == 0 ? s.working : group + s.working;
+        group = starts ? s.working : group + s.working;
         working = std::max(working, group);
       } else {
         working = std::max(working, s.working);
@@ -495,7 +495,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     e.peakMemory = 0;
     for (int64_t j = 0; j < p; ++j) {
       StageEstimate &st = e.stages[j];
-      auto [saved, working] = activationsOf(costs, st.chunks, n, c, every);
+      auto [saved, working] = activationsOf(e, m, costs, st.chunks);
       st.memory = held[j];
       st.memory.activations = saved * microBatchesInFlight(c, j);
       st.memory.working += working;
