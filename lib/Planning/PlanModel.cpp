@@ -360,11 +360,18 @@ double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
   return s.forward + s.backward + s.recompute + s.tpComm;
 }
 
+/// Whether segment `i` of a chunk starting at `first` starts a group of
+/// segments full recomputation rebuilds together (it keeps the group's
+/// input): every recomputeEvery-th from the chunk's start.
+static bool startsGroup(const PlanConfig &c, unsigned first, unsigned i) {
+  return (i - first) % std::max<int64_t>(1, c.recomputeEvery) == 0;
+}
+
 /// Bytes per micro-batch one device saves for the backward pass over its
 /// chunks, and the most that recomputation rebuilds at once. Full
-/// recomputation keeps the input of each group of segments (keepsInput, at
-/// `plan`'s granularity) and rebuilds a group together; the model's last
-/// segment is not recomputed.
+/// recomputation keeps the input of each group of segments (startsGroup,
+/// as keepsInput) and rebuilds a group together; the model's last segment
+/// is not recomputed.
 static std::pair<double, double>
 activationsOf(const PlanEstimate &plan, const ModelProfile &m,
               const SegmentCosts &costs,
@@ -376,7 +383,7 @@ activationsOf(const PlanEstimate &plan, const ModelProfile &m,
     double group = 0;
     for (unsigned i = first; i < end; ++i) {
       SegmentCost s = costs[i];
-      bool starts = keepsInput(plan, m, i);
+      bool starts = startsGroup(plan.config, first, i);
       if (!grouped || i + 1 == n || starts)
         saved += s.saved;
       if (grouped && i + 1 < n) {
@@ -669,8 +676,7 @@ static unsigned chunkStart(const PlanEstimate &plan, unsigned segment) {
 bool mlir::ober::planning::keepsInput(const PlanEstimate &plan,
                                       const ModelProfile &m,
                                       unsigned segment) {
-  int64_t every = std::max<int64_t>(1, plan.config.recomputeEvery);
-  return (segment - chunkStart(plan, segment)) % every == 0;
+  return startsGroup(plan.config, chunkStart(plan, segment), segment);
 }
 
 bool mlir::ober::planning::keepsOutput(const PlanEstimate &plan,
