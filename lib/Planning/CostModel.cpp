@@ -65,6 +65,8 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         w.k = a.back();
         w.n = r.empty() ? 1 : r.back();
         w.m = out / w.n;
+        if (shapeOf(m.getRhs()).size() > 2 && a.size() >= 2)
+          w.rows = a[a.size() - 2];
       })
       .Case([&](ConvOp c) {
         ArrayRef<int64_t> k = shapeOf(c.getWeight());
@@ -112,6 +114,7 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         w.m = batch * lq;
         w.n = lk;
         w.k = q.back();
+        w.rows = lq;
       })
       .Default([&](Operation *) {
         // Elementwise and data movement: about one operation per input
@@ -172,6 +175,21 @@ double mlir::ober::planning::gemmSeconds(const Device &d, StringRef precision,
   if (table != d.gemm.end() && m > 0 && n > 0 && k > 0)
     return flops / table->second.rate(m, n, k, transposedA);
   return flops / (peakFlopsOf(d, precision) * d.matmulEfficiency);
+}
+
+void LaunchQueue::add(double host, double device) {
+  hostTotal += host;
+  deviceTotal += device;
+  hostAhead = std::max(hostAhead, hostTotal - deviceTotal);
+  deviceAhead = std::max(deviceAhead, deviceTotal - hostTotal);
+}
+
+double LaunchQueue::seconds(const Device &d, bool reversed) const {
+  // In order: the host's launches of the blocks before a split, then the
+  // device's work from it on; reversed, the other way round.
+  double queued =
+      reversed ? hostTotal + deviceAhead : deviceTotal + hostAhead;
+  return queued + (1 - d.launchOverlap) * (hostTotal + deviceTotal - queued);
 }
 
 double mlir::ober::planning::memorySeconds(const Device &d, double bytes) {

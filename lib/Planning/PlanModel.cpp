@@ -73,8 +73,12 @@ matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
            d = g.k / part(G::Depth);
     const std::string &p = problem.precision;
     forward += gemmSeconds(device, p, f, m, n, d);
+    // The B gradient sums over each product's own rows: a batch of
+    // d x n products (as one GEMM with the batch folded into its rows).
+    double products = g.rows > 0 ? std::max(1.0, m / g.rows) : 1;
     backward += gemmSeconds(device, p, f, m, d, n) +
-                gemmSeconds(device, p, f, d, n, m, /*transposedA=*/true);
+                gemmSeconds(device, p, f, d * products, n, m / products,
+                            /*transposedA=*/true);
     flops += g.flops;
   }
   // The profile's backward FLOPs over the two gradients of every GEMM
@@ -182,38 +186,28 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   return s;
 }
 
-/// Seconds of a pass that launches `kernels` kernels and keeps the device
-/// busy for `device` seconds.
-double hostAndDevice(const Device &d, double kernels, double device) {
-  double host = kernels * d.launchOverhead;
-  return std::max(host, device) +
-         (1 - d.launchOverlap) * std::min(host, device);
-}
-
 /// The passes of one model chunk on its device.
 struct PassCost {
-  double forward = 0, backward = 0, weight = 0, tpComm = 0;
-  double forwardKernels = 0, backwardKernels = 0;
+  LaunchQueue forward, backward;
+  double weight = 0, tpComm = 0;
   /// Adds a segment; where full recomputation keeps its input or its
-  /// output it repeats fewer of its collectives.
-  void add(const SegmentCost &s, bool keptInput, bool keptOutput) {
-    forward += s.forward;
-    backward += s.backward + s.recompute;
+  /// output it repeats fewer of its collectives. The collectives run in
+  /// the device's queue, between the kernels (half in each pass).
+  void add(const Device &d, const SegmentCost &s, bool keptInput,
+           bool keptOutput) {
+    double comm = s.tpComm - (keptOutput ? s.notAtStageEnd : 0) -
+                  (keptInput ? s.notAtStageStart : 0);
+    forward.add(s.forwardKernels * d.launchOverhead, s.forward + comm / 2);
+    backward.add(s.backwardKernels * d.launchOverhead,
+                 s.backward + s.recompute + comm / 2);
     weight += s.weight;
-    tpComm += s.tpComm - (keptOutput ? s.notAtStageEnd : 0) -
-              (keptInput ? s.notAtStageStart : 0);
-    forwardKernels += s.forwardKernels;
-    backwardKernels += s.backwardKernels;
+    tpComm += comm;
   }
-  /// A pass computes for its device time and the time the host needs to
-  /// launch its kernels, the shorter partly hidden under the longer (the
-  /// host runs ahead of the device); its collectives wait for every device
-  /// of the group and add. Zero-bubble runs the weight-gradient part of the
-  /// backward pass apart.
+  /// Zero-bubble runs the weight-gradient part of the backward pass apart.
   ChunkTimes times(const Device &d, Schedule schedule) const {
     ChunkTimes t;
-    t.forward = hostAndDevice(d, forwardKernels, forward) + tpComm / 2;
-    double back = hostAndDevice(d, backwardKernels, backward) + tpComm / 2;
+    t.forward = forward.seconds(d, /*reversed=*/false);
+    double back = backward.seconds(d, /*reversed=*/true);
     t.weight = schedule == Schedule::ZeroBubble ? std::min(weight, back) : 0;
     t.backward = back - t.weight;
     return t;
@@ -486,10 +480,13 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     // Beyond the saved activations, the backward pass needs gradients of
     // activations: at the peak (the start of the backward pass, on the
     // last stage) the gradient function's liveness says how much; other
-    // stages hold about two of their largest values.
+    // stages hold about two of their largest values, or, where gradients
+    // accumulate over micro-batches, the micro-batch's own parameter
+    // gradients, which the pass returns while it holds its inputs.
     double extra = std::max(0.0, m.activationPeak - m.savedTotal) * mb /
                    (c.tp > 1 ? c.tp : 1);
-    h.working = last ? extra : std::min(extra, 2 * largest);
+    double fresh = mbs > 1 ? params * w : 0;
+    h.working = last ? extra : std::max(std::min(extra, 2 * largest), fresh);
     // The first and last stages read the batch inputs.
     if (ends)
       h.working += m.inputBytes * mb;
@@ -543,7 +540,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
       PassCost pass;
       for (unsigned i = first; i < end; ++i)
-        pass.add(costs[i], keepsInput(e, m, i), keepsOutput(e, m, i));
+        pass.add(cluster.device, costs[i], keepsInput(e, m, i),
+                 keepsOutput(e, m, i));
       // (Added to what the transfers from the virtual stage before put
       // there.)
       ChunkTimes own = pass.times(cluster.device, c.schedule);

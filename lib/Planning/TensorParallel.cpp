@@ -559,7 +559,8 @@ void Analysis::visit(Operation *op) {
 TPProfile::Gemm gemmOf(const Analysis &a, Operation *op, const OpWork &work,
                        double samples, bool split) {
   using G = TPProfile::Gemm;
-  G g{work.flops / samples, work.m / samples, work.n, work.k, G::None};
+  G g{work.flops / samples, work.m / samples, work.n, work.k, G::None,
+      work.rows};
   if (!split || op->getNumResults() == 0)
     return g;
   Value r = op->getResult(0);

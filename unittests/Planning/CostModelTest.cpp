@@ -46,6 +46,28 @@ int main() {
     std::fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }
+  // The launch queue: a host-bound block (1 s of launches, 0.2 s of work)
+  // and a device-bound one (0.2 s, 1 s). In that order the device waits
+  // for the first block's launches, then runs the second's work: 2 s. The
+  // other way round the first block's launches hide under the second's
+  // work: 1.2 s.
+  {
+    Device d;
+    LaunchQueue q;
+    q.add(1.0, 0.2);
+    q.add(0.2, 1.0);
+    expectNear(q.seconds(d, /*reversed=*/false), 2.0, 1e-12, "queue in order");
+    expectNear(q.seconds(d, /*reversed=*/true), 1.2, 1e-12, "queue reversed");
+    // Evenly mixed blocks hide the shorter total under the longer.
+    LaunchQueue even;
+    for (int i = 0; i < 4; ++i)
+      even.add(0.3, 0.2);
+    expectNear(even.seconds(d, false), 1.2, 1e-12, "host-bound queue");
+    d.launchOverlap = 0;
+    expectNear(even.seconds(d, false), 2.0, 1e-12, "no overlap: they add");
+    d.launchOverlap = 0.5;
+    expectNear(even.seconds(d, true), 1.6, 1e-12, "half overlap");
+  }
   // The preset's NVLink level carries nccl-tests measurements of 8 A100s
   // (bus bandwidth 229.3 GB/s at 1 GiB, 19.8 GB/s at 1 MiB); below the
   // smallest message the time falls linearly to the ring's latency.

@@ -43,8 +43,9 @@ struct Device {
   /// Host seconds to launch one kernel: a pass takes at least its kernels
   /// times this (the host runs ahead of the device until it is the slower).
   double launchOverhead = 0;
-  /// The fraction of the shorter of a pass's launch time and device time
-  /// that the longer hides (1: the host always runs ahead; 0: they add).
+  /// How far a pass's launch time and device time overlap: 1 as far as
+  /// the launch queue allows (LaunchQueue: the host runs ahead), 0 not at
+  /// all (they add); in between, the blend.
   double launchOverlap = 1;
   /// Seconds a pipeline transfer blocks each of its two devices beyond
   /// moving the bytes (a blocking send/receive's synchronization).

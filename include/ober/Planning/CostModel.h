@@ -30,6 +30,10 @@ struct OpWork {
   /// Its shape as a GEMM C[m,n] = A[m,k] B[k,n] (batch dimensions folded
   /// into m; a convolution as its implicit GEMM), when `matmul`.
   double m = 0, n = 0, k = 0;
+  /// The rows of each of the independent products when B is batched too
+  /// (attention's scores and their use: one GEMM per batch and head); 0
+  /// when all m rows share B (a layer's weight).
+  double rows = 0;
 };
 
 /// Counts the work of `op` from its static operand and result types. With
@@ -71,6 +75,28 @@ double computeTime(const OpWork &work, Type elementType, const Cluster &cluster)
 /// "f16", "f32", "f64").
 double computeTime(const OpWork &work, StringRef precision,
                    const Cluster &cluster);
+
+/// A pass's kernels as the host launches them into the device's queue, a
+/// block at a time (a segment's launches and its device time, collectives
+/// included, spread evenly over the block). The host never waits; the
+/// device starts a kernel once it is launched and the one before has run.
+/// So the pass ends after the host's launches up to some block and the
+/// device's work from there on, whichever split is longest: device-bound
+/// blocks absorb the launch time of host-bound ones next to them.
+class LaunchQueue {
+public:
+  /// Appends a block: `host` seconds of launches, `device` seconds of work.
+  void add(double host, double device);
+  /// Seconds with the blocks run in the order added, or in reverse (a
+  /// backward pass), on `d`: Device::launchOverlap 1 is the queue, 0 host
+  /// and device time adding up.
+  double seconds(const Device &d, bool reversed) const;
+
+private:
+  /// Totals, and the most the prefixes of the blocks' host time exceed
+  /// their device time, and the reverse.
+  double hostTotal = 0, deviceTotal = 0, hostAhead = 0, deviceAhead = 0;
+};
 
 /// The key of `type` in Device::peakFlops, and its width in bytes.
 std::string precisionOf(Type type);

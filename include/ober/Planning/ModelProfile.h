@@ -139,6 +139,8 @@ struct TPProfile {
     /// The dimension tensor parallelism divides (rows: a batch or head
     /// split; columns: column-parallel; depth: partial sums).
     enum Split : uint8_t { None, Rows, Columns, Depth } split = None;
+    /// Rows of each independent product (OpWork::rows; 0: one GEMM).
+    double rows = 0;
   };
   std::vector<Gemm> gemms;
   /// Activations the backward pass reads, bytes per sample (floating-point

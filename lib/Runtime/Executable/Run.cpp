@@ -318,7 +318,8 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
 namespace {
 /// Tags of the runtime's own transfers (the program's are small).
 constexpr int64_t kLossTag = 1 << 20, kParamTag = kLossTag + 1,
-                  kStageTag = kLossTag + 2, kGradNormTag = kLossTag + 3;
+                  kStageTag = kLossTag + 2, kGradNormTag = kLossTag + 3,
+                  kPeakTag = kLossTag + 4;
 
 /// Sends (or receives) `t` to (from) `peer` on `where`'s channel.
 void transfer(const Placement &where, bool send, int64_t peer, int64_t tag,
@@ -752,9 +753,28 @@ void showProgress(const Program &program, const Options &options, int64_t s,
     std::fprintf(stderr, "\n");
 }
 
+/// The largest of every rank's training peak, at rank 0 (the plan's peak
+/// memory is its stages' largest); the other ranks send theirs.
+double peakOverRanks(const Program &program, const Placement &where,
+                     double mine) {
+  HostTensor v(DType::F64, {1});
+  if (where.rank != 0) {
+    storeFloat(v, 0, mine);
+    transfer(where, /*send=*/true, 0, kPeakTag, v);
+    return mine;
+  }
+  double peak = mine;
+  for (int64_t r = 1; r < program.devices(); ++r) {
+    transfer(where, /*send=*/false, r, kPeakTag, v);
+    peak = std::max(peak, loadFloat(v, 0));
+  }
+  return peak;
+}
+
 /// Rank 0's closing summary: the measured step time (median of the steps
-/// after the first, which creates kernels), MFU and peak memory of a device
-/// next to the plan's predictions (tracking logs them with every step).
+/// after the first, which creates kernels), MFU and the fullest device's
+/// peak memory next to the plan's predictions (tracking logs them with
+/// every step).
 void summarize(const Program &program, const std::vector<double> &seconds,
                double peakBytes) {
   if (program.predictedStepTime <= 0 || seconds.empty())
@@ -884,9 +904,11 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
     }
     if (options.timing && where.rank == 0)
       clock.print();
+    double peak = trainingPeakBytes(residentBefore, where.ranksInProcess);
+    if (program.predictedStepTime > 0)
+      peak = peakOverRanks(program, where, peak);
     if (where.rank == 0)
-      summarize(program, clock.seconds,
-                trainingPeakBytes(residentBefore, where.ranksInProcess));
+      summarize(program, clock.seconds, peak);
     if (options.timing)
       printTraffic(program, options, where);
     if (!options.saveParams.empty())
