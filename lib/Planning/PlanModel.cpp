@@ -361,6 +361,15 @@ static bool startsGroup(const PlanConfig &c, unsigned first, unsigned i) {
   return (i - first) % std::max<int64_t>(1, c.recomputeEvery) == 0;
 }
 
+/// Whether segment `i` of a chunk starting at `first` ends such a group
+/// (`chunkEnds`: the next segment starts another chunk): its output is the
+/// next group's kept input. The model's last segment, not recomputed,
+/// keeps its input, so the one before it ends a group too.
+static bool endsGroup(const PlanConfig &c, unsigned segments, unsigned first,
+                      bool chunkEnds, unsigned i) {
+  return i + 2 >= segments || chunkEnds || startsGroup(c, first, i + 1);
+}
+
 /// Bytes per micro-batch one device saves for the backward pass over its
 /// chunks, and the most that recomputation rebuilds at once. Full
 /// recomputation keeps the input of each group of segments (startsGroup,
@@ -540,8 +549,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
       PassCost pass;
       for (unsigned i = first; i < end; ++i)
-        pass.add(cluster.device, costs[i], keepsInput(e, m, i),
-                 keepsOutput(e, m, i));
+        pass.add(cluster.device, costs[i], startsGroup(e.config, first, i),
+                 endsGroup(e.config, n, first, i + 1 == end, i));
       // (Added to what the transfers from the virtual stage before put
       // there.)
       ChunkTimes own = pass.times(cluster.device, c.schedule);
@@ -680,12 +689,9 @@ bool mlir::ober::planning::keepsInput(const PlanEstimate &plan,
 bool mlir::ober::planning::keepsOutput(const PlanEstimate &plan,
                                        const ModelProfile &m,
                                        unsigned segment) {
-  // The model's last segment is not recomputed: it keeps its input.
-  if (segment + 2 >= m.segments.size() ||
-      llvm::is_contained(plan.starts, segment + 1))
-    return true;
-  int64_t every = std::max<int64_t>(1, plan.config.recomputeEvery);
-  return (segment + 1 - chunkStart(plan, segment)) % every == 0;
+  return endsGroup(plan.config, m.segments.size(),
+                   chunkStart(plan, segment),
+                   llvm::is_contained(plan.starts, segment + 1), segment);
 }
 
 bool mlir::ober::planning::recomputes(const PlanEstimate &plan,
