@@ -98,6 +98,12 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
         return failure();
       }
     }
+    if (partition == "uniform") {
+      out.uniformStages = true;
+    } else if (!partition.empty() && partition != "balanced") {
+      error = "partition='" + partition + "' is not one of balanced, uniform";
+      return failure();
+    }
     if (sequenceParallel != -1) {
       if (sequenceParallel != 0 && sequenceParallel != 1) {
         error = "sequence-parallel=" + std::to_string(sequenceParallel) +

@@ -65,6 +65,22 @@ std::vector<unsigned> partition(ArrayRef<double> cost, int64_t groups) {
   return starts;
 }
 
+} // namespace
+
+std::vector<unsigned> mlir::ober::planning::uniformStarts(unsigned segments,
+                                                          int64_t groups) {
+  std::vector<unsigned> starts = {0};
+  if (groups < 2 || segments < 2)
+    return starts;
+  int64_t middle = static_cast<int64_t>(segments) - 2;
+  // Stage j > 0 starts after the first segment and j shares of the middle
+  // (rounded up: the earlier stages take the remainder).
+  for (int64_t j = 1; j < groups; ++j)
+    starts.push_back(static_cast<unsigned>(1 + (j * middle + groups - 1) / groups));
+  return starts;
+}
+
+namespace {
 /// Whether some partition might fit: the model state and one micro-batch's
 /// activations, spread evenly over the stages, must fit.
 bool couldFit(const PlanProblem &problem, const PlanEstimate &e) {
@@ -187,6 +203,13 @@ LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
     error = msg;
     return failure();
   };
+  if (pins.uniformStages && pins.pp) {
+    int64_t groups = *pins.pp * pins.chunks.value_or(1);
+    if (groups > 1 && n - 2 < groups)
+      return fail("partition=uniform: " + str(n - 2) +
+                  " segments between the first and the last cannot give " +
+                  str(groups) + " stages one each");
+  }
   if (pins.recomputeEvery && pins.recompute != Recompute::Full)
     return fail("recompute-every=" + str(*pins.recomputeEvery) +
                 " needs recompute=full");
@@ -315,6 +338,11 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
     auto key = std::make_tuple(c.tp, c.sequenceParallel,
                                static_cast<int>(c.recompute), c.pp, c.chunks);
     auto it = partitions.find(key);
+    if (it == partitions.end() && pins.uniformStages) {
+      if (c.pp * c.chunks > 1 && static_cast<int64_t>(n) - 2 < c.pp * c.chunks)
+        return true; // too few segments for this many stages
+      it = partitions.emplace(key, uniformStarts(n, c.pp * c.chunks)).first;
+    }
     if (it == partitions.end()) {
       PlanConfig unit = c;
       unit.microBatch = 1;
@@ -332,7 +360,7 @@ mlir::ober::planning::search(const PlanProblem &problem, const PlanPins &pins,
     // A time-balanced partition that overflows a stage: balance under the
     // memory limit instead (only worth it when the time-balanced one, a
     // bound on any partition's time, would beat the best so far).
-    if (!e.fits && c.pp > 1 && c.chunks == 1 &&
+    if (!e.fits && c.pp > 1 && c.chunks == 1 && !pins.uniformStages &&
         (!result.found || better(e, result.best)) && couldFit(problem, e)) {
       std::vector<unsigned> starts = memoryAwarePartition(problem, c);
       if (!starts.empty() && starts != it->second) {

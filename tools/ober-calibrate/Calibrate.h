@@ -23,6 +23,7 @@ struct FromRunsOptions {
   int64_t vocabulary = 0;    // before padding
   int64_t vocabularyMultiple = 1; // padded to a multiple of this x tp
   unsigned holdoutEvery = 0; // hold out every k-th run (0: none)
+  bool uniformStages = true; // pipelines placed layers uniformly
   std::string predictions;   // write each run with its prediction here
 };
 

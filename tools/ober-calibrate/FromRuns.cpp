@@ -125,6 +125,7 @@ LogicalResult priceRuns(ArrayRef<MeasuredRun> runs,
     pins.recompute = Recompute::Full;
     pins.sequenceParallel = false;
     pins.zeroStage = 0;
+    pins.uniformStages = o.uniformStages;
     FailureOr<SearchResult> found = search(*problem, pins, error);
     if (failed(found)) {
       llvm::errs() << "error: " << o.runs << ":" << r.line << " ("

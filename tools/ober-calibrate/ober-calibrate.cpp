@@ -66,6 +66,11 @@ static cl::opt<int64_t> vocabularyMultiple(
     cl::desc("--from-runs: the vocabulary is padded to a multiple of this "
              "times the tensor-parallel size (Megatron's 128)"),
     cl::init(128), cl::cat(category));
+static cl::opt<std::string> partition(
+    "partition",
+    cl::desc("--from-runs: how the runs' pipelines placed layers: uniform "
+             "(as many per stage, Megatron's) or balanced (the planner's)"),
+    cl::init("uniform"), cl::cat(category));
 static cl::opt<unsigned> holdoutEvery(
     "holdout-every",
     cl::desc("--from-runs: leave every k-th run out of the fit and report "
@@ -124,6 +129,12 @@ int main(int argc, char **argv) {
     o.vocabularyMultiple = vocabularyMultiple;
     o.holdoutEvery = holdoutEvery;
     o.predictions = predictions;
+    o.uniformStages = partition == "uniform";
+    if (partition != "uniform" && partition != "balanced") {
+      llvm::errs() << "error: --partition=" << partition
+                   << " is not one of uniform, balanced\n";
+      return 1;
+    }
     if (o.precision != "f16" && o.precision != "bf16" && o.precision != "f32") {
       llvm::errs() << "error: --precision=" << o.precision
                    << " is not one of f16, bf16, f32\n";

@@ -77,7 +77,7 @@ def replan(binary, cluster, row, tmp, index):
                f"global-batch={row['global_batch']} tp={row['tp']} "
                f"pp={row['pp']} dp={row['dp']} micro-batch={row['micro_batch']} "
                "recompute=full schedule=1f1b sequence-parallel=0 zero=0 "
-               "precision=f16")
+               "precision=f16 partition=uniform")
     subprocess.run([os.path.join(binary, "ober-opt"), step,
                     "--ober-plan=" + options, "--ober-plan-report=" + report,
                     "-o", os.devnull], capture_output=True, check=True)

@@ -76,6 +76,11 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
     Option<"recomputeEvery", "recompute-every", "int64_t", /*default=*/"0",
            "Pin full recomputation's granularity: keep the input of every "
            "this-many segments of a stage (default: the finest that fits)">,
+    Option<"partition", "partition", "std::string", /*default=*/"\"\"",
+           "Pin how stages divide the segments: balanced (by time, then "
+           "memory; the default) or uniform (as many segments on each "
+           "stage, the first segment on the first and the last on the "
+           "last: Megatron's layers per stage)">,
     Option<"sequenceParallel", "sequence-parallel", "int64_t",
            /*default=*/"-1", "Pin sequence parallelism (0 or 1)">,
     Option<"zero", "zero", "int64_t", /*default=*/"-1", "Pin the ZeRO stage (0-3)">,

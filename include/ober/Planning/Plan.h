@@ -180,6 +180,9 @@ struct PlanPins {
   std::optional<Schedule> schedule;
   std::optional<Recompute> recompute;
   std::optional<int64_t> recomputeEvery;
+  /// Stages take equal runs of the segments between the model's first
+  /// and last (uniformStarts) instead of the balanced partition.
+  bool uniformStages = false;
   std::optional<bool> sequenceParallel;
   std::optional<int> zeroStage;
   /// Local SGD is never chosen by the search (it changes the training
@@ -200,6 +203,12 @@ struct SearchResult {
   bool found = false;
   int64_t evaluated = 0;
 };
+
+/// The starts of `groups` virtual stages over `segments` segments with as
+/// many segments each (the earlier ones one more where they do not divide)
+/// between the first segment, on the first stage, and the last, on the
+/// last: the embedding and the head apart, as Megatron places layers.
+std::vector<unsigned> uniformStarts(unsigned segments, int64_t groups);
 
 /// The tensor-parallel degrees the search considers for `gpus` devices
 /// (with `pins`), to be profiled before searching.
