@@ -53,9 +53,7 @@ std::string describe(const PlanConfig &c) {
                       .str();
   if (c.chunks > 1)
     s += llvm::formatv(" ({0} chunks)", c.chunks).str();
-  s += " &middot; recompute " + stringifyRecompute(c.recompute).str();
-  if (c.recompute == ober::Recompute::Full && c.recomputeEvery > 1)
-    s += llvm::formatv(" (every {0} segments)", c.recomputeEvery).str();
+  s += " &middot; recompute " + describeRecompute(c);
   if (c.sequenceParallel)
     s += " &middot; sequence-parallel";
   s += llvm::formatv(" &middot; ZeRO-{0}", c.zeroStage).str();

@@ -14,6 +14,7 @@
 #include "ober/Planning/Timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <cmath>
 
@@ -240,6 +241,24 @@ public:
                        (c.sequenceParallel && c.tp > 1 ? c.tp : 1) *
                        c.microBatch;
     }
+    if (full && c.recomputeGroups != 0) {
+      PlanConfig none = c;
+      none.recompute = Recompute::None;
+      plainByKind.resize(m.kinds.size());
+      std::vector<bool> seen(m.kinds.size(), false);
+      for (unsigned i = 0; i < n; ++i)
+        if (unsigned k = m.segments[i].kind; !seen[k]) {
+          plainByKind[k] = segmentCost(problem, none, i);
+          seen[k] = true;
+        }
+    }
+  }
+  /// Segment `i`'s cost, rebuilt by full recomputation or not (after the
+  /// block method's groups a segment saves what its backward pass reads).
+  SegmentCost at(unsigned i, bool rebuilt) const {
+    if (rebuilt || plainByKind.empty() || i + 1 == m.segments.size())
+      return (*this)[i];
+    return plainByKind[m.segments[i].kind];
   }
   SegmentCost operator[](unsigned i) const {
     unsigned n = m.segments.size();
@@ -257,7 +276,7 @@ private:
   const ModelProfile &m;
   bool full;
   double keptPerElement = 0;
-  SmallVector<SegmentCost, 8> byKind;
+  SmallVector<SegmentCost, 8> byKind, plainByKind;
   SegmentCost first, last;
 };
 
@@ -366,34 +385,66 @@ static bool startsGroup(const PlanConfig &c, unsigned first, unsigned i) {
 /// next group's kept input. The model's last segment, not recomputed,
 /// keeps its input, so the one before it ends a group too.
 static bool endsGroup(const PlanConfig &c, unsigned segments, unsigned first,
+                      bool chunkEnds, unsigned i);
+
+/// Whether full recomputation rebuilds segment `i` of a chunk starting at
+/// `first` (rebuildsSegment).
+static bool rebuilds(const PlanConfig &c, unsigned segments, unsigned first,
+                     unsigned i) {
+  if (c.recompute != Recompute::Full || i + 1 >= segments)
+    return false;
+  int64_t every = std::max<int64_t>(1, c.recomputeEvery);
+  return c.recomputeGroups <= 0 ||
+         static_cast<int64_t>(i - first) / every < c.recomputeGroups;
+}
+
+/// (Also where the block method stops rebuilding: the next segment keeps
+/// what its backward pass reads, this one's output among it.)
+static bool endsGroup(const PlanConfig &c, unsigned segments, unsigned first,
                       bool chunkEnds, unsigned i) {
-  return i + 2 >= segments || chunkEnds || startsGroup(c, first, i + 1);
+  return i + 2 >= segments || chunkEnds || startsGroup(c, first, i + 1) ||
+         !rebuilds(c, segments, first, i + 1);
 }
 
 /// Bytes per micro-batch one device saves for the backward pass over its
 /// chunks, and the most that recomputation rebuilds at once. Full
 /// recomputation keeps the input of each group of segments (startsGroup,
-/// as keepsInput) and rebuilds a group together; the model's last segment
-/// is not recomputed.
+/// as keepsInput) and rebuilds a group together; the segments it does not
+/// rebuild (the model's last, those after the block method's groups) save
+/// what their backward passes read.
+/// Segment i's saved bytes and working set when rebuilt ([i][1]) or not
+/// ([i][0]): `activationsOf` reads them for each granularity it tries.
+using SegmentActivations = std::vector<std::array<std::array<double, 2>, 2>>;
+
+static SegmentActivations activationsBySegment(const SegmentCosts &costs,
+                                               unsigned segments) {
+  SegmentActivations out(segments);
+  for (unsigned i = 0; i < segments; ++i)
+    for (bool again : {false, true}) {
+      SegmentCost s = costs.at(i, again);
+      out[i][again] = {s.saved, s.working};
+    }
+  return out;
+}
+
 static std::pair<double, double>
-activationsOf(const PlanEstimate &plan, const ModelProfile &m,
-              const SegmentCosts &costs,
+activationsOf(const PlanEstimate &plan, const SegmentActivations &costs,
               ArrayRef<std::pair<unsigned, unsigned>> chunks) {
-  unsigned n = m.segments.size();
+  unsigned n = costs.size();
   double saved = 0, working = 0;
-  bool grouped = plan.config.recompute == Recompute::Full;
   for (auto [first, end] : chunks) {
     double group = 0;
     for (unsigned i = first; i < end; ++i) {
-      SegmentCost s = costs[i];
+      bool again = rebuilds(plan.config, n, first, i);
+      auto [segmentSaved, segmentWorking] = costs[i][again];
       bool starts = startsGroup(plan.config, first, i);
-      if (!grouped || i + 1 == n || starts)
-        saved += s.saved;
-      if (grouped && i + 1 < n) {
-        group = starts ? s.working : group + s.working;
+      if (!again || starts)
+        saved += segmentSaved;
+      if (again) {
+        group = starts ? segmentWorking : group + segmentWorking;
         working = std::max(working, group);
       } else {
-        working = std::max(working, s.working);
+        working = std::max(working, segmentWorking);
       }
     }
   }
@@ -409,13 +460,15 @@ static void flopsOfStep(const PlanProblem &problem, const PlanConfig &c,
   double samples = static_cast<double>(problem.globalBatch);
   e.modelFlops = m.trainFlops * samples;
   double again = 0;
-  for (unsigned i = 0; i < n; ++i) {
-    const SegmentKind &k = m.kinds[m.segments[i].kind];
-    if (c.recompute == Recompute::Full && i + 1 < n)
-      again += k.forwardFlops;
-    else if (c.recompute == Recompute::Selective)
-      again += k.at(c.tp).selectiveFlops;
-  }
+  for (const StageEstimate &st : e.stages)
+    for (auto [first, end] : st.chunks)
+      for (unsigned i = first; i < end; ++i) {
+        const SegmentKind &k = m.kinds[m.segments[i].kind];
+        if (rebuilds(e.config, n, first, i))
+          again += k.forwardFlops;
+        else if (c.recompute == Recompute::Selective)
+          again += k.at(c.tp).selectiveFlops;
+      }
   e.hardwareFlops = e.modelFlops + again * samples;
   e.kindActivationBytes.assign(m.kinds.size(), 0);
   for (unsigned i = 0; i < n; ++i)
@@ -503,12 +556,13 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   e.starts.assign(starts.begin(), starts.end());
   // Saved activations and recomputation's working set at a granularity;
   // under full recomputation with none pinned, the finest that fits.
+  SegmentActivations activations = activationsBySegment(costs, n);
   auto holdActivations = [&](int64_t every) {
     e.config.recomputeEvery = every;
     e.peakMemory = 0;
     for (int64_t j = 0; j < p; ++j) {
       StageEstimate &st = e.stages[j];
-      auto [saved, working] = activationsOf(e, m, costs, st.chunks);
+      auto [saved, working] = activationsOf(e, activations, st.chunks);
       st.memory = held[j];
       st.memory.activations = saved * microBatchesInFlight(c, j);
       st.memory.working += working;
@@ -519,14 +573,17 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     }
     return e.peakMemory <= problem.memoryLimit;
   };
+  // The longest chunk bounds the useful granularities.
+  int64_t longest = 1;
+  for (const StageEstimate &st : e.stages)
+    for (auto [first, end] : st.chunks)
+      longest = std::max<int64_t>(longest, end - first);
+  bool chooseGroups = c.recompute == Recompute::Full && c.recomputeGroups < 0;
+  if (chooseGroups)
+    e.config.recomputeGroups = 0; // every group while choosing the size
   if (c.recompute != Recompute::Full || c.recomputeEvery > 0) {
     holdActivations(std::max<int64_t>(1, c.recomputeEvery));
   } else {
-    // The longest chunk bounds the useful granularities.
-    int64_t longest = 1;
-    for (const StageEstimate &st : e.stages)
-      for (auto [first, end] : st.chunks)
-        longest = std::max<int64_t>(longest, end - first);
     int64_t every = 1, leanest = 1;
     double least = HUGE_VAL;
     for (; every <= longest; ++every) {
@@ -537,6 +594,28 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     }
     if (every > longest)
       holdActivations(leanest);
+  }
+  // The block method: the fewest groups per chunk that still fit (each
+  // group not rebuilt saves its recomputation; memory grows as they drop).
+  if (chooseGroups && e.peakMemory <= problem.memoryLimit) {
+    // (The most groups a chunk has of segments it can rebuild: not the
+    // model's last.)
+    int64_t every = e.config.recomputeEvery, all = 1;
+    for (const StageEstimate &st : e.stages)
+      for (auto [first, end] : st.chunks)
+        all = std::max<int64_t>(
+            all, (end - first - (end == n) + every - 1) / every);
+    int64_t lo = 1, hi = all;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      e.config.recomputeGroups = mid;
+      if (holdActivations(every))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    e.config.recomputeGroups = lo < all ? lo : 0;
+    holdActivations(every);
   }
   // Each virtual stage's passes (chunk g / p of device g % p).
   std::vector<ChunkTimes> chunkTimes(groups);
@@ -549,7 +628,9 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
       unsigned end = g + 1 < groups ? starts[g + 1] : n;
       PassCost pass;
       for (unsigned i = first; i < end; ++i)
-        pass.add(cluster.device, costs[i], startsGroup(e.config, first, i),
+        pass.add(cluster.device,
+                 costs.at(i, rebuilds(e.config, n, first, i)),
+                 startsGroup(e.config, first, i),
                  endsGroup(e.config, n, first, i + 1 == end, i));
       // (Added to what the transfers from the virtual stage before put
       // there.)
@@ -680,6 +761,13 @@ static unsigned chunkStart(const PlanEstimate &plan, unsigned segment) {
   return first;
 }
 
+bool mlir::ober::planning::rebuildsSegment(const PlanEstimate &plan,
+                                           const ModelProfile &m,
+                                           unsigned segment) {
+  return rebuilds(plan.config, m.segments.size(), chunkStart(plan, segment),
+                  segment);
+}
+
 bool mlir::ober::planning::keepsInput(const PlanEstimate &plan,
                                       const ModelProfile &m,
                                       unsigned segment) {
@@ -701,7 +789,7 @@ bool mlir::ober::planning::recomputes(const PlanEstimate &plan,
   const Segment &seg = m.segments[segment];
   if (c.recompute == Recompute::Selective)
     return llvm::is_contained(seg.selective, op);
-  if (c.recompute != Recompute::Full || segment + 1 >= m.segments.size())
+  if (!rebuildsSegment(plan, m, segment))
     return false;
   // Full recomputation keeps the output of a segment that ends a group
   // (the next group's input, which it rebuilds from): the op that makes it

@@ -98,6 +98,14 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
         return failure();
       }
     }
+    if (recomputeGroups.hasValue()) {
+      if (recomputeGroups < 0) {
+        error = "recompute-groups=" + std::to_string(recomputeGroups) +
+                " must be 0 (every group) or more";
+        return failure();
+      }
+      out.recomputeGroups = recomputeGroups;
+    }
     if (partition == "uniform") {
       out.uniformStages = true;
     } else if (!partition.empty() && partition != "balanced") {

@@ -8,6 +8,7 @@
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -15,6 +16,22 @@
 
 using namespace mlir;
 using namespace mlir::ober::planning;
+
+std::string mlir::ober::planning::describeRecompute(const PlanConfig &c) {
+  std::string s = stringifyRecompute(c.recompute).str();
+  if (c.recompute != Recompute::Full)
+    return s;
+  std::vector<std::string> how;
+  if (c.recomputeEvery > 1)
+    how.push_back("every " + std::to_string(c.recomputeEvery) + " segments");
+  if (c.recomputeGroups == 1)
+    how.push_back("the first group of each stage");
+  else if (c.recomputeGroups > 1)
+    how.push_back("the first " + std::to_string(c.recomputeGroups) +
+                  " groups of each stage");
+  return how.empty() ? s : s + " (" + llvm::join(how, ", ") + ")";
+}
+
 namespace json = llvm::json;
 
 namespace {
@@ -138,7 +155,7 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           const auto &cols =
               m.kinds[kind].at(c.tp).collectivesFor(c.sequenceParallel);
           for (unsigned x = 0; x < cols.size(); ++x) {
-            bool again = (c.recompute == Recompute::Full && i + 1 < n &&
+            bool again = (rebuildsSegment(plan, m, i) &&
                           cols[x].pass != TPCollective::Pass::Backward &&
                           (!keepsOutput(plan, m, i) ||
                            cols[x].recomputedAtStageEnd) &&
@@ -387,6 +404,7 @@ static json::Object configJSON(const PlanConfig &c) {
                  {"chunks", c.chunks},
                  {"recompute", stringifyRecompute(c.recompute)},
                  {"recompute_every", c.recomputeEvery},
+                 {"recompute_groups", c.recomputeGroups},
                  {"sequence_parallel", c.sequenceParallel},
                  {"zero_stage", c.zeroStage}};
   if (c.localSteps > 1)
@@ -497,9 +515,7 @@ void mlir::ober::planning::printPlanTable(const PlanProblem &problem,
                      stringifySchedule(c.schedule).str().c_str());
   if (c.schedule == Schedule::Interleaved)
     os << " (" << c.chunks << " chunks)";
-  os << "\n  recompute " << stringifyRecompute(c.recompute);
-  if (c.recompute == Recompute::Full && c.recomputeEvery > 1)
-    os << " (every " << c.recomputeEvery << " segments)";
+  os << "\n  recompute " << describeRecompute(c);
   os
      << "  sequence-parallel " << (c.sequenceParallel ? "on" : "off")
      << "  zero " << c.zeroStage;

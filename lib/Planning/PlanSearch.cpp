@@ -168,11 +168,17 @@ void forEachConfig(const PlanProblem &problem, const PlanPins &pins,
                      c.numMicroBatches % pp))
                   continue;
                 c.localSteps = pins.localSteps.value_or(1);
-                // Full recomputation's granularity: pinned, or the finest
-                // that fits (evaluate chooses).
+                // Full recomputation's granularity and how many groups
+                // of a stage it rebuilds: pinned, or the finest and the
+                // fewest that fit (evaluate chooses); recompute=full pinned
+                // alone rebuilds every group.
                 c.recomputeEvery = rc == Recompute::Full
                                        ? pins.recomputeEvery.value_or(0)
                                        : 1;
+                c.recomputeGroups =
+                    rc == Recompute::Full
+                        ? pins.recomputeGroups.value_or(pins.recompute ? 0 : -1)
+                        : 0;
                 for (int zero = 0; zero <= 3; ++zero) {
                   c.zeroStage = zero;
                   if ((pins.zeroStage && zero != *pins.zeroStage) ||
@@ -210,6 +216,9 @@ LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
                   " segments between the first and the last cannot give " +
                   str(groups) + " stages one each");
   }
+  if (pins.recomputeGroups && pins.recompute != Recompute::Full)
+    return fail("recompute-groups=" + str(*pins.recomputeGroups) +
+                " needs recompute=full");
   if (pins.recomputeEvery && pins.recompute != Recompute::Full)
     return fail("recompute-every=" + str(*pins.recomputeEvery) +
                 " needs recompute=full");

@@ -76,6 +76,12 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
     Option<"recomputeEvery", "recompute-every", "int64_t", /*default=*/"0",
            "Pin full recomputation's granularity: keep the input of every "
            "this-many segments of a stage (default: the finest that fits)">,
+    Option<"recomputeGroups", "recompute-groups", "int64_t", /*default=*/"0",
+           "Pin how many groups (of recompute-every segments) full "
+           "recomputation rebuilds at the start of each stage, keeping every "
+           "activation of the rest (Megatron's block method); 0: all of them "
+           "(the uniform method). Default: all with recompute=full pinned, "
+           "else the fewest that fit">,
     Option<"partition", "partition", "std::string", /*default=*/"\"\"",
            "Pin how stages divide the segments: balanced (by time, then "
            "memory; the default) or uniform (as many segments on each "

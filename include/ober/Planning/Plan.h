@@ -51,6 +51,11 @@ struct PlanConfig {
   /// which for a GPT is every half-layer). 0: the evaluation chooses the
   /// smallest that fits.
   int64_t recomputeEvery = 1;
+  /// Full recomputation rebuilds only the first this-many groups of each
+  /// chunk and keeps every activation of the rest (Megatron's block
+  /// method); 0: every group (the uniform method); -1: the evaluation
+  /// chooses the fewest that fit.
+  int64_t recomputeGroups = 0;
   bool sequenceParallel = false;
   int zeroStage = 0;
   /// Steps each data-parallel replica takes alone between averages of
@@ -145,6 +150,16 @@ struct PlanProblem {
 bool recomputes(const PlanEstimate &plan, const ModelProfile &m,
                 unsigned segment, Operation *op);
 
+/// The plan's recomputation in words: "full (every 2 segments, the first 3
+/// groups of each stage)".
+std::string describeRecompute(const PlanConfig &c);
+
+/// Whether full recomputation rebuilds segment `segment` in the backward
+/// pass: not the model's last, and under the block method only the first
+/// recomputeGroups groups of its chunk.
+bool rebuildsSegment(const PlanEstimate &plan, const ModelProfile &m,
+                     unsigned segment);
+
 /// Under full recomputation, whether `plan` keeps segment `segment`'s
 /// input (the first of a group of recomputeEvery segments of a chunk) and
 /// its output (the last of a group, of a chunk, or of the model): the
@@ -180,6 +195,8 @@ struct PlanPins {
   std::optional<Schedule> schedule;
   std::optional<Recompute> recompute;
   std::optional<int64_t> recomputeEvery;
+  /// 0: every group (Megatron's uniform method); N: the first N.
+  std::optional<int64_t> recomputeGroups;
   /// Stages take equal runs of the segments between the model's first
   /// and last (uniformStarts) instead of the balanced partition.
   bool uniformStages = false;
