@@ -406,12 +406,6 @@ static bool endsGroup(const PlanConfig &c, unsigned segments, unsigned first,
          !rebuilds(c, segments, first, i + 1);
 }
 
-/// Bytes per micro-batch one device saves for the backward pass over its
-/// chunks, and the most that recomputation rebuilds at once. Full
-/// recomputation keeps the input of each group of segments (startsGroup,
-/// as keepsInput) and rebuilds a group together; the segments it does not
-/// rebuild (the model's last, those after the block method's groups) save
-/// what their backward passes read.
 /// Segment i's saved bytes and working set when rebuilt ([i][1]) or not
 /// ([i][0]): `activationsOf` reads them for each granularity it tries.
 using SegmentActivations = std::vector<std::array<std::array<double, 2>, 2>>;
@@ -427,25 +421,41 @@ static SegmentActivations activationsBySegment(const SegmentCosts &costs,
   return out;
 }
 
+/// Bytes per micro-batch one device saves for the backward pass over its
+/// chunks, and the most a micro-batch's backward pass holds beyond them:
+/// walking its chunk backwards it frees what the segments it has passed
+/// saved, and rebuilds each recomputed group when it reaches it, so a
+/// group's rebuilt activations count less what the chunk's later
+/// segments saved. Full
+/// recomputation keeps the input of each group of segments (startsGroup,
+/// as keepsInput) and rebuilds a group together; the segments it does not
+/// rebuild (the model's last, those after the block method's groups) save
+/// what their backward passes read.
 static std::pair<double, double>
 activationsOf(const PlanEstimate &plan, const SegmentActivations &costs,
               ArrayRef<std::pair<unsigned, unsigned>> chunks) {
   unsigned n = costs.size();
   double saved = 0, working = 0;
   for (auto [first, end] : chunks) {
-    double group = 0;
-    for (unsigned i = first; i < end; ++i) {
+    // What the segments after the current one saved (freed by now), and
+    // the activations of the group being rebuilt.
+    double passed = 0, group = 0;
+    for (unsigned i = end; i-- > first;) {
       bool again = rebuilds(plan.config, n, first, i);
       auto [segmentSaved, segmentWorking] = costs[i][again];
-      bool starts = startsGroup(plan.config, first, i);
-      if (!again || starts)
+      if (!again) {
         saved += segmentSaved;
-      if (again) {
-        group = starts ? segmentWorking : group + segmentWorking;
-        working = std::max(working, group);
-      } else {
-        working = std::max(working, segmentWorking);
+        working = std::max(working, segmentWorking - passed);
+        passed += segmentSaved;
+        continue;
       }
+      group += segmentWorking;
+      if (!startsGroup(plan.config, first, i))
+        continue;
+      saved += segmentSaved;
+      working = std::max(working, group - passed);
+      passed += segmentSaved;
+      group = 0;
     }
   }
   return {saved, working};
