@@ -65,8 +65,15 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         w.k = a.back();
         w.n = r.empty() ? 1 : r.back();
         w.m = out / w.n;
-        if (shapeOf(m.getRhs()).size() > 2 && a.size() >= 2)
-          w.rows = a[a.size() - 2];
+        // A batched B: one product per B batch entry (fewer than A's
+        // where B broadcasts), over the rows that share it.
+        ArrayRef<int64_t> b = shapeOf(m.getRhs());
+        if (b.size() > 2) {
+          double products = 1;
+          for (int64_t d : b.drop_back(2))
+            products *= d;
+          w.rows = w.m / products;
+        }
       })
       .Case([&](ConvOp c) {
         ArrayRef<int64_t> k = shapeOf(c.getWeight());

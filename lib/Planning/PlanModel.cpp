@@ -470,19 +470,23 @@ static void flopsOfStep(const PlanProblem &problem, const PlanConfig &c,
   double samples = static_cast<double>(problem.globalBatch);
   e.modelFlops = m.trainFlops * samples;
   double again = 0;
+  e.kindActivationBytes.assign(m.kinds.size(), 0);
   for (const StageEstimate &st : e.stages)
     for (auto [first, end] : st.chunks)
       for (unsigned i = first; i < end; ++i) {
-        const SegmentKind &k = m.kinds[m.segments[i].kind];
-        if (rebuilds(e.config, n, first, i))
+        unsigned kind = m.segments[i].kind;
+        const SegmentKind &k = m.kinds[kind];
+        bool rebuilt = rebuilds(e.config, n, first, i);
+        if (rebuilt)
           again += k.forwardFlops;
         else if (c.recompute == Recompute::Selective)
           again += k.at(c.tp).selectiveFlops;
+        // (The most a segment of the kind saves: under the block method
+        // some are rebuilt and some not.)
+        e.kindActivationBytes[kind] = std::max(
+            e.kindActivationBytes[kind], costs.at(i, rebuilt).saved);
       }
   e.hardwareFlops = e.modelFlops + again * samples;
-  e.kindActivationBytes.assign(m.kinds.size(), 0);
-  for (unsigned i = 0; i < n; ++i)
-    e.kindActivationBytes[m.segments[i].kind] = costs[i].saved;
 }
 
 PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,

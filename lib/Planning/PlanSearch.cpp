@@ -73,10 +73,11 @@ std::vector<unsigned> mlir::ober::planning::uniformStarts(unsigned segments,
   if (groups < 2 || segments < 2)
     return starts;
   int64_t middle = static_cast<int64_t>(segments) - 2;
-  // Stage j > 0 starts after the first segment and j shares of the middle
-  // (rounded up: the earlier stages take the remainder).
+  // Stage j > 0 starts after the first segment and j shares of the middle,
+  // the first middle % groups stages one more each.
   for (int64_t j = 1; j < groups; ++j)
-    starts.push_back(static_cast<unsigned>(1 + (j * middle + groups - 1) / groups));
+    starts.push_back(static_cast<unsigned>(1 + j * (middle / groups) +
+                                           std::min(j, middle % groups)));
   return starts;
 }
 

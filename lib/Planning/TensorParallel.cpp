@@ -567,10 +567,14 @@ TPProfile::Gemm gemmOf(const Analysis &a, Operation *op, const OpWork &work,
   Placement at = a.get(r);
   if (a.completed.contains(r) || at.isPartial())
     g.split = G::Depth;
-  else if (at.isSplit())
-    g.split = at.dim + 1 == cast<RankedTensorType>(r.getType()).getRank()
-                  ? G::Columns
-                  : G::Rows;
+  else if (at.isSplit()) {
+    int64_t rank = cast<RankedTensorType>(r.getType()).getRank();
+    g.split = at.dim + 1 == rank ? G::Columns : G::Rows;
+    // Split within each product's rows (not across products): each device
+    // runs every product on fewer rows.
+    if (g.rows > 0 && at.dim + 2 == rank)
+      g.rows /= a.t;
+  }
   return g;
 }
 } // namespace

@@ -6,6 +6,7 @@
 
 #include "ober/Planning/CostModel.h"
 #include "ober/Planning/MemoryModel.h"
+#include "ober/Planning/Plan.h"
 #include "ober/Planning/Timeline.h"
 
 #include "../TestSupport.h"
@@ -67,6 +68,22 @@ int main() {
     expectNear(even.seconds(d, false), 2.0, 1e-12, "no overlap: they add");
     d.launchOverlap = 0.5;
     expectNear(even.seconds(d, true), 1.6, 1e-12, "half overlap");
+  }
+  // Megatron's placement: the first segment on the first stage, the last
+  // on the last, the middle ones in equal runs, the earlier stages taking
+  // the remainder (6 over 4 stages: 2, 2, 1, 1; 10: 3, 3, 2, 2).
+  {
+    auto expectStarts = [](std::vector<unsigned> got,
+                           std::vector<unsigned> want, const char *what) {
+      if (got != want) {
+        std::fprintf(stderr, "%s: wrong stage starts\n", what);
+        ++testFailures();
+      }
+    };
+    expectStarts(uniformStarts(8, 4), {0, 3, 5, 6}, "uniform 6 over 4");
+    expectStarts(uniformStarts(12, 4), {0, 4, 7, 9}, "uniform 10 over 4");
+    expectStarts(uniformStarts(26, 4), {0, 7, 13, 19}, "12 layers over 4");
+    expectStarts(uniformStarts(26, 1), {0}, "one stage");
   }
   // The preset's NVLink level carries nccl-tests measurements of 8 A100s
   // (bus bandwidth 229.3 GB/s at 1 GiB, 19.8 GB/s at 1 MiB); below the

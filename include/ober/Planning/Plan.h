@@ -225,6 +225,7 @@ struct SearchResult {
 /// many segments each (the earlier ones one more where they do not divide)
 /// between the first segment, on the first stage, and the last, on the
 /// last: the embedding and the head apart, as Megatron places layers.
+/// Needs at least `groups` segments between the first and the last.
 std::vector<unsigned> uniformStarts(unsigned segments, int64_t groups);
 
 /// The tensor-parallel degrees the search considers for `gpus` devices

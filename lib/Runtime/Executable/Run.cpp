@@ -822,7 +822,8 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
                     const std::string &self, const Placement &where) {
   Tracker tracker;
   double residentBefore = heldBytes();
-  if (where.rank == 0)
+  // Once per process (its ranks are consecutive): the peak from here on.
+  if (where.rank % std::max<int64_t>(1, where.ranksInProcess) == 0)
     resetPeakLiveBytes();
   try {
     std::vector<HostTensor> args = initialArguments(program, options, where);
