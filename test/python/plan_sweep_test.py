@@ -198,9 +198,15 @@ PIN_KEYS = (("tp", "tp"), ("pp", "pp"), ("dp", "dp"),
             ("sequence_parallel", "sequence-parallel"), ("zero_stage", "zero"))
 
 
+# Full recomputation's granularity and groups (pinnable only with it).
+FULL_PIN_KEYS = (("recompute_every", "recompute-every"),
+                 ("recompute_groups", "recompute-groups"))
+
+
 def pins_of(config):
+    keys = PIN_KEYS + (FULL_PIN_KEYS if config["recompute"] == "full" else ())
     return " ".join(f"{opt}={int(config[k]) if isinstance(config[k], bool) else config[k]}"
-                    for k, opt in PIN_KEYS)
+                    for k, opt in keys)
 
 
 def label(config):
