@@ -318,8 +318,7 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
 namespace {
 /// Tags of the runtime's own transfers (the program's are small).
 constexpr int64_t kLossTag = 1 << 20, kParamTag = kLossTag + 1,
-                  kStageTag = kLossTag + 2, kGradNormTag = kLossTag + 3,
-                  kPeakTag = kLossTag + 4;
+                  kStageTag = kLossTag + 2, kGradNormTag = kLossTag + 3;
 
 /// Sends (or receives) `t` to (from) `peer` on `where`'s channel.
 void transfer(const Placement &where, bool send, int64_t peer, int64_t tag,
@@ -753,21 +752,15 @@ void showProgress(const Program &program, const Options &options, int64_t s,
     std::fprintf(stderr, "\n");
 }
 
-/// The largest of every rank's training peak, at rank 0 (the plan's peak
-/// memory is its stages' largest); the other ranks send theirs.
-double peakOverRanks(const Program &program, const Placement &where,
-                     double mine) {
-  HostTensor v(DType::F64, {1});
-  if (where.rank != 0) {
-    storeFloat(v, 0, mine);
-    transfer(where, /*send=*/true, 0, kPeakTag, v);
+/// The largest of every rank's training peak (the plan's peak memory is
+/// its stages' largest): a maximum over the world, as allRanks agrees.
+double peakOverRanks(const Placement &where, double mine) {
+  if (!where.channel)
     return mine;
-  }
-  double peak = mine;
-  for (int64_t r = 1; r < program.devices(); ++r) {
-    transfer(where, /*send=*/false, r, kPeakTag, v);
-    peak = std::max(peak, loadFloat(v, 0));
-  }
+  double peak = 0;
+  CollectiveDesc d = where.overWorld(OBER_COLL_ALL_REDUCE, DType::F64, {1});
+  d.reduction = OBER_REDUCE_MAX;
+  where.channel->run(d, &mine, &peak);
   return peak;
 }
 
@@ -907,7 +900,7 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       clock.print();
     double peak = trainingPeakBytes(residentBefore, where.ranksInProcess);
     if (program.predictedStepTime > 0)
-      peak = peakOverRanks(program, where, peak);
+      peak = peakOverRanks(where, peak);
     if (where.rank == 0)
       summarize(program, clock.seconds, peak);
     if (options.timing)
