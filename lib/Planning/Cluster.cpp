@@ -186,6 +186,16 @@ LogicalResult Cluster::verify(std::string &error) const {
                       within(kMinPeakFlops, kMaxPeakFlops, "FLOP/s"));
   if (!(device.transferOverhead >= 0 && device.transferOverhead < 1))
     return fail("device.transfer_overhead", "must be in [0, 1) seconds");
+  const Device::SoftmaxFusion &fusion = device.softmaxFusion;
+  if (fusion.batchMultiple < 0 || fusion.batchMultiple > 4096)
+    return fail("device.fused_softmax.batch_multiple",
+                "must be between 0 (always fused) and 4096");
+  if (fusion.maxKeys < 0)
+    return fail("device.fused_softmax.max_keys",
+                "must be at least 0 (0: no limit)");
+  if (!(fusion.fallbackKernels >= 0 && fusion.fallbackKernels <= 64))
+    return fail("device.fused_softmax.fallback_kernels",
+                "must be between 0 and 64 kernels");
   for (const auto &[type, table] : device.gemm)
     if (!llvm::is_contained(kFlopTypes, type))
       return fail("device.gemm." + type,
@@ -270,6 +280,12 @@ json::Value Cluster::toJSON() const {
   if (!device.bandwidthBySize.empty())
     dev["memory_bandwidth_by_size"] =
         planning::toJSON(device.bandwidthBySize, "bytes", "bandwidth");
+  const Device::SoftmaxFusion &fusion = device.softmaxFusion;
+  if (fusion.batchMultiple > 0)
+    dev["fused_softmax"] =
+        json::Object{{"batch_multiple", fusion.batchMultiple},
+                     {"max_keys", fusion.maxKeys},
+                     {"fallback_kernels", fusion.fallbackKernels}};
   return json::Object{
       {"name", name},
       {"device", std::move(dev)},
@@ -344,6 +360,18 @@ public:
 };
 } // namespace
 
+/// `over`'s fields on top of `base`: objects merge key by key, other
+/// values (numbers, strings, arrays) replace.
+static void overlay(json::Object &base, const json::Object &over) {
+  for (const auto &[key, value] : over) {
+    json::Object *inner = base.getObject(key);
+    if (inner && value.getAsObject())
+      overlay(*inner, *value.getAsObject());
+    else
+      base[key] = value;
+  }
+}
+
 std::optional<Cluster>
 mlir::ober::planning::clusterFromJSON(const json::Value &value,
                                       std::string &error) {
@@ -352,9 +380,25 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
     error = "cluster: must be a JSON object";
     return std::nullopt;
   }
+  // A file may start from a preset and change some of its fields.
+  if (const json::Value *base = root->get("preset")) {
+    std::optional<StringRef> name = base->getAsString();
+    std::optional<Cluster> p = name ? preset(name->str()) : std::nullopt;
+    if (!p) {
+      error = "cluster.preset: must name a preset (" +
+              llvm::join(presetNames(), ", ") + ")";
+      return std::nullopt;
+    }
+    json::Object merged = *p->toJSON().getAsObject();
+    json::Object rest = *root;
+    rest.erase("preset");
+    overlay(merged, rest);
+    return clusterFromJSON(json::Value(std::move(merged)), error);
+  }
   Cluster c;
   FieldReader top(root, "cluster",
-                  {"name", "device", "devices_per_node", "nodes", "links"},
+                  {"name", "preset", "device", "devices_per_node", "nodes",
+                   "links"},
                   error);
   const json::Object *device = root->getObject("device");
   FieldReader dev(device, "cluster.device",
@@ -362,8 +406,13 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
                    "matmul_efficiency", "memory_efficiency", "kernel_overhead",
                    "launch_overhead", "launch_overlap", "transfer_overhead",
                    "vector_flops", "special_flops", "gemm",
-                   "memory_bandwidth_by_size"},
+                   "memory_bandwidth_by_size", "fused_softmax"},
                   error);
+  const json::Object *fusion =
+      device ? device->getObject("fused_softmax") : nullptr;
+  FieldReader fused(fusion, "cluster.device.fused_softmax",
+                    {"batch_multiple", "max_keys", "fallback_kernels"}, error);
+  Device::SoftmaxFusion &rule = c.device.softmaxFusion;
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
   bool ok = top.noOthers() && dev.noOthers() &&
             top.string("name", c.name, /*required=*/false) &&
@@ -381,6 +430,13 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
             dev.number("transfer_overhead", c.device.transferOverhead, false) &&
             dev.number("vector_flops", c.device.vectorFlops, false) &&
             dev.number("special_flops", c.device.specialFlops, false) &&
+            (!device->get("fused_softmax") || fusion ||
+             dev.fail("fused_softmax", "must be an object")) &&
+            (!fusion ||
+             (fused.noOthers() && fused.integer("batch_multiple",
+                                                rule.batchMultiple) &&
+              fused.integer("max_keys", rule.maxKeys, false) &&
+              fused.number("fallback_kernels", rule.fallbackKernels))) &&
             top.integer("devices_per_node", c.devicesPerNode) &&
             top.integer("nodes", c.nodes, false);
   if (!ok)

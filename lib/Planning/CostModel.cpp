@@ -199,6 +199,13 @@ double LaunchQueue::seconds(const Device &d, bool reversed) const {
   return queued + (1 - d.launchOverlap) * (hostTotal + deviceTotal - queued);
 }
 
+bool Device::SoftmaxFusion::fused(double batches, double keys) const {
+  if (batchMultiple <= 0)
+    return true;
+  auto whole = static_cast<int64_t>(std::llround(batches));
+  return whole % batchMultiple == 0 && (maxKeys <= 0 || keys <= maxKeys);
+}
+
 double mlir::ober::planning::memorySeconds(const Device &d, double bytes) {
   if (bytes <= 0)
     return 0;

@@ -89,6 +89,35 @@ matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
   return memo->second;
 }
 
+/// What the attention softmaxes the device's kernel library cannot fuse
+/// (Device::SoftmaxFusion) add to each pass of a micro-batch: kernels and
+/// seconds, of all of them and of those selective recomputation repeats.
+struct SoftmaxFallback {
+  double kernels = 0, seconds = 0, selectiveKernels = 0, selectiveSeconds = 0;
+};
+SoftmaxFallback softmaxFallback(const Device &device, const TPProfile &tp,
+                                double microBatch) {
+  const Device::SoftmaxFusion &rule = device.softmaxFusion;
+  SoftmaxFallback f;
+  for (const TPProfile::Softmax &s : tp.softmaxes) {
+    if (rule.fused(s.batches * microBatch, s.keys))
+      continue;
+    // The profile prices the fused kernel; each further one reads and
+    // writes the scores in f32.
+    double extra = std::max(0.0, rule.fallbackKernels - 1);
+    double bytes = 2 * 4 * s.elements * microBatch;
+    double seconds =
+        extra * (device.kernelOverhead + memorySeconds(device, bytes));
+    f.kernels += extra;
+    f.seconds += seconds;
+    if (s.selective) {
+      f.selectiveKernels += extra;
+      f.selectiveSeconds += seconds;
+    }
+  }
+  return f;
+}
+
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                         unsigned index) {
   const ModelProfile &m = *problem.profile;
@@ -120,6 +149,12 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   s.weight = backwardMatmul / 2;
   s.forwardKernels = tp.forwardKernels;
   s.backwardKernels = k.backwardKernels;
+  SoftmaxFallback fallback =
+      softmaxFallback(problem.cluster.device, tp, mb);
+  s.forward += fallback.seconds;
+  s.backward += fallback.seconds;
+  s.forwardKernels += fallback.kernels;
+  s.backwardKernels += fallback.kernels;
   // Each collective in the passes that run it (those of the walk with
   // sequence parallelism under it); the forward ones again under full
   // recomputation.
@@ -155,9 +190,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     break;
   case Recompute::Selective:
     s.saved = none - tp.selectiveSaved.at(t, sp);
-    s.recompute =
-        tp.selectiveTime.at(t, sp) * mb + tp.selectiveKernels * launch;
-    s.backwardKernels += tp.selectiveKernels;
+    s.recompute = tp.selectiveTime.at(t, sp) * mb +
+                  tp.selectiveKernels * launch + fallback.selectiveSeconds;
+    s.backwardKernels += tp.selectiveKernels + fallback.selectiveKernels;
     s.tpComm += times.selective;
     s.working = tp.selectiveSaved.at(t, sp);
     break;

@@ -580,6 +580,31 @@ TPProfile::Gemm gemmOf(const Analysis &a, Operation *op, const OpWork &work,
 } // namespace
 
 /// One walk of the segment (`a` without or with sequence parallelism).
+/// An attention softmax (over the last axis of a rank-3+ value) as each
+/// device holds it; nullopt for other softmaxes.
+static std::optional<TPProfile::Softmax> attentionSoftmax(const Analysis &a,
+                                                          SoftmaxOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 3 ||
+      op.getAxis() != type.getRank() - 1)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  double batches = 1;
+  for (int64_t d : shape.drop_back(2))
+    batches *= static_cast<double>(d);
+  double keys = static_cast<double>(shape.back());
+  double rows = static_cast<double>(shape[shape.size() - 2]);
+  Placement p = a.get(op.getResult());
+  double split = p.isSplit() ? static_cast<double>(a.t) : 1;
+  // A split of the queries or keys leaves the batches whole.
+  double batchSplit = p.isSplit() && p.dim < type.getRank() - 2 ? split : 1;
+  return TPProfile::Softmax{batches / a.samples / batchSplit,
+                            batches * rows * keys / a.samples / split,
+                            p.isSplit() && p.dim == type.getRank() - 1
+                                ? keys / split
+                                : keys};
+}
+
 static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
                         ArrayRef<Operation *> backward,
                         const DenseSet<Value> &saved,
@@ -676,6 +701,11 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
     bool kernel = endsKernel(op, saved);
     a.out.forwardKernels += kernel;
+    if (auto softmax = dyn_cast<SoftmaxOp>(op))
+      if (std::optional<TPProfile::Softmax> s = attentionSoftmax(a, softmax)) {
+        s->selective = selective.contains(op);
+        a.out.softmaxes.push_back(*s);
+      }
     if (selective.contains(op))
       a.out.selectiveKernels += kernel;
     ByTP &time = matrix ? a.out.forwardMatmul : a.out.forwardOther;

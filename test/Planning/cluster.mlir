@@ -55,9 +55,9 @@
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-key.json" 2>&1 | FileCheck %s --check-prefix=KEY
 // KEY: error: {{.*}}unknown-key.json: cluster.links[1].nvlink_bandwith: is not a known key (accepted: name, group_size, bandwidth, latency, bus_bandwidth)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-top.json" 2>&1 | FileCheck %s --check-prefix=TOPKEY
-// TOPKEY: error: {{.*}}unknown-top.json: cluster.gpus_per_node: is not a known key (accepted: name, device, devices_per_node, nodes, links)
+// TOPKEY: error: {{.*}}unknown-top.json: cluster.gpus_per_node: is not a known key (accepted: name, preset, device, devices_per_node, nodes, links)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-device-key.json" 2>&1 | FileCheck %s --check-prefix=DEVKEY
-// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead, launch_overhead, launch_overlap, transfer_overhead, vector_flops, special_flops, gemm, memory_bandwidth_by_size)
+// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead, launch_overhead, launch_overlap, transfer_overhead, vector_flops, special_flops, gemm, memory_bandwidth_by_size, fused_softmax)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-flops-type.json" 2>&1 | FileCheck %s --check-prefix=FLOPTYPE
 // FLOPTYPE: error: {{.*}}unknown-flops-type.json: cluster.device.peak_flops.bfloat16: is not an element type (known: f64, f32, tf32, bf16, f16, f8)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/links-out-of-order.json" 2>&1 | FileCheck %s --check-prefix=ORDER
@@ -76,3 +76,23 @@
 // BIGNODE: error: gpus=5000 makes nodes of 5000 devices; at most 4096 fit a node (pass nodes= to spread them)
 module {
 }
+
+// A file can start from a preset and change fields of it (objects merge):
+// here a kernel library's softmax fusion rule and the node's name.
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/megatron-a100.json gpus=16" -o /dev/null | FileCheck %s --check-prefix=PRESET
+// PRESET: "fused_softmax": {
+// PRESET-NEXT: "batch_multiple": 4,
+// PRESET-NEXT: "fallback_kernels": 5,
+// PRESET-NEXT: "max_keys": 4096
+// PRESET: "memory_bytes": 80000000000
+// PRESET: "name": "NVIDIA A100 80GB SXM"
+// PRESET: "bf16": 312000000000000
+// PRESET: "name": "nvlink"
+// PRESET: "name": "megatron-a100",
+// PRESET: "nodes": 2
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-preset.json" 2>&1 | FileCheck %s --check-prefix=BADPRESET
+// BADPRESET: error: {{.*}}bad-preset.json: cluster.preset: must name a preset (a100-40gb, a100-80gb, h100-sxm, h200-sxm, max-1550, cpu)
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-softmax.json" 2>&1 | FileCheck %s --check-prefix=SOFTMAX
+// SOFTMAX: error: {{.*}}bad-softmax.json: cluster.device.fused_softmax.batch_multiple: must be between 0 (always fused) and 4096
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-softmax-key.json" 2>&1 | FileCheck %s --check-prefix=SOFTKEY
+// SOFTKEY: error: {{.*}}bad-softmax-key.json: cluster.device.fused_softmax.batch: is not a known key (accepted: batch_multiple, max_keys, fallback_kernels)

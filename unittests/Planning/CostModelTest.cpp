@@ -195,5 +195,28 @@ int main() {
              1e-9, "two per node");
   expectNear(sendTime(n, 8, *a100), 10e-6 + n / 25e9, 1e-12, "send across");
   expectNear(sendTime(n, 1, *a100), 1.5e-6 + n / 300e9, 1e-12, "send inside");
+  // Megatron's fused softmax: micro-batch x heads per device a multiple
+  // of 4 and at most 4096 keys; a cluster file states it on top of a
+  // preset, and the rule survives the JSON round trip.
+  {
+    llvm::Expected<llvm::json::Value> file = llvm::json::parse(
+        R"({"preset": "a100-80gb", "device": {"fused_softmax":
+            {"batch_multiple": 4, "max_keys": 4096, "fallback_kernels": 5}}})");
+    std::optional<Cluster> c =
+        file ? clusterFromJSON(*file, error) : std::nullopt;
+    EXPECT(c.has_value());
+    if (c) {
+      const Device::SoftmaxFusion &rule = c->device.softmaxFusion;
+      EXPECT(rule.fused(8, 1024));
+      EXPECT(!rule.fused(2, 1024)); // 16 heads / tp 8 x micro-batch 1
+      EXPECT(rule.fused(4, 4096));
+      EXPECT(!rule.fused(4, 8192));
+      EXPECT(c->device.memoryBytes == a100->device.memoryBytes);
+      std::optional<Cluster> again = clusterFromJSON(c->toJSON(), error);
+      EXPECT(again && again->device.softmaxFusion.fallbackKernels == 5 &&
+             again->device.softmaxFusion.maxKeys == 4096);
+    }
+    EXPECT(Device().softmaxFusion.fused(3, 1e6)); // unset: always fused
+  }
   return testSummary();
 }

@@ -14,7 +14,12 @@ runs on 2-8 A100s of one node. This
      carries the fit).
 Prints each model's figures and exits non-zero when a check fails.
 
-  plan_vtrain.py --bin build/bin [--csv FILE] [--cluster a100-80gb]
+The runs used Megatron's kernels, so the base cluster is the a100-80gb
+preset with Megatron's fused-softmax rule (a100-80gb-megatron.json beside
+this script: micro-batch x heads per GPU not a multiple of 4 falls back to
+PyTorch's unfused softmax, 4 more kernels a pass).
+
+  plan_vtrain.py --bin build/bin [--csv FILE] [--cluster FILE_OR_PRESET]
                  [--mean 0.08] [--max 0.25] [--rank 0.9] [--every 40]
 """
 import argparse
@@ -89,7 +94,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build", "bin"))
     p.add_argument("--csv", default=DEFAULT_CSV)
-    p.add_argument("--cluster", default="a100-80gb")
+    p.add_argument("--cluster",
+                   default=os.path.join(HERE, "a100-80gb-megatron.json"))
     p.add_argument("--mean", type=float, default=0.08)
     p.add_argument("--max", type=float, default=0.25)
     p.add_argument("--rank", type=float, default=0.9)

@@ -56,6 +56,20 @@ struct Device {
   /// Measured memory bandwidth (bytes/s) by the bytes a kernel moves; where
   /// given it replaces memoryBandwidth x memoryEfficiency.
   Curve bandwidthBySize;
+  /// When the kernel library's fused attention softmax (scale, mask and
+  /// softmax in one kernel) applies; outside it, the softmax runs as
+  /// `fallbackKernels` separate kernels in each pass, each reading and
+  /// writing the scores in f32. Megatron-LM's FusedScaleMaskSoftmax: the
+  /// score batches a device holds (micro-batch x heads) a multiple of 4,
+  /// at most 4096 keys; otherwise PyTorch's unfused path (to f32, scale,
+  /// mask, softmax, back: 5 kernels). Unset (batchMultiple 0): always
+  /// fused, as the project's generated code is.
+  struct SoftmaxFusion {
+    int64_t batchMultiple = 0, maxKeys = 0;
+    double fallbackKernels = 0;
+    /// Whether a softmax over `batches` rows of `keys` runs fused.
+    bool fused(double batches, double keys) const;
+  } softmaxFusion;
 };
 
 /// One level of the interconnect. Levels go from the innermost (devices in a

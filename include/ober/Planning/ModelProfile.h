@@ -154,6 +154,17 @@ struct TPProfile {
   /// Kernels per micro-batch (after fusion): forward, and those selective
   /// recomputation repeats.
   double forwardKernels = 0, selectiveKernels = 0;
+  /// The softmaxes over the last axis of rank-3+ values (attention
+  /// scores), as each device holds them: score batches (the dimensions
+  /// before the last two: heads per sample, fewer where split) and score
+  /// elements per sample, and the keys (the softmax's length). A kernel
+  /// library's fusion rule (Device::SoftmaxFusion) prices them.
+  struct Softmax {
+    double batches = 0, elements = 0, keys = 0;
+    /// Whether selective recomputation repeats it.
+    bool selective = false;
+  };
+  std::vector<Softmax> softmaxes;
   /// Parameter elements.
   ByTP parameters;
   /// Per-parameter decisions ("column", "row", "vocab", "replicated").
