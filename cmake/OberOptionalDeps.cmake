@@ -29,6 +29,10 @@ endfunction()
 list(APPEND CMAKE_PREFIX_PATH /usr/local/cuda)
 find_package(CUDAToolkit QUIET)
 ober_optional_component(CUDA cuda CUDAToolkit_FOUND)
+# The CUDA runtime (lib/Runtime/Devices) needs only the toolkit's headers:
+# it opens the driver and the libraries with dlopen.
+set(OBER_HAVE_CUDA_TOOLKIT ${OBER_HAVE_CUDA})
+set(OBER_CUDA_INCLUDE_DIR "${CUDAToolkit_INCLUDE_DIRS}")
 
 # NCCL ships beside the CUDA toolkit.
 find_library(OBER_NCCL_LIBRARY nccl HINTS /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)

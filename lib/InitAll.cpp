@@ -34,6 +34,7 @@
 #include "ober/Partitioning/Passes.h"
 #include "ober/Planning/Passes.h"
 #include "ober/Target/CPU/Pipeline.h"
+#include "ober/Target/CUDA/Pipeline.h"
 #include "ober/Training/Passes.h"
 #include "ober/Transforms/Passes.h"
 
@@ -47,6 +48,7 @@ void mlir::ober::registerAllDialects(DialectRegistry &registry) {
                   vector::VectorDialect>();
   registerShardingInterfaceExternalModels(registry);
   registerCPUPipelineDialects(registry);
+  registerCUDAPipelineDialects(registry);
 }
 
 void mlir::ober::registerAllPasses() {
@@ -84,4 +86,5 @@ void mlir::ober::registerAllPasses() {
   registerPartitioningPasses();
   registerConversionPasses();
   registerCPUPipeline();
+  registerCUDAPipeline();
 }

@@ -13,6 +13,7 @@
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
 #include "ober/Target/CPU/Pipeline.h"
+#include "ober/Target/CUDA/Pipeline.h"
 #include "ober/Tools/Devices.h"
 #include "ober/Tools/ModelLoader.h"
 #include "ober/Training/TrainStep.h"
@@ -108,7 +109,8 @@ std::string runtimeLibraryDir() {
   return OBER_RUNTIME_LIBRARY_DIR;
 }
 
-LogicalResult link(StringRef object, StringRef output, Location loc) {
+LogicalResult link(StringRef object, StringRef output,
+                   ExecutableOptions::Target target, Location loc) {
   std::string cxx = OBER_CXX_COMPILER;
   if (const char *env = std::getenv("OBER_CXX"))
     cxx = env;
@@ -119,18 +121,22 @@ LogicalResult link(StringRef object, StringRef output, Location loc) {
   std::string lib = runtimeLibraryDir();
   std::string rtMain = lib + "/libober_rt_main.a",
               rtCpu = lib + "/libober_rt_cpu.a",
-              rtMpi = lib + "/libober_rt_mpi.a", rtCore = lib + "/libober_rt.a";
-  SmallVector<StringRef> cmd = {*driver,
-                                object,
-                                "-o",
-                                output,
-                                rtMain,
-                                rtCpu,
-                                rtMpi,
-                                rtCore,
-                                OBER_DNNL_LIBRARY,
-                                OBER_OMP_LIBRARY,
-                                OBER_CPU_LINK_FLAGS};
+              rtMpi = lib + "/libober_rt_mpi.a", rtCore = lib + "/libober_rt.a",
+              rtCudaMain = lib + "/libober_rt_main_cuda.a",
+              rtCuda = lib + "/libober_rt_cuda.a";
+  SmallVector<StringRef> cmd = {*driver, object, "-o", output};
+  if (target == ExecutableOptions::CUDA) {
+    if (!llvm::sys::fs::exists(rtCuda))
+      return emitError(loc) << "this build has no CUDA runtime (" << rtCuda
+                            << "): configure with the CUDA toolkit's headers "
+                               "(/usr/local/cuda)";
+    // The driver and CUDA's libraries are opened when first needed
+    // (dlopen): nothing of CUDA is linked.
+    cmd.append({rtCudaMain, rtCuda, rtMpi, rtCore, "-ldl"});
+  } else {
+    cmd.append({rtMain, rtCpu, rtMpi, rtCore, OBER_DNNL_LIBRARY,
+                OBER_OMP_LIBRARY, OBER_CPU_LINK_FLAGS});
+  }
   SmallVector<StringRef> mpi;
   StringRef(OBER_MPI_LIBRARIES).split(mpi, ';', -1, /*KeepEmpty=*/false);
   cmd.append(mpi.begin(), mpi.end());
@@ -441,7 +447,13 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   if (failed(renameForLinking(*lowered)))
     return failure();
   PassManager pm(module.getContext());
-  buildCPUPipeline(pm);
+  if (options.target == ExecutableOptions::CUDA) {
+    CUDAPipelineOptions cuda;
+    cuda.chips = options.cudaChips;
+    buildCUDAPipeline(pm, cuda);
+  } else {
+    buildCPUPipeline(pm);
+  }
   if (failed(pm.run(*lowered)))
     return failure();
   std::vector<std::string> entries;
@@ -491,5 +503,5 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   }
   if (!writesExecutable)
     return success();
-  return link(object, options.output, loc);
+  return link(object, options.output, options.target, loc);
 }

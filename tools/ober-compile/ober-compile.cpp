@@ -3,7 +3,7 @@
 // Part of Ober-Train.
 //
 //   ober-compile MODEL.{onnx,pt,mlir} [--train-step=OPTS] [--plan=OPTS]
-//                [--plan-report=FILE] [--target=cpu] [--inference]
+//                [--plan-report=FILE] [--target=cpu|cuda] [--inference]
 //                [--emit=mlir|llvm|obj|exe] -o OUT
 //
 // Imports the model by extension, builds its training step (unless it is
@@ -60,9 +60,16 @@ static cl::opt<std::string> planReportPath(
     cl::desc("Write the plan's report here: a page to look at for a name "
              "ending in .html, else JSON"),
     cl::init(""), cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (the only one yet)"),
-                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target: cpu, or cuda (one NVIDIA GPU per rank)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::list<std::string>
+    cudaChips("cuda-chips",
+              cl::desc("GPUs the CUDA target compiles machine code for "
+                       "(default sm_80,sm_90,sm_100; the newest also as "
+                       "PTX for later GPUs)"),
+              cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string>
     targetCpu("target-cpu",
               cl::desc("LLVM CPU to generate code for (default: native, "
@@ -140,10 +147,10 @@ static LogicalResult planAndPartition(ModuleOp module) {
 }
 
 static LogicalResult compile(MLIRContext &context) {
-  if (target != "cpu")
+  if (target != "cpu" && target != "cuda")
     return emitError(UnknownLoc::get(&context))
            << "ober-compile: --target=" << target
-           << " is not supported (supported: cpu)";
+           << " is not supported (supported: cpu, cuda)";
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
   if (!module)
     return failure();
@@ -166,6 +173,9 @@ static LogicalResult compile(MLIRContext &context) {
   options.output = outputPath;
   options.emit = emit;
   options.cpu = targetCpu;
+  options.target =
+      target == "cuda" ? ExecutableOptions::CUDA : ExecutableOptions::CPU;
+  options.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   options.model = modelPath;
   options.weights = weightsPath;
   options.planReport = planReportFile;

@@ -26,7 +26,13 @@ struct ExecutableOptions {
   /// What to stop at: the lowered MLIR, LLVM IR, the object, or the
   /// executable.
   enum Emit { MLIR, LLVMIR, Object, Executable } emit = Executable;
-  /// The target CPU ("native": the host's).
+  /// Where the program runs: the host's cores, or an NVIDIA GPU per rank
+  /// (its buffers in GPU memory, kernels in a fatbin for `cudaChips`).
+  enum Target { CPU, CUDA } target = CPU;
+  /// The CUDA chips to compile machine code for (sm_NN; empty: the CUDA
+  /// pipeline's default).
+  std::vector<std::string> cudaChips;
+  /// The target CPU ("native": the host's) of the host code.
   std::string cpu = "native";
   /// The model's path (for messages and to find its weights).
   std::string model;
@@ -42,8 +48,8 @@ struct ExecutableOptions {
 FailureOr<::ober::rt::Program> describeProgram(func::FuncOp func,
                                                bool inference);
 
-/// Compiles `func` of `module` for the CPU and writes what `options` asks
-/// for. The module must hold static shapes and one device's program.
+/// Compiles `func` of `module` for `options.target` and writes what
+/// `options` asks for. The module must hold static shapes and one device's program.
 LogicalResult buildExecutable(ModuleOp module, func::FuncOp func,
                               bool inference,
                               const ExecutableOptions &options);

@@ -6,7 +6,6 @@
 
 #include "Ranks.h"
 
-#include "ober/Runtime/CPUKernels.h"
 #include "ober/Runtime/Files.h"
 #include "ober/Runtime/LaunchEnv.h"
 #include "ober/Runtime/MPI.h"
@@ -146,22 +145,6 @@ int trainAsThreads(Entry const *entries, const Program &program,
   return 0;
 }
 } // namespace
-
-bool ober::rt::prepareRank(const Program &program, int threads,
-                           const std::string &self) {
-  ober_rt_cpu_set_threads(threads);
-  for (const ProgramKernel &k : program.kernels)
-    if (ober_rt_cpu_prepare_kernel(k.name.c_str(), k.desc.data(),
-                                   static_cast<int64_t>(k.desc.size()))) {
-      reportError(self,
-             "program manifest: kernel '" + k.name + "' with a descriptor of " +
-                 std::to_string(k.desc.size()) +
-                 " fields is not in this runtime",
-             70);
-      return false;
-    }
-  return true;
-}
 
 int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
                            const Options &options, const std::string &self) {

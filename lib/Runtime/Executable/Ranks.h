@@ -21,11 +21,6 @@ namespace ober::rt {
 int trainOnRanks(Entry const *entries, const Program &program,
                  const Options &options, const std::string &self);
 
-/// Sets the threads of this rank's kernels and loops, and creates the
-/// program's library kernels on this thread; false (with a message) when
-/// the runtime lacks one.
-bool prepareRank(const Program &program, int threads, const std::string &self);
-
 } // namespace ober::rt
 
 #endif // OBER_LIB_RUNTIME_EXECUTABLE_RANKS_H

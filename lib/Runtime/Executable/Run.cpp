@@ -275,12 +275,9 @@ void printTensor(const HostTensor &t) {
 
 } // namespace
 
-std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
-                                         int64_t stage,
-                                         const std::vector<HostTensor> &args) {
-  std::vector<std::vector<int64_t>> descriptors;
-  for (const HostTensor &t : args)
-    descriptors.push_back(t.descriptor());
+std::vector<int64_t>
+ober::rt::callEntry(Entry entry, const Program &program, int64_t stage,
+                    std::vector<std::vector<int64_t>> &descriptors) {
   size_t words = 0;
   for (const ProgramResult &r : program.results)
     if (r.inPlaceIn(stage) < 0)
@@ -290,29 +287,7 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
   for (std::vector<int64_t> &d : descriptors)
     packed.push_back(d.data());
   entry(packed.data());
-
-  std::vector<HostTensor> out;
-  size_t at = 0;
-  for (const ProgramResult &r : program.results) {
-    if (int64_t arg = r.inPlaceIn(stage); arg >= 0) { // in its buffer now
-      out.push_back(args[arg]);
-      continue;
-    }
-    auto *block = reinterpret_cast<void *>(results[at]);
-    char *data = reinterpret_cast<char *>(results[at + 1]) +
-                 results[at + 2] * dtypeSize(r.dtype);
-    const HostTensor *owner = nullptr;
-    for (const HostTensor &t : args)
-      if (t.block() == block)
-        owner = &t;
-    for (const HostTensor &t : out)
-      if (t.block() == block)
-        owner = &t;
-    out.push_back(owner ? HostTensor::share(*owner, r.dtype, r.shape, data)
-                        : HostTensor::adopt(r.dtype, r.shape, block, data));
-    at += 3 + 2 * r.shape.size();
-  }
-  return out;
+  return results;
 }
 
 namespace {

@@ -7,8 +7,8 @@
 #ifndef OBER_LIB_RUNTIME_EXECUTABLE_RUN_H
 #define OBER_LIB_RUNTIME_EXECUTABLE_RUN_H
 
-#include "Buffers.h"
 #include "Options.h"
+#include "Target.h"
 
 #include "ober/Runtime/Comm.h"
 
@@ -17,8 +17,6 @@
 
 namespace ober::rt {
 
-/// A compiled function (`ober_program_entries[stage]`).
-using Entry = void (*)(void **);
 
 /// Where the rank running a program sits on its grid.
 struct Placement {
@@ -55,13 +53,6 @@ bool ownsBlock(const Program &program, const Placement &where, int64_t rank,
 /// The stage that computes argument `arg`'s new value (-1: every stage, or
 /// none).
 int64_t ownerStage(const Program &program, size_t arg);
-
-/// Calls `entry` (the function of `stage`) on `args` (the program's
-/// arguments, in order) and returns its results; a result in an
-/// argument's buffer (written in place, or returned there) shares it.
-std::vector<HostTensor> invoke(Entry entry, const Program &program,
-                               int64_t stage,
-                               const std::vector<HostTensor> &args);
 
 /// Trains as the rank at `where`: parameters from the weights or the seed
 /// (this rank's blocks), zero optimizer state, `options.steps` steps; rank

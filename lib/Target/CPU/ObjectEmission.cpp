@@ -111,6 +111,24 @@ void addManifest(llvm::Module &module, StringRef manifest) {
                            "ober_program_manifest");
 }
 
+/// Puts the GPU code's fatbins (the CUDA pipeline's `<module>_binary`
+/// globals) in the `.nv_fatbin` section, where NVIDIA's tools (cuobjdump,
+/// the profilers) look for device code in a host binary.
+void placeFatbins(llvm::Module &module) {
+  constexpr char kFatbinMagic[] = {'\x50', '\xed', '\x55', '\xba'};
+  for (llvm::GlobalVariable &g : module.globals()) {
+    auto *data = g.hasInitializer()
+                     ? dyn_cast<llvm::ConstantDataSequential>(g.getInitializer())
+                     : nullptr;
+    if (!data || !data->isString() ||
+        !data->getRawDataValues().starts_with(
+            StringRef(kFatbinMagic, sizeof(kFatbinMagic))))
+      continue;
+    g.setSection(".nv_fatbin");
+    g.setAlignment(llvm::Align(8));
+  }
+}
+
 void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -148,6 +166,7 @@ LogicalResult mlir::ober::emitProgram(ModuleOp module,
   if (failed(addEntryPoints(*llvmModule, what.functions, what.numArgs, loc)))
     return failure();
   addManifest(*llvmModule, what.manifest);
+  placeFatbins(*llvmModule);
   optimize(*llvmModule, **machine);
   if (what.kind == ProgramEmission::LLVMIR) {
     llvmModule->print(os, nullptr);

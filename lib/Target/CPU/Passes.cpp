@@ -100,9 +100,9 @@ mlir::ober::prepareForCodegen(ModuleOp module, ArrayRef<func::FuncOp> funcs,
   return copy;
 }
 
-void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
-  // No fused attention kernel on the CPU yet: its definition in primitive
-  // ops.
+void mlir::ober::buildBufferizationPipeline(OpPassManager &pm,
+                                            bool threadChunks) {
+  // No fused attention kernel yet: its definition in primitive ops.
   pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
   // Collectives and transfers: asynchronous runtime calls.
   pm.addPass(createConvertShardToRuntime());
@@ -110,7 +110,8 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createReuseDeadInputsPass());
-  pm.addPass(createDistributePass());
+  if (threadChunks)
+    pm.addPass(createDistributePass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // A loop yields new buffers (the micro-batch loop's sums).
@@ -121,11 +122,19 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
   pm.addPass(createReturnInPlacePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::ober::buildDeallocationPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createFreeAtLastUsePass());
   pm.addPass(createCopiesAsLoopsPass());
+}
+
+void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
+  buildBufferizationPipeline(pm, /*threadChunks=*/true);
+  buildDeallocationPipeline(pm);
   pm.addPass(createOutlineKernelsPass());
   // Each kernel's chunks as an OpenMP work-sharing loop.
   pm.addPass(createForallToParallelLoopPass());

@@ -36,6 +36,17 @@ OwningOpRef<ModuleOp> prepareForCodegen(ModuleOp module,
 constexpr llvm::StringLiteral kResultsInPlaceAttrName =
     "ober_cpu.results_in_place";
 
+/// The first half of every target's pipeline: ober programs on tensors to
+/// linalg on buffers (attention decomposed, collectives as runtime calls,
+/// elementwise chains fused, one-shot bufferization, results written in
+/// place). `threadChunks`: split large loop nests into chunks for the CPU's
+/// threads (ober-cpu-distribute) before bufferizing.
+void buildBufferizationPipeline(OpPassManager &pm, bool threadChunks);
+
+/// What follows it on every target: buffers freed at their last use, and
+/// copies as linalg loops.
+void buildDeallocationPipeline(OpPassManager &pm);
+
 /// Appends the CPU pipeline to `pm` (a module pass manager).
 void buildCPUPipeline(OpPassManager &pm);
 

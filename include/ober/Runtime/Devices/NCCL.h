@@ -1,0 +1,211 @@
+//===- NCCL.h - collectives between GPUs through NCCL -----------*- C++ -*-===//
+//
+// Part of Ober-Train's runtime (no MLIR). NcclTransport is a Transport
+// (ober/Runtime/Comm.h) whose buffers are device memory. It opens libnccl.so.2
+// with dlopen when constructed, and makes one NCCL communicator per group
+// (and one over the world, for send and recv). NCCL's unique ids travel
+// through a bootstrap transport of host memory (MPI or threads), or through
+// files in a directory every rank can read.
+//
+// Collectives run on the transport's own stream. The blocking Transport
+// operations wait for it; the enqueue* variants return at once and record
+// an Event after the collective, which a compute stream can wait on (so
+// gradient reduction overlaps the backward pass), and can themselves wait
+// for an event marking their input ready.
+//
+// The transport reaches NCCL and the driver only through an NcclApi: the
+// system's (libnccl.so.2 and the driver) by default, or loopbackNccl(),
+// which runs NCCL's calls over host memory among the threads of one
+// process, so that the plumbing (ids, communicators per group, argument
+// mapping, errors) is tested on machines without a GPU or NCCL.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_RUNTIME_DEVICES_NCCL_H
+#define OBER_RUNTIME_DEVICES_NCCL_H
+
+#include "ober/Runtime/Comm.h"
+#include "ober/Runtime/Devices/CUDA.h"
+
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ober::rt::cuda {
+
+/// NCCL's element type for reducing or moving elements of `type` (bool as
+/// uint8). Throws CommError for int16 and strings, naming the supported
+/// types.
+ncclDataType_t ncclTypeOf(DType type);
+/// NCCL's operation for an ober_rt_coll_reduction over `type`: bool sums
+/// and maxima are "or" (ncclMax), products and minima "and" (ncclMin), as
+/// reduceInto defines them. Throws CommError for an unknown reduction.
+ncclRedOp_t ncclReductionOf(int reduction, DType type);
+
+/// NCCL's version (e.g. 22809); opens the library.
+int ncclVersion();
+
+/// What NcclTransport calls: NCCL's functions (NCCL's signatures and
+/// results, so the system one only forwards) and the few device operations
+/// on the transport's stream. An interface so that tests can put a
+/// host-memory NCCL (loopbackNccl) under the real transport code.
+class NcclApi {
+public:
+  virtual ~NcclApi();
+
+  virtual ncclResult_t getUniqueId(ncclUniqueId *id) = 0;
+  virtual ncclResult_t commInitRank(ncclComm_t *comm, int ranks,
+                                    ncclUniqueId id, int rank) = 0;
+  virtual ncclResult_t commDestroy(ncclComm_t comm) = 0;
+  virtual const char *errorString(ncclResult_t result) = 0;
+  virtual ncclResult_t allReduce(const void *in, void *out, size_t count,
+                                 ncclDataType_t type, ncclRedOp_t op,
+                                 ncclComm_t comm, CUstream stream) = 0;
+  virtual ncclResult_t allGather(const void *in, void *out, size_t count,
+                                 ncclDataType_t type, ncclComm_t comm,
+                                 CUstream stream) = 0;
+  virtual ncclResult_t reduceScatter(const void *in, void *out, size_t count,
+                                     ncclDataType_t type, ncclRedOp_t op,
+                                     ncclComm_t comm, CUstream stream) = 0;
+  virtual ncclResult_t broadcast(const void *in, void *out, size_t count,
+                                 ncclDataType_t type, int root, ncclComm_t comm,
+                                 CUstream stream) = 0;
+  virtual ncclResult_t send(const void *data, size_t count, ncclDataType_t type,
+                            int peer, ncclComm_t comm, CUstream stream) = 0;
+  virtual ncclResult_t recv(void *data, size_t count, ncclDataType_t type,
+                            int peer, ncclComm_t comm, CUstream stream) = 0;
+  virtual ncclResult_t groupStart() = 0;
+  virtual ncclResult_t groupEnd() = 0;
+
+  // The device side; failures throw (CudaError from the system one).
+
+  /// Makes `device`'s context current on the calling thread.
+  virtual void useDevice(int device) = 0;
+  /// A new non-blocking stream of the current context, destroyed with the
+  /// last reference.
+  virtual std::shared_ptr<CUstream_st> createStream() = 0;
+  virtual void synchronize(CUstream stream) = 0;
+  /// Work queued on `stream` later waits for `ready`.
+  virtual void waitFor(CUstream stream, const Event &ready) = 0;
+  virtual void record(Event &done, CUstream stream) = 0;
+  /// Device memory from `device`'s caching allocator, used on `stream`.
+  virtual void *allocate(int device, size_t bytes, CUstream stream) = 0;
+  virtual void release(int device, void *memory) = 0;
+  virtual void copy(void *to, const void *from, size_t bytes,
+                    CUstream stream) = 0;
+  /// `stream` is being destroyed: its cached blocks may serve others.
+  virtual void retireStream(int device, CUstream stream) = 0;
+};
+
+/// The system's NCCL (opened when first called) and CUDA driver. Throws
+/// CommError when NCCL is missing.
+NcclApi &systemNccl();
+
+/// An NCCL among the threads of this process over host memory, for tests:
+/// every rank's transport uses the same instance. Collectives, send and
+/// recv complete before returning (sends are buffered, so a send never
+/// waits for its recv); streams are null, events and synchronization
+/// no-ops, "device" memory comes from malloc. Ranks that disagree on an
+/// operation's kind, type or count get ncclInvalidUsage; a wait longer
+/// than `timeoutSeconds` fails with ncclSystemError.
+std::unique_ptr<NcclApi> loopbackNccl(double timeoutSeconds = 60);
+
+class NcclTransport final : public Transport {
+public:
+  struct Options {
+    /// A directory all ranks share (one per job: stale files from another
+    /// job would be read): unique ids pass through files there instead
+    /// of the bootstrap transport's broadcast.
+    std::string idDirectory;
+    /// How long a rank waits for an id file, seconds.
+    double idTimeoutSeconds = 300;
+    /// NCCL and the device; null: systemNccl(). Must outlive the
+    /// transport.
+    NcclApi *api = nullptr;
+  };
+
+  /// `bootstrap` gives the rank and world size and carries the unique ids;
+  /// it must outlive this transport, and createGroups replaces its groups.
+  /// `device` is this rank's GPU. Throws CommError when NCCL is missing
+  /// (and CudaError when the driver is).
+  NcclTransport(Transport &bootstrap, int device, Options options);
+  NcclTransport(Transport &bootstrap, int device)
+      : NcclTransport(bootstrap, device, Options()) {}
+  ~NcclTransport() override;
+
+  int64_t rank() const override { return bootstrap.rank(); }
+  int64_t size() const override { return bootstrap.size(); }
+  /// Makes the communicators (collective over all ranks, like NCCL's init).
+  void createGroups(const std::vector<GroupSpec> &groups) override;
+
+  void allReduce(size_t g, const void *in, void *out, int64_t count, DType type,
+                 int reduction) override;
+  void allGather(size_t g, const void *in, void *out, int64_t bytes) override;
+  void reduceScatter(size_t g, const void *in, void *out, int64_t count,
+                     DType type, int reduction) override;
+  void allToAll(size_t g, const void *in, void *out, int64_t bytes) override;
+  void broadcast(size_t g, void *data, int64_t bytes, int64_t root) override;
+  /// Copies `data` on the transport's stream and returns; NCCL matches
+  /// sends and receives between two ranks in order, so tags only document.
+  void send(int64_t to, int64_t tag, const void *data, int64_t bytes) override;
+  void recv(int64_t from, int64_t tag, void *data, int64_t bytes) override;
+
+  // Non-blocking: queued on stream() after `ready` (when given), and
+  // `done` recorded after the collective.
+  void enqueueAllReduce(size_t g, const void *in, void *out, int64_t count,
+                        DType type, int reduction, Event &done,
+                        const Event *ready = nullptr);
+  void enqueueAllGather(size_t g, const void *in, void *out, int64_t bytes,
+                        Event &done, const Event *ready = nullptr);
+  void enqueueReduceScatter(size_t g, const void *in, void *out, int64_t count,
+                            DType type, int reduction, Event &done,
+                            const Event *ready = nullptr);
+  void enqueueAllToAll(size_t g, const void *in, void *out, int64_t bytes,
+                       Event &done, const Event *ready = nullptr);
+  void enqueueBroadcast(size_t g, void *data, int64_t bytes, int64_t root,
+                        Event &done, const Event *ready = nullptr);
+
+  /// The stream the collectives run on.
+  CUstream stream() const { return commStream.get(); }
+  int device() const { return ordinal; }
+
+private:
+  struct Group {
+    std::vector<int64_t> members;
+    int index = 0; // this rank's place among the members
+    ncclComm_t comm = nullptr;
+  };
+  const Group &group(size_t g, const char *operation) const;
+  /// Throws CommError "`what` failed: <NCCL's description>" on failure.
+  void checkNccl(ncclResult_t result, const std::string &what) const;
+  void requireWorld(const char *operation) const;
+  void exchangeIds(const std::vector<GroupSpec> &specs,
+                   std::vector<ncclUniqueId> &ids);
+  ncclUniqueId idFromFile(const GroupSpec &spec, bool first);
+  void destroyCommunicators();
+  void begin(const Event *ready);
+  void finish(Event *done);
+  void queueAllReduce(size_t g, const void *in, void *out, int64_t count,
+                      DType type, int reduction);
+  void queueAllGather(size_t g, const void *in, void *out, int64_t bytes);
+  void queueReduceScatter(size_t g, const void *in, void *out, int64_t count,
+                          DType type, int reduction);
+  void queueAllToAll(size_t g, const void *in, void *out, int64_t bytes);
+  void queueBroadcast(size_t g, void *data, int64_t bytes, int64_t root);
+
+  Transport &bootstrap;
+  int ordinal;
+  Options options;
+  NcclApi &api;
+  std::shared_ptr<CUstream_st> commStream;
+  std::vector<Group> groups;
+  Group world;
+  /// createGroups calls so far (names the id files of each call).
+  int generation = 0;
+};
+
+} // namespace ober::rt::cuda
+
+#endif // OBER_RUNTIME_DEVICES_NCCL_H

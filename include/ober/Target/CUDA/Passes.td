@@ -1,0 +1,103 @@
+//===- Passes.td - the CUDA target's passes ---------------*- tablegen -*-===//
+//
+// Part of Ober-Train. The passes of the CUDA pipeline that upstream MLIR
+// does not have; `--ober-cuda-pipeline` (Pipeline.h) runs them in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TARGET_CUDA_PASSES_TD
+#define OBER_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConstantsOnDevicePass : Pass<"ober-cuda-constants-on-device", "ModuleOp"> {
+  let summary = "Give kernels device copies of constant buffers";
+  let description = [{
+    On buffers, before kernels are formed: a `memref.get_global` read by
+    anything but a call (the kernel library reads its descriptors on the
+    host) becomes a device buffer. A splat constant is filled in place
+    (`linalg.fill`, a kernel); any other is copied from the host image by
+    `ober_rt_cuda_upload(dst, src)` (unranked memrefs, C interface).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def KernelCallsPass : Pass<"ober-cuda-kernel-calls", "ModuleOp"> {
+  let summary = "Call the CUDA kernel library instead of the CPU one";
+  let description = [{
+    Matrix products lowered to `ober_rt_cpu_matmul` calls take
+    `ober_rt_cuda_matmul` (the same descriptor and buffers, on the device:
+    cuBLASLt). Convolutions have no CUDA kernel yet: the pass fails at the
+    call, naming it; so are collectives and pipeline transfers (not wired
+    to NCCL yet). The module's list of CPU kernels to create ahead of
+    the first step (`ober_cpu.kernels`) goes.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def MapToGPUPass : Pass<"ober-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Run loop nests on the device as one-dimensional grids";
+  let description = [{
+    After `convert-linalg-to-parallel-loops`: each outermost `scf.parallel`
+    becomes a `gpu.launch` of `threads-per-block`-thread blocks, one thread
+    per point of its iteration space (linearized, so any rank and any
+    extent fit the grid's x dimension); a thread runs the loop's body
+    (reduction loops in it stay sequential). A host `scf.for` around a
+    parallel loop and nothing else (a reduction dimension outside parallel
+    ones, as a bias gradient's sum over tokens lowers) moves inside it:
+    one launch, each thread running the sequential loop, instead of a
+    launch per iteration. A host `scf.for` that reads or
+    writes memory outside any parallel loop (a reduction over every
+    dimension, an embedding gradient's scatter) runs in one thread of its
+    own launch, its parallel loops sequential; so does a store outside any
+    loop (a rank-0 result), with the loads and arithmetic that feed it. No
+    launch is made for an
+    empty iteration space. Anything else reading memory on the host (a
+    `memref.load` whose value the host uses) is an error: the buffers
+    live on the device.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
+           "Threads per block (a multiple of 32, at most 1024)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MergeKernelModulesPass
+    : Pass<"ober-cuda-merge-kernel-modules", "ModuleOp"> {
+  let summary = "Put every outlined kernel in one GPU module";
+  let description = [{
+    `gpu-kernel-outlining` makes a `gpu.module` per kernel, and each module
+    is compiled by itself: a training step's few hundred kernels would cost
+    a few hundred ptxas runs per chip and as many fatbins to load. This
+    pass moves every kernel into the first module (`gpu.launch_func`
+    references follow), so one PTX module per chip is assembled and loaded.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def FatbinPass : Pass<"ober-cuda-fatbin", "ModuleOp"> {
+  let summary = "Assemble each GPU binary's PTX into one fatbin";
+  let description = [{
+    After `gpu-module-to-binary{format=isa}`, a `gpu.binary` holds one PTX
+    object per `#nvvm.target` chip. This pass assembles each with `ptxas`
+    (`-O3`, for that chip), adds the newest chip's PTX (the driver compiles
+    it for newer GPUs) and packs them with `fatbinary` into one fatbin
+    object, which the host code loads whatever the GPU. The tools come from
+    `toolkit` (a CUDA installation's root), else `CUDA_ROOT`, `CUDA_HOME`,
+    `CUDA_PATH`, the `PATH`, `/usr/local/cuda`. A missing tool or an
+    assembler error fails the pass at the binary, with the tool's message.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", "\"\"",
+           "The CUDA toolkit's root (bin/ptxas, bin/fatbinary)">,
+    Option<"embedPTX", "ptx", "bool", "true",
+           "Also embed the newest chip's PTX (for GPUs newer than the chips)">
+  ];
+}
+
+#endif // OBER_TARGET_CUDA_PASSES_TD

@@ -1,0 +1,62 @@
+//===- Pipeline.h - the CUDA pipeline -----------------------------*- C++ -*-===//
+//
+// Part of Ober-Train. From per-device ober programs on tensors to host code
+// in the LLVM dialect and one fatbin per kernel module: the first half every
+// target shares (Target/CPU/Pipeline.h: linalg on buffers), constants and
+// library calls on the device, every loop nest as a one-dimensional grid,
+// NVVM for each chip, ptxas and fatbinary. The host code calls MLIR's
+// `mgpu*` functions and the CUDA kernel library (ober/Runtime/CUDAKernels.h),
+// which libober_rt_cuda defines.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_TARGET_CUDA_PIPELINE_H
+#define OBER_TARGET_CUDA_PIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir::ober {
+
+struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
+  ListOption<std::string> chips{
+      *this, "chips",
+      llvm::cl::desc("GPUs to compile machine code for (sm_NN; the newest "
+                     "also as PTX for later GPUs); default sm_80,sm_90,"
+                     "sm_100")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root (ptxas, fatbinary, libdevice); "
+                     "default: CUDA_ROOT, CUDA_HOME, PATH, /usr/local/cuda"),
+      llvm::cl::init("")};
+  Option<int64_t> threadsPerBlock{
+      *this, "threads-per-block",
+      llvm::cl::desc("Threads per block of generated kernels"),
+      llvm::cl::init(256)};
+
+  /// The chips, defaulted.
+  SmallVector<std::string> chipList() const;
+};
+
+/// The root of the CUDA toolkit whose bin/ holds ptxas and fatbinary:
+/// `given` when set, else CUDA_ROOT, CUDA_HOME, CUDA_PATH, the directory
+/// above the ptxas on PATH, /usr/local/cuda; empty when none has them.
+std::string findCUDAToolkit(StringRef given);
+
+/// Appends the CUDA pipeline to `pm` (a module pass manager).
+void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
+
+/// Registers the dialects, interfaces and translations the pipeline and
+/// the LLVM IR translation of its output need (gpu, NVVM and its target,
+/// the to-LLVM interfaces convert-gpu-to-nvvm uses).
+void registerCUDAPipelineDialects(DialectRegistry &registry);
+
+/// Registers `--ober-cuda-pipeline` and the CUDA passes for ober-opt.
+void registerCUDAPipeline();
+
+} // namespace mlir::ober
+
+#endif // OBER_TARGET_CUDA_PIPELINE_H

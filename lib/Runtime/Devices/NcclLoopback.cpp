@@ -1,0 +1,444 @@
+//===- NcclLoopback.cpp - NCCL's calls over host memory, for tests --------===//
+//
+// Part of Ober-Train's runtime (no MLIR). CI machines have neither a GPU
+// nor NCCL, yet NcclTransport's plumbing (unique ids through the bootstrap
+// or files, one communicator per group, dtype and reduction mapping, the
+// grouped sends of all-to-all, error messages) deserves tests there. This
+// NcclApi implements the calls the transport makes among the threads of
+// one process: the ranks of a communicator meet in a rendezvous, each
+// reading the others' host buffers, and reductions use reduceInto (so a
+// bf16 sum rounds exactly as the host transports' do, reducing in member
+// order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/Devices/NCCL.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+
+using namespace ober::rt;
+using namespace ober::rt::cuda;
+
+namespace {
+
+/// Marks ids made by a loopback (the rest of the id is the instance and a
+/// counter), so that a foreign id is refused rather than waited on.
+constexpr char kMagic[] = "ober-loopback-nccl";
+
+/// The ranks of one communicator.
+struct Clique {
+  explicit Clique(int size)
+      : size(size), joined(size), parts(size), signatures(size) {}
+  int size;
+  std::vector<bool> joined;
+  int joinedCount = 0;
+  // The rendezvous: each rank leaves its buffer and a description of the
+  // operation; the last to arrive publishes them (`met`) for the round.
+  std::vector<const void *> parts, met;
+  std::vector<std::string> signatures;
+  bool agreed = true;
+  int arrived = 0;
+  uint64_t round = 0;
+  /// A rank timed out: every later operation fails.
+  bool broken = false;
+  /// Sent and not yet received messages, by (from, to), in order.
+  std::map<std::pair<int, int>, std::deque<std::vector<char>>> mail;
+};
+
+struct Comm {
+  std::shared_ptr<Clique> clique;
+  int rank;
+};
+
+Comm &commOf(ncclComm_t comm) { return *reinterpret_cast<Comm *>(comm); }
+
+/// What the calling thread's current error means (errorString's text).
+thread_local std::string lastDetail;
+
+/// The calling thread's ncclGroupStart nesting and the calls it deferred:
+/// NCCL's group state is per thread too.
+struct PendingGroup {
+  int depth = 0;
+  std::vector<std::function<ncclResult_t()>> sends, others;
+};
+thread_local PendingGroup pending;
+
+ncclResult_t fail(ncclResult_t result, const std::string &detail) {
+  lastDetail = detail;
+  return result;
+}
+
+/// The ober type of NCCL's `type` (false for types the transport never
+/// uses).
+bool dtypeOf(ncclDataType_t type, DType &out) {
+  switch (type) {
+  case ncclInt8:
+    out = DType::I8;
+    return true;
+  case ncclUint8:
+    out = DType::U8;
+    return true;
+  case ncclInt32:
+    out = DType::I32;
+    return true;
+  case ncclInt64:
+    out = DType::I64;
+    return true;
+  case ncclFloat16:
+    out = DType::F16;
+    return true;
+  case ncclBfloat16:
+    out = DType::BF16;
+    return true;
+  case ncclFloat32:
+    out = DType::F32;
+    return true;
+  case ncclFloat64:
+    out = DType::F64;
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool reductionOf(ncclRedOp_t op, int &out) {
+  switch (op) {
+  case ncclSum:
+    out = OBER_REDUCE_SUM;
+    return true;
+  case ncclProd:
+    out = OBER_REDUCE_PRODUCT;
+    return true;
+  case ncclMax:
+    out = OBER_REDUCE_MAX;
+    return true;
+  case ncclMin:
+    out = OBER_REDUCE_MIN;
+    return true;
+  default:
+    return false;
+  }
+}
+
+class LoopbackNccl final : public NcclApi {
+public:
+  explicit LoopbackNccl(double timeoutSeconds)
+      : timeout(std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::duration<double>(timeoutSeconds))) {}
+
+  ncclResult_t getUniqueId(ncclUniqueId *id) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    *id = ncclUniqueId{};
+    const LoopbackNccl *self = this;
+    uint64_t key = ++nextKey;
+    std::memcpy(id->internal, kMagic, sizeof(kMagic));
+    std::memcpy(id->internal + sizeof(kMagic), &self, sizeof(self));
+    std::memcpy(id->internal + sizeof(kMagic) + sizeof(self), &key,
+                sizeof(key));
+    return ncclSuccess;
+  }
+
+  ncclResult_t commInitRank(ncclComm_t *comm, int ranks, ncclUniqueId id,
+                            int rank) override {
+    const LoopbackNccl *owner = nullptr;
+    uint64_t key = 0;
+    std::memcpy(&owner, id.internal + sizeof(kMagic), sizeof(owner));
+    std::memcpy(&key, id.internal + sizeof(kMagic) + sizeof(owner),
+                sizeof(key));
+    if (std::memcmp(id.internal, kMagic, sizeof(kMagic)) != 0 ||
+        owner != this || key == 0)
+      return fail(ncclInvalidArgument, "not an id of this loopback");
+    if (ranks < 1 || rank < 0 || rank >= ranks)
+      return fail(ncclInvalidArgument, "rank " + std::to_string(rank) + " of " +
+                                           std::to_string(ranks));
+    std::unique_lock<std::mutex> lock(mutex);
+    std::shared_ptr<Clique> &forming = initializing[key];
+    if (!forming)
+      forming = std::make_shared<Clique>(ranks);
+    std::shared_ptr<Clique> clique = forming;
+    if (clique->size != ranks || clique->joined[rank])
+      return fail(ncclInvalidUsage,
+                  "rank " + std::to_string(rank) + " of " +
+                      std::to_string(ranks) + " joins a communicator of " +
+                      std::to_string(clique->size) + " twice or by mistake");
+    clique->joined[rank] = true;
+    if (++clique->joinedCount == ranks) {
+      initializing.erase(key); // an id makes one communicator
+      changed.notify_all();
+    } else if (!changed.wait_for(lock, timeout, [&] {
+                 return clique->joinedCount == ranks || clique->broken;
+               })) {
+      clique->broken = true;
+      changed.notify_all();
+      return fail(ncclSystemError, "timed out waiting for the other ranks");
+    }
+    if (clique->broken)
+      return fail(ncclSystemError, "another rank timed out");
+    *comm = reinterpret_cast<ncclComm_t>(new Comm{clique, rank});
+    return ncclSuccess;
+  }
+
+  ncclResult_t commDestroy(ncclComm_t comm) override {
+    delete &commOf(comm);
+    return ncclSuccess;
+  }
+
+  const char *errorString(ncclResult_t result) override {
+    static const std::map<ncclResult_t, const char *> names = {
+        {ncclSuccess, "no error"},
+        {ncclSystemError, "unhandled system error"},
+        {ncclInternalError, "internal error"},
+        {ncclInvalidArgument, "invalid argument"},
+        {ncclInvalidUsage, "invalid usage"}};
+    thread_local std::string text; // valid until the thread's next call
+    auto found = names.find(result);
+    text =
+        std::string(found == names.end() ? "unknown result" : found->second) +
+        " (loopback NCCL: " + lastDetail + ")";
+    return text.c_str();
+  }
+
+  ncclResult_t allReduce(const void *in, void *out, size_t count,
+                         ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                         CUstream) override {
+    return run([=] { return reduce(in, out, count, type, op, comm, false); });
+  }
+  ncclResult_t reduceScatter(const void *in, void *out, size_t count,
+                             ncclDataType_t type, ncclRedOp_t op,
+                             ncclComm_t comm, CUstream) override {
+    return run([=] { return reduce(in, out, count, type, op, comm, true); });
+  }
+  ncclResult_t allGather(const void *in, void *out, size_t count,
+                         ncclDataType_t type, ncclComm_t comm,
+                         CUstream) override {
+    return run(
+        [=] { return exchange(in, out, count, type, comm, "all-gather", -1); });
+  }
+  ncclResult_t broadcast(const void *in, void *out, size_t count,
+                         ncclDataType_t type, int root, ncclComm_t comm,
+                         CUstream) override {
+    return run([=] {
+      return exchange(in, out, count, type, comm, "broadcast", root);
+    });
+  }
+
+  ncclResult_t send(const void *data, size_t count, ncclDataType_t type,
+                    int peer, ncclComm_t comm, CUstream) override {
+    DType t;
+    if (!dtypeOf(type, t))
+      return fail(ncclInvalidArgument, "unsupported type");
+    const char *bytes = static_cast<const char *>(data);
+    // Copied now: the caller may reuse `data` after the group ends.
+    auto message = std::make_shared<std::vector<char>>(
+        bytes, bytes + count * dtypeSize(t));
+    auto post = [=] {
+      Comm &c = commOf(comm);
+      if (peer < 0 || peer >= c.clique->size)
+        return fail(ncclInvalidArgument, "no peer " + std::to_string(peer));
+      std::lock_guard<std::mutex> lock(mutex);
+      c.clique->mail[{c.rank, peer}].push_back(std::move(*message));
+      changed.notify_all();
+      return ncclSuccess;
+    };
+    if (pending.depth > 0) {
+      pending.sends.push_back(post);
+      return ncclSuccess;
+    }
+    return post();
+  }
+
+  ncclResult_t recv(void *data, size_t count, ncclDataType_t type, int peer,
+                    ncclComm_t comm, CUstream) override {
+    return run([=] {
+      DType t;
+      if (!dtypeOf(type, t))
+        return fail(ncclInvalidArgument, "unsupported type");
+      Comm &c = commOf(comm);
+      if (peer < 0 || peer >= c.clique->size)
+        return fail(ncclInvalidArgument, "no peer " + std::to_string(peer));
+      std::unique_lock<std::mutex> lock(mutex);
+      auto &queue = c.clique->mail[{peer, c.rank}];
+      if (!changed.wait_for(lock, timeout, [&] { return !queue.empty(); }))
+        return fail(ncclSystemError, "no message from rank " +
+                                         std::to_string(peer) + " in time");
+      std::vector<char> message = std::move(queue.front());
+      queue.pop_front();
+      if (message.size() != count * dtypeSize(t))
+        return fail(ncclInvalidUsage, "received " +
+                                          std::to_string(message.size()) +
+                                          " bytes, expected " +
+                                          std::to_string(count * dtypeSize(t)));
+      std::memcpy(data, message.data(), message.size());
+      return ncclSuccess;
+    });
+  }
+
+  ncclResult_t groupStart() override {
+    ++pending.depth;
+    return ncclSuccess;
+  }
+  /// Runs the group's sends first (they never block), then the rest in
+  /// order: NCCL's fused group has no order among its calls.
+  ncclResult_t groupEnd() override {
+    if (pending.depth == 0)
+      return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+    if (--pending.depth > 0)
+      return ncclSuccess;
+    PendingGroup group = std::move(pending);
+    pending = PendingGroup();
+    ncclResult_t result = ncclSuccess;
+    for (auto *calls : {&group.sends, &group.others})
+      for (auto &call : *calls)
+        if (ncclResult_t r = call(); result == ncclSuccess)
+          result = r;
+    return result;
+  }
+
+  void useDevice(int) override {}
+  std::shared_ptr<CUstream_st> createStream() override { return nullptr; }
+  void synchronize(CUstream) override {}
+  void waitFor(CUstream, const Event &) override {}
+  void record(Event &, CUstream) override {}
+  void *allocate(int, size_t bytes, CUstream) override {
+    return std::malloc(bytes ? bytes : 1);
+  }
+  void release(int, void *memory) override { std::free(memory); }
+  void copy(void *to, const void *from, size_t bytes, CUstream) override {
+    std::memcpy(to, from, bytes);
+  }
+  void retireStream(int, CUstream) override {}
+
+private:
+  /// Runs `call` now, or at ncclGroupEnd inside a group.
+  ncclResult_t run(std::function<ncclResult_t()> call) {
+    if (pending.depth == 0)
+      return call();
+    pending.others.push_back(std::move(call));
+    return ncclSuccess;
+  }
+
+  /// Waits for every rank of `comm` to arrive with `mine`; `parts` gets
+  /// their buffers in rank order. Ranks whose `signature`s differ get
+  /// ncclInvalidUsage.
+  ncclResult_t meet(ncclComm_t comm, const void *mine,
+                    const std::string &signature,
+                    std::vector<const void *> &parts) {
+    Comm &c = commOf(comm);
+    Clique &k = *c.clique;
+    std::unique_lock<std::mutex> lock(mutex);
+    if (k.broken)
+      return fail(ncclSystemError, "a rank timed out earlier");
+    k.parts[c.rank] = mine;
+    k.signatures[c.rank] = signature;
+    uint64_t round = k.round;
+    if (++k.arrived == k.size) {
+      // Published for this round; replaced only once every rank has
+      // arrived at the next, so after all have read it.
+      k.met = k.parts;
+      k.agreed = true;
+      for (const std::string &s : k.signatures)
+        k.agreed = k.agreed && s == k.signatures[0];
+      k.arrived = 0;
+      ++k.round;
+      changed.notify_all();
+    } else if (!changed.wait_for(
+                   lock, timeout,
+                   [&] { return k.round != round || k.broken; }) ||
+               k.broken) {
+      k.broken = true;
+      changed.notify_all();
+      return fail(ncclSystemError, "timed out in " + signature);
+    }
+    parts = k.met;
+    if (!k.agreed)
+      return fail(ncclInvalidUsage, "ranks disagree: " + signature + " vs " +
+                                        k.signatures[(c.rank + 1) % k.size]);
+    return ncclSuccess;
+  }
+
+  /// Computes into a buffer of its own, and writes `out` only after every
+  /// rank has read the inputs: NCCL allows out == in.
+  ncclResult_t finish(ncclComm_t comm, const std::string &signature,
+                      const std::vector<char> &result, void *out) {
+    std::vector<const void *> ignored;
+    if (ncclResult_t r = meet(comm, nullptr, signature + " (done)", ignored))
+      return r;
+    if (!result.empty())
+      std::memcpy(out, result.data(), result.size());
+    return ncclSuccess;
+  }
+
+  ncclResult_t reduce(const void *in, void *out, size_t count,
+                      ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                      bool scatter) {
+    DType t;
+    int reduction;
+    if (!dtypeOf(type, t) || !reductionOf(op, reduction))
+      return fail(ncclInvalidArgument, "unsupported type or operation");
+    std::string signature =
+        std::string(scatter ? "reduce-scatter" : "all-reduce") + " of " +
+        std::to_string(count) + " " + dtypeName(t) + " op " +
+        std::to_string(op);
+    std::vector<const void *> parts;
+    if (ncclResult_t r = meet(comm, in, signature, parts))
+      return r;
+    size_t bytes = count * dtypeSize(t);
+    size_t at = scatter ? commOf(comm).rank * bytes : 0;
+    std::vector<char> result(bytes);
+    for (size_t m = 0; m < parts.size(); ++m) {
+      const char *part = static_cast<const char *>(parts[m]) + at;
+      if (m == 0)
+        std::memcpy(result.data(), part, bytes);
+      else
+        reduceInto(t, reduction, result.data(), part,
+                   static_cast<int64_t>(count));
+    }
+    return finish(comm, signature, result, out);
+  }
+
+  /// All-gather (`root` < 0) or broadcast from `root`.
+  ncclResult_t exchange(const void *in, void *out, size_t count,
+                        ncclDataType_t type, ncclComm_t comm, const char *kind,
+                        int root) {
+    DType t;
+    if (!dtypeOf(type, t))
+      return fail(ncclInvalidArgument, "unsupported type");
+    int size = commOf(comm).clique->size;
+    if (root >= size)
+      return fail(ncclInvalidArgument, "no root " + std::to_string(root));
+    std::string signature = std::string(kind) + " of " + std::to_string(count) +
+                            " " + dtypeName(t) + " root " +
+                            std::to_string(root);
+    std::vector<const void *> parts;
+    if (ncclResult_t r = meet(comm, in, signature, parts))
+      return r;
+    size_t bytes = count * dtypeSize(t);
+    std::vector<char> result;
+    for (int m = 0; m < size; ++m)
+      if (root < 0 || m == root) {
+        const char *part = static_cast<const char *>(parts[m]);
+        result.insert(result.end(), part, part + bytes);
+      }
+    return finish(comm, signature, result, out);
+  }
+
+  std::chrono::milliseconds timeout;
+  std::mutex mutex;
+  std::condition_variable changed;
+  uint64_t nextKey = 0;
+  /// Communicators some ranks have joined, by id.
+  std::map<uint64_t, std::shared_ptr<Clique>> initializing;
+};
+
+} // namespace
+
+std::unique_ptr<NcclApi> ober::rt::cuda::loopbackNccl(double timeoutSeconds) {
+  return std::make_unique<LoopbackNccl>(timeoutSeconds);
+}

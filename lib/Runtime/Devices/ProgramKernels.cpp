@@ -1,0 +1,141 @@
+//===- ProgramKernels.cpp - what generated CUDA host code calls -----------===//
+//
+// Part of Ober-Train's runtime (no MLIR). The functions of
+// ober/Runtime/CUDAKernels.h: device buffers for `memref.alloc`, matrix
+// products through cuBLASLt, constants copied from the host image.
+//
+// Generated code launches each kernel on a stream of its own and waits
+// for it (MLIR's `gpu.launch_func` without async tokens), so work here is
+// complete when a function returns: the next kernel's stream does not wait
+// for this one's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/CUDAKernels.h"
+
+#include "ober/Runtime/Devices/CUDA.h"
+#include "ober/Runtime/Devices/CachingAllocator.h"
+#include "ober/Runtime/Devices/CuBLASLt.h"
+#include "ober/Runtime/Devices/Modules.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+using namespace ober::rt;
+using namespace ober::rt::cuda;
+
+namespace {
+
+/// Runs `body`; a failure ends the process as the mgpu functions do (C
+/// callers cannot catch).
+template <typename Body> auto orExit(const char *function, Body body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "ober: %s: %s\n", function, e.what());
+    std::exit(OBER_RT_EXIT_GPU);
+  }
+}
+
+/// The stream this thread's library calls run on.
+Stream &libraryStream() {
+  thread_local Stream stream(/*nonBlocking=*/true);
+  return stream;
+}
+
+/// The element at `buffer`'s aligned pointer plus its offset.
+char *dataOf(const ober_rt_buffer *buffer, size_t elementBytes) {
+  const ober_rt_memref *m = buffer->descriptor;
+  return static_cast<char *>(m->aligned) + m->offset * elementBytes;
+}
+
+/// Elements of `buffer` (the product of its sizes).
+int64_t elementsOf(const ober_rt_buffer *buffer) {
+  const int64_t *sizes = reinterpret_cast<const int64_t *>(buffer->descriptor + 1);
+  int64_t n = 1;
+  for (int64_t i = 0; i < buffer->rank; ++i)
+    n *= sizes[i];
+  return n;
+}
+
+void upload(ober_rt_buffer *dst, const ober_rt_buffer *src, size_t bytes) {
+  orExit("ober_rt_cuda_upload", [&] {
+    currentDevice();
+    copyToDevice(dataOf(dst, bytes), dataOf(src, bytes),
+                 static_cast<size_t>(elementsOf(src)) * bytes);
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
+                                      const ober_rt_buffer *a,
+                                      const ober_rt_buffer *b,
+                                      ober_rt_buffer *c) {
+  orExit("ober_rt_cuda_matmul", [&] {
+    const auto *f = reinterpret_cast<const int64_t *>(dataOf(desc, 8));
+    GemmDesc g;
+    g.a = g.b = g.c = DType::F32;
+    g.m = f[OBER_MATMUL_M];
+    g.n = f[OBER_MATMUL_N];
+    g.k = f[OBER_MATMUL_K];
+    g.transA = f[OBER_MATMUL_TRANSPOSE_A] != 0;
+    g.transB = f[OBER_MATMUL_TRANSPOSE_B] != 0;
+    int64_t batch = f[OBER_MATMUL_BATCH];
+    bool sharedA = f[OBER_MATMUL_A_BATCH] == 1 && batch > 1,
+         sharedB = f[OBER_MATMUL_B_BATCH] == 1 && batch > 1;
+    const char *pa = dataOf(a, 4), *pb = dataOf(b, 4);
+    char *pc = dataOf(c, 4);
+    currentDevice();
+    CUstream stream = libraryStream().get();
+    if (!sharedA && !sharedB) {
+      g.batch = batch;
+      gemm(g, pa, pb, pc, stream);
+    } else {
+      // A matrix shared by every product: one GEMM per product (a packed
+      // batch strides through both operands).
+      size_t strideA = sharedA ? 0 : g.m * g.k * 4, strideB =
+                                                        sharedB ? 0 : g.k * g.n * 4,
+             strideC = g.m * g.n * 4;
+      for (int64_t i = 0; i < batch; ++i)
+        gemm(g, pa + i * strideA, pb + i * strideB, pc + i * strideC, stream);
+    }
+    libraryStream().synchronize();
+  });
+}
+
+#define OBER_RT_CUDA_UPLOAD_DEFINE(BITS, BYTES)                               \
+  void _mlir_ciface_ober_rt_cuda_upload_##BITS##bit(                          \
+      ober_rt_buffer *dst, const ober_rt_buffer *src) {                       \
+    upload(dst, src, BYTES);                                                   \
+  }
+OBER_RT_CUDA_UPLOAD_DEFINE(1, 1)
+OBER_RT_CUDA_UPLOAD_DEFINE(8, 1)
+OBER_RT_CUDA_UPLOAD_DEFINE(16, 2)
+OBER_RT_CUDA_UPLOAD_DEFINE(32, 4)
+OBER_RT_CUDA_UPLOAD_DEFINE(64, 8)
+#undef OBER_RT_CUDA_UPLOAD_DEFINE
+
+void *_mlir_memref_to_llvm_alloc(uint64_t bytes) {
+  return orExit("memref.alloc", [&] {
+    return deviceAllocator(currentDevice()).allocate(bytes, nullptr);
+  });
+}
+
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t bytes) {
+  // Blocks are aligned to 512 bytes, more than any memref asks for.
+  (void)alignment;
+  return _mlir_memref_to_llvm_alloc(bytes);
+}
+
+void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  orExit("memref.dealloc",
+         [&] { deviceAllocator(currentDevice()).free(ptr); });
+}
+
+} // extern "C"

@@ -1,0 +1,46 @@
+//===- Target.h - what the executable does differently per target -*- C++ -*-===//
+//
+// Part of Ober-Train's runtime (no MLIR). The training loop, checkpoints and
+// ranks are the same for every target; where the program's buffers live
+// and how its kernels are prepared is not. One definition of these per
+// target: HostTarget.cpp (libober_rt_main: the CPU) and CUDATarget.cpp
+// (libober_rt_main_cuda: buffers on the GPU).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OBER_LIB_RUNTIME_EXECUTABLE_TARGET_H
+#define OBER_LIB_RUNTIME_EXECUTABLE_TARGET_H
+
+#include "Buffers.h"
+
+#include <string>
+#include <vector>
+
+namespace ober::rt {
+
+/// A compiled function (`ober_program_entries[stage]`).
+using Entry = void (*)(void **);
+
+/// Readies this thread to run the program: the CPU sets the threads of
+/// its kernels and loops and creates the program's library kernels; CUDA
+/// opens the rank's GPU. False (with a message) when it cannot.
+bool prepareRank(const Program &program, int threads, const std::string &self);
+
+/// Calls `entry` (the function of `stage`) on `args` (the program's
+/// arguments, in order) and returns its results; a result in an
+/// argument's buffer (written in place, or returned there) shares it.
+std::vector<HostTensor> invoke(Entry entry, const Program &program,
+                               int64_t stage,
+                               const std::vector<HostTensor> &args);
+
+/// What both targets' invoke share (Run.cpp): calls `entry` on the
+/// arguments' memref `descriptors` and returns the descriptors of the
+/// results it returned (those not written in place), one after another:
+/// allocated and aligned pointers, offset, sizes, strides.
+std::vector<int64_t> callEntry(Entry entry, const Program &program,
+                               int64_t stage,
+                               std::vector<std::vector<int64_t>> &descriptors);
+
+} // namespace ober::rt
+
+#endif // OBER_LIB_RUNTIME_EXECUTABLE_TARGET_H

@@ -1,0 +1,149 @@
+//===- DeviceBuffers.cpp - constants and library calls on the device ------===//
+//
+// Part of Ober-Train. See the descriptions of ober-cuda-constants-on-device
+// and ober-cuda-kernel-calls in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Target/CUDA/Passes.h"
+
+#include "ober/Conversion/Passes.h"
+#include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/Collectives.h"
+#include "ober/Runtime/CUDAKernels.h"
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_CONSTANTSONDEVICEPASS
+#define GEN_PASS_DEF_KERNELCALLSPASS
+#include "ober/Target/CUDA/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+
+namespace {
+
+/// Whether every reader of `v` (through casts) is a call: the library
+/// reads it on the host.
+bool onlyCalls(Value v) {
+  return llvm::all_of(v.getUsers(), [](Operation *user) {
+    if (auto cast = dyn_cast<memref::CastOp>(user))
+      return onlyCalls(cast.getResult());
+    return isa<CallOpInterface>(user);
+  });
+}
+
+/// The `ober_rt_cuda_upload` declaration (dst, src: unranked memrefs of
+/// `element`), made on first use.
+func::FuncOp uploadFunction(ModuleOp module, Type element) {
+  std::string name =
+      std::string(OBER_RT_CUDA_UPLOAD) + "_" +
+      std::to_string(element.getIntOrFloatBitWidth()) + "bit";
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto unranked = UnrankedMemRefType::get(element, 0);
+  auto f = func::FuncOp::create(
+      b, module.getLoc(), name,
+      b.getFunctionType({unranked, unranked}, {}));
+  f.setPrivate();
+  f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return f;
+}
+
+LogicalResult moveToDevice(memref::GetGlobalOp get, ModuleOp module) {
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  auto type = get.getType();
+  if (!global || !type.hasStaticShape() || !type.getLayout().isIdentity())
+    return get.emitOpError("the CUDA target needs a statically shaped, "
+                           "row-major constant");
+  auto value = dyn_cast_or_null<DenseElementsAttr>(
+      global.getInitialValue().value_or(Attribute()));
+  if (!value)
+    return get.emitOpError("the CUDA target needs a dense initial value");
+  OpBuilder b(get);
+  b.setInsertionPointAfter(get);
+  Location loc = get.getLoc();
+  Value buffer = memref::AllocOp::create(b, loc, type);
+  Type element = type.getElementType();
+  if (value.isSplat()) {
+    auto scalar = arith::ConstantOp::create(
+        b, loc, cast<TypedAttr>(value.getSplatValue<Attribute>()));
+    linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{buffer});
+  } else {
+    if (!element.isIntOrFloat())
+      return get.emitOpError("constants of ")
+             << element << " cannot be copied to the device";
+    auto unranked = UnrankedMemRefType::get(element, 0);
+    Value dst = memref::CastOp::create(b, loc, unranked, buffer);
+    Value src = memref::CastOp::create(b, loc, unranked, get.getResult());
+    func::CallOp::create(b, loc, uploadFunction(module, element),
+                         ValueRange{dst, src});
+  }
+  get.getResult().replaceUsesWithIf(buffer, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto call = dyn_cast<func::CallOp>(user))
+      return call.getCallee().starts_with(OBER_RT_CUDA_UPLOAD) ? false : true;
+    if (auto cast = dyn_cast<memref::CastOp>(user))
+      return !onlyCalls(cast.getResult());
+    return true;
+  });
+  return success();
+}
+
+struct ConstantsOnDevice
+    : public mlir::ober::impl::ConstantsOnDevicePassBase<ConstantsOnDevice> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<memref::GetGlobalOp> gets;
+    module.walk([&](memref::GetGlobalOp get) {
+      if (!onlyCalls(get.getResult()))
+        gets.push_back(get);
+    });
+    for (memref::GetGlobalOp get : gets)
+      if (failed(moveToDevice(get, module)))
+        return signalPassFailure();
+  }
+};
+
+struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    auto renamed = StringAttr::get(ctx, OBER_RT_CUDA_MATMUL);
+    WalkResult result = module.walk([&](func::CallOp call) {
+      StringRef callee = call.getCallee();
+      if (callee == OBER_RT_CPU_MATMUL) {
+        call.setCalleeAttr(FlatSymbolRefAttr::get(renamed));
+        return WalkResult::advance();
+      }
+      if (callee.starts_with(OBER_RT_COLL_START) ||
+          callee.starts_with(OBER_RT_COLL_WAIT)) {
+        call.emitOpError("collectives and pipeline transfers are not wired "
+                         "to NCCL on the CUDA target yet: plan for one GPU");
+        return WalkResult::interrupt();
+      }
+      if (callee.starts_with("ober_rt_cpu_")) {
+        call.emitOpError("'")
+            << callee
+            << "' has no CUDA kernel yet (the CUDA target runs matrix "
+               "products through cuBLASLt; convolutions are not supported)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    // The CPU library's kernels to create ahead of the first step: none
+    // here (cuBLASLt picks and caches an algorithm per shape).
+    module->removeAttr(mlir::ober::kKernelsAttrName);
+    if (auto decl = module.lookupSymbol<func::FuncOp>(OBER_RT_CPU_MATMUL)) {
+      if (module.lookupSymbol(renamed))
+        decl.erase();
+      else
+        decl.setSymNameAttr(renamed);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,291 @@
+//===- MapToGPU.cpp - loop nests as one-dimensional grids -----------------===//
+//
+// Part of Ober-Train. See the pass description in Passes.td.
+//
+// Upstream's `gpu-map-parallel-loops` + `convert-parallel-loops-to-gpu`
+// map each loop dimension to a grid dimension: a rank-4 loop does not fit,
+// an extent over 65535 in y or z fails at launch, and a dynamic tile bound
+// is refused. A linearized grid has none of these limits; the division
+// that recovers the indices costs a few instructions per thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Target/CUDA/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_MAPTOGPUPASS
+#include "ober/Target/CUDA/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+
+namespace {
+
+bool insideDeviceCode(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() ||
+         op->getParentOfType<scf::ParallelOp>();
+}
+
+/// Whether `op` reads or writes memory outside the parallel loops it holds
+/// (work that must run on the device, sequentially).
+bool touchesMemoryOutsideParallel(Operation *op) {
+  bool found = false;
+  op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (isa<scf::ParallelOp>(inner))
+      return WalkResult::skip();
+    if (isa<memref::LoadOp, memref::StoreOp>(inner)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// Builds `gpu.launch` of `blocks` x `threads` (x dimensions) before `at`,
+/// and returns a builder inside its body with the thread's linear id.
+std::pair<gpu::LaunchOp, Value> createLaunch(OpBuilder &b, Location loc,
+                                             Value blocks, Value threads) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&body);
+  Value id = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      launch.getThreadIds().x);
+  return {launch, id};
+}
+
+/// Runs `loop` (a host loop that touches memory) in a one-thread launch.
+void runInOneThread(Operation *loop) {
+  OpBuilder b(loop);
+  Location loc = loop->getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto [launch, id] = createLaunch(b, loc, one, one);
+  (void)id;
+  loop->moveBefore(launch.getBody().front().getTerminator());
+}
+
+/// Whether `op` may move into a kernel with the store it feeds: a load or
+/// side-effect-free scalar arithmetic of the host's block.
+bool scalarWork(Operation *op) {
+  if (isa<memref::LoadOp>(op))
+    return true;
+  return op->getNumRegions() == 0 && op->getNumResults() == 1 &&
+         op->getResult(0).getType().isIntOrIndexOrFloat() &&
+         isMemoryEffectFree(op) && !isa<arith::ConstantOp>(op);
+}
+
+/// Runs a stretch of a host block's scalar work (what rank-0 linalg ops
+/// leave: loads, arithmetic, stores) in a one-thread launch, in its order:
+/// a load after a store of the same buffer must see the stored value.
+/// What later host ops use stays on the host too (arithmetic is cloned; a
+/// load then remains, and is reported).
+void runStretchInOneThread(ArrayRef<Operation *> stretch) {
+  OpBuilder b(stretch.front());
+  Location loc = stretch.front()->getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto [launch, id] = createLaunch(b, loc, one, one);
+  (void)id;
+  b.setInsertionPoint(launch.getBody().front().getTerminator());
+  IRMapping map;
+  for (Operation *op : stretch)
+    b.clone(*op, map);
+  for (Operation *op : llvm::reverse(stretch))
+    if (op->use_empty())
+      op->erase();
+}
+
+/// The stretches of host blocks (outside loops and launches) that store.
+SmallVector<SmallVector<Operation *>> scalarStretches(func::FuncOp func) {
+  SmallVector<SmallVector<Operation *>> stretches;
+  func.walk([&](Block *block) {
+    Operation *parent = block->getParentOp();
+    if (insideDeviceCode(parent) || isa<scf::ParallelOp, gpu::LaunchOp>(parent) ||
+        parent->getParentOfType<scf::ForOp>() || isa<scf::ForOp>(parent) ||
+        parent->getParentOfType<scf::WhileOp>() || isa<scf::WhileOp>(parent))
+      return;
+    SmallVector<Operation *> stretch;
+    bool stores = false;
+    auto flush = [&] {
+      if (stores)
+        stretches.push_back(stretch);
+      stretch.clear();
+      stores = false;
+    };
+    for (Operation &op : *block) {
+      bool store = isa<memref::StoreOp>(op);
+      if (store || scalarWork(&op) || isa<arith::ConstantOp>(op)) {
+        stretch.push_back(&op);
+        stores |= store;
+      } else {
+        flush();
+      }
+    }
+    flush();
+  });
+  return stretches;
+}
+
+/// Moves a host `scf.for` whose body is one `scf.parallel` inside it (what
+/// a reduction dimension outside parallel ones lowers to: a bias gradient
+/// sums over tokens outside the features): one launch whose threads each
+/// run the loop, instead of a launch per iteration. Each parallel point
+/// writes its own elements (linalg's outputs are indexed by parallel
+/// dimensions only), so the order of points across iterations is free.
+bool sinkSequentialLoop(scf::ForOp loop) {
+  Block *body = loop.getBody();
+  if (!loop.getInitArgs().empty() || !llvm::hasSingleElement(
+                                         body->without_terminator()))
+    return false;
+  auto inner = dyn_cast<scf::ParallelOp>(body->front());
+  if (!inner || !inner.getInitVals().empty())
+    return false;
+  for (Value bound : llvm::concat<Value>(inner.getLowerBound(),
+                                          inner.getUpperBound(),
+                                          inner.getStep()))
+    if (!loop.isDefinedOutsideOfLoop(bound))
+      return false;
+  // The parallel loop takes the for's place; the for wraps its body.
+  inner->moveBefore(loop);
+  Block *work = inner.getBody();
+  OpBuilder b(work->getTerminator());
+  auto seq = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                                loop.getUpperBound(), loop.getStep());
+  Block *seqBody = seq.getBody();
+  for (Operation &op :
+       llvm::make_early_inc_range(work->without_terminator()))
+    if (&op != seq.getOperation())
+      op.moveBefore(seqBody->getTerminator());
+  loop.getInductionVar().replaceAllUsesWith(seq.getInductionVar());
+  loop.erase();
+  return true;
+}
+
+/// Replaces `loop` by a launch with one thread per iteration.
+LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
+  if (!loop.getInitVals().empty())
+    return loop.emitOpError(
+        "reduces across iterations (init values): the CUDA target maps "
+        "only loops whose iterations are independent");
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> counts;
+  for (auto [lb, ub, step] : llvm::zip(
+           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    Value extent = arith::SubIOp::create(b, loc, ub, lb);
+    counts.push_back(arith::CeilDivUIOp::create(b, loc, extent, step));
+  }
+  Value total = counts.front();
+  for (Value c : ArrayRef(counts).drop_front())
+    total = arith::MulIOp::create(b, loc, total, c);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value threads = arith::ConstantIndexOp::create(b, loc, threadsPerBlock);
+  // No launch for no work (a grid of no blocks is an error).
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
+                                    zero);
+  auto ifAny = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifAny.thenBlock());
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, threads);
+  auto [launch, id] = createLaunch(b, loc, blocks, threads);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id, total);
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  // The innermost dimension varies fastest (adjacent threads touch
+  // adjacent elements of row-major buffers).
+  IRMapping map;
+  Value rest = id;
+  for (int64_t i = static_cast<int64_t>(counts.size()) - 1; i >= 0; --i) {
+    Value index = rest;
+    if (i > 0) {
+      index = arith::RemUIOp::create(b, loc, rest, counts[i]);
+      rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+    }
+    Value scaled = arith::MulIOp::create(b, loc, index, loop.getStep()[i]);
+    map.map(loop.getInductionVars()[i],
+            arith::AddIOp::create(b, loc, loop.getLowerBound()[i], scaled));
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, map);
+  loop.erase();
+  return success();
+}
+
+struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
+  using MapToGPUPassBase::MapToGPUPassBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (threadsPerBlock < 32 || threadsPerBlock > 1024 ||
+        threadsPerBlock % 32) {
+      func.emitError("threads-per-block=")
+          << static_cast<int64_t>(threadsPerBlock) << " must be a multiple of 32 in [32, 1024]";
+      return signalPassFailure();
+    }
+    // Reduction loops around parallel ones go inside them (innermost
+    // first: post-order, so that nests of them sink all the way).
+    SmallVector<scf::ForOp> fors;
+    func.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
+      if (!insideDeviceCode(loop))
+        fors.push_back(loop);
+    });
+    for (scf::ForOp loop : fors)
+      sinkSequentialLoop(loop);
+    // Sequential host loops over memory first (their parallel loops then
+    // run inside the one thread).
+    SmallVector<Operation *> serial;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<scf::ParallelOp, gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<scf::ForOp, scf::WhileOp>(op) &&
+          touchesMemoryOutsideParallel(op)) {
+        serial.push_back(op);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
+    for (Operation *op : serial) {
+      bool calls = false;
+      op->walk([&](CallOpInterface) { calls = true; });
+      if (calls) {
+        op->emitOpError("reads device memory on the host and calls the "
+                        "kernel library in the same loop: not supported by "
+                        "the CUDA target");
+        return signalPassFailure();
+      }
+      runInOneThread(op);
+    }
+    // Stores left outside any loop (rank-0 results).
+    for (ArrayRef<Operation *> stretch : scalarStretches(func))
+      runStretchInOneThread(stretch);
+    SmallVector<scf::ParallelOp> loops;
+    func.walk([&](scf::ParallelOp loop) {
+      if (!loop->getParentOfType<scf::ParallelOp>() &&
+          !loop->getParentOfType<gpu::LaunchOp>())
+        loops.push_back(loop);
+    });
+    for (scf::ParallelOp loop : loops)
+      if (failed(mapParallelLoop(loop, threadsPerBlock)))
+        return signalPassFailure();
+    // What is left on the host must not touch the buffers.
+    WalkResult left = func.walk([&](Operation *op) {
+      if (!isa<memref::LoadOp, memref::StoreOp>(op) || insideDeviceCode(op))
+        return WalkResult::advance();
+      op->emitOpError("reads or writes device memory on the host: the CUDA "
+                      "target keeps every buffer on the device");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,145 @@
+//===- Pipeline.cpp - the CUDA pipeline -----------------------------------===//
+//
+// Part of Ober-Train. See Pipeline.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Target/CUDA/Pipeline.h"
+#include "ober/Target/CPU/Pipeline.h"
+#include "ober/Target/CUDA/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+
+using namespace mlir;
+
+SmallVector<std::string> ober::CUDAPipelineOptions::chipList() const {
+  if (chips.empty())
+    return {"sm_80", "sm_90", "sm_100"};
+  return SmallVector<std::string>(chips.begin(), chips.end());
+}
+
+std::string mlir::ober::findCUDAToolkit(StringRef given) {
+  auto complete = [](StringRef root) {
+    for (StringRef tool : {"ptxas", "fatbinary"}) {
+      SmallString<128> path(root);
+      llvm::sys::path::append(path, "bin", tool);
+      if (!llvm::sys::fs::can_execute(path))
+        return false;
+    }
+    return true;
+  };
+  if (!given.empty())
+    return complete(given) ? given.str() : "";
+  SmallVector<std::string> roots;
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (std::optional<std::string> v = llvm::sys::Process::GetEnv(var))
+      roots.push_back(*v);
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    roots.push_back(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+            .str());
+  roots.push_back("/usr/local/cuda");
+  for (const std::string &root : roots)
+    if (complete(root))
+      return root;
+  return "";
+}
+
+void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
+                                   const CUDAPipelineOptions &options) {
+  buildBufferizationPipeline(pm, /*threadChunks=*/false);
+  pm.addPass(createConstantsOnDevicePass());
+  buildDeallocationPipeline(pm);
+  pm.addPass(createKernelCallsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  MapToGPUPassOptions map;
+  map.threadsPerBlock = options.threadsPerBlock;
+  pm.addNestedPass<func::FuncOp>(createMapToGPUPass(map));
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeKernelModulesPass());
+  for (const std::string &chip : options.chipList()) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  // Host code: buffers through the runtime's device allocator.
+  FinalizeMemRefToLLVMConversionPassOptions memrefs;
+  memrefs.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefs));
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  // The toolkit also gives libdevice (erf, exp, ... of the kernels).
+  std::string toolkit = findCUDAToolkit(options.toolkit);
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  FatbinPassOptions fatbin;
+  fatbin.toolkit = toolkit.empty() ? options.toolkit.getValue() : toolkit;
+  pm.addPass(createFatbinPass(fatbin));
+}
+
+void mlir::ober::registerCUDAPipelineDialects(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  gpu::registerConvertGpuToLLVMInterface(registry);
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+void mlir::ober::registerCUDAPipeline() {
+  registerTargetCUDAPasses();
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "ober-cuda-pipeline",
+      "Lower per-device ober programs to host code and fatbins for NVIDIA "
+      "GPUs",
+      [](OpPassManager &pm, const CUDAPipelineOptions &options) {
+        buildCUDAPipeline(pm, options);
+      });
+}

@@ -1,0 +1,143 @@
+// Loop nests become one-dimensional grids: one thread per iteration of the
+// outermost parallel loop (any rank), the body's reduction loops
+// sequential in each thread; a host loop over memory runs in one thread.
+// RUN: ober-opt %s --split-input-file --ober-cuda-map-to-gpu="threads-per-block=128" --verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @rows
+// CHECK: %[[TOTAL:.*]] = arith.muli
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: scf.if
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[TOTAL]], %[[C128]]
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads({{.*}}) in (%{{.*}} = %[[C128]],
+// CHECK: %[[ID:.*]] = arith.addi
+// CHECK: arith.cmpi ult, %[[ID]], %[[TOTAL]]
+// CHECK: arith.remui %[[ID]]
+// CHECK: arith.divui %[[ID]]
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NOT: scf.parallel
+func.func @rows(%x: memref<4x5x8xf32>, %y: memref<4x5xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c5) step (%c1, %c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %a = memref.load %x[%i, %j, %k] : memref<4x5x8xf32>
+      %b = memref.load %y[%i, %j] : memref<4x5xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%i, %j] : memref<4x5xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A reduction over every dimension has no parallel loop: one thread.
+// CHECK-LABEL: func.func @total
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.for
+// CHECK: gpu.terminator
+func.func @total(%x: memref<8xf32>, %y: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %k = %c0 to %c8 step %c1 {
+    %a = memref.load %x[%k] : memref<8xf32>
+    %b = memref.load %y[] : memref<f32>
+    %s = arith.addf %a, %b : f32
+    memref.store %s, %y[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// A value the host needs from a buffer cannot be had.
+func.func @host_read(%x: memref<4xindex>, %y: memref<?xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{reads or writes device memory on the host}}
+  %n = memref.load %x[%c0] : memref<4xindex>
+  return %n : index
+}
+
+// -----
+
+// CHECK-LABEL: func.func @empty_space
+// Zero iterations launch nothing.
+// CHECK: %[[ANY:.*]] = arith.cmpi ugt
+// CHECK: scf.if %[[ANY]]
+func.func @empty_space(%y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf32>
+  %z = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %z, %y[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// What rank-0 ops leave outside any loop runs in one thread, in order: the
+// second load sees the first store (a step counter, then what it scales).
+// CHECK-LABEL: func.func @scalars
+// CHECK: gpu.launch
+// CHECK: %[[T:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK: %[[T1:.*]] = arith.addf %[[T]]
+// CHECK: memref.store %[[T1]], %[[STEP:.*]][] : memref<f32>
+// CHECK: %[[AGAIN:.*]] = memref.load %[[STEP]][] : memref<f32>
+// CHECK: arith.mulf %[[AGAIN]]
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NOT: memref.load
+func.func @scalars(%step: memref<f32>, %scale: memref<f32>) {
+  %one = arith.constant 1.0 : f32
+  %t = memref.load %step[] : memref<f32>
+  %t1 = arith.addf %t, %one : f32
+  memref.store %t1, %step[] : memref<f32>
+  %again = memref.load %step[] : memref<f32>
+  %s = arith.mulf %again, %again : f32
+  memref.store %s, %scale[] : memref<f32>
+  return
+}
+
+// -----
+
+// A reduction dimension outside a parallel one (a bias gradient: the sum
+// over rows of each column): one launch over the columns, each thread
+// summing its column.
+// CHECK-LABEL: func.func @column_sums
+// CHECK-NOT: scf.for
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+func.func @column_sums(%x: memref<4x8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.for %r = %c0 to %c4 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c8) step (%c1) {
+      %a = memref.load %x[%r, %j] : memref<4x8xf32>
+      %b = memref.load %y[%j] : memref<8xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%j] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  return
+}

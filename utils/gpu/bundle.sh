@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+#===- utils/gpu/bundle.sh - what utils/gpu/check.sh runs on a GPU ---------===#
+#
+# Builds, on a machine with the project built (MLIR, the CUDA toolkit's
+# headers and ptxas; no GPU needed), everything the GPU checks run: the
+# parity models compiled for the CPU and for CUDA, the CPU's losses and
+# trained parameters as the reference, the CUDA runtime's GPU test and
+# ober-gpu-calibrate, and the shared libraries the executables need beyond
+# the C and C++ runtimes. A GPU machine without the toolchain runs the
+# bundle as it is (utils/gpu/check.sh BUNDLE).
+#
+#   utils/gpu/bundle.sh [BUILD_DIR] OUT_DIR
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if (($# == 2)); then build="$(cd "$1" && pwd)"; out="$2"; else build="$root/build"; out="$1"; fi
+bin="$build/bin"
+py=/usr/bin/python3
+steps=5
+mkdir -p "$out/lib" "$out/work"
+out="$(cd "$out" && pwd)"
+work="$out/work"
+
+# The models: name, how to make its step, ober-compile's extra options,
+# the inputs' generator (numpy), the tolerance after $steps steps. Adam's
+# epsilon is 1e-3 (as in test/python/executable_parity_test.py): with the
+# default 1e-8 a gradient that is zero but for rounding (an attention key's
+# bias) moves its parameter by a full learning rate in a direction the
+# rounding picks, on the CPU as on the GPU.
+make_mlp() {
+  "$py" "$root/utils/onnx/onnxtext.py" "$root/examples/mlp/model.onnxtext" "$work/mlp.onnx"
+  echo "$work/mlp.onnx --onnx-dim=N=64 --train-step=eps=1e-3"
+}
+make_gpt() {
+  "$bin/ober-translate" --emit-gpt="layers=2 hidden=64 heads=4 seq=16 vocab=64 batch=4" |
+    "$bin/ober-opt" --ober-build-train-step="eps=1e-3" -o "$work/gpt.mlir"
+  echo "$work/gpt.mlir"
+}
+inputs() { # name: writes $work/<name>.in*.npy, prints the --input flags
+  "$py" - "$1" "$work" <<'PY'
+import sys, numpy as np
+name, work = sys.argv[1], sys.argv[2]
+r = np.random.default_rng(0)
+arrays = {"mlp": [r.standard_normal((64, 8)).astype(np.float32),
+                  r.integers(0, 4, (64,)).astype(np.int64)],
+          "gpt": [r.integers(0, 64, (4, 16)).astype(np.int64),
+                  r.integers(0, 64, (4, 16)).astype(np.int64)],
+          "perf": [r.integers(0, 50304, (8, 1024)).astype(np.int64),
+                   r.integers(0, 50304, (8, 1024)).astype(np.int64)]}[name.split("-")[0]]
+flags = []
+for i, a in enumerate(arrays):
+    path = f"{work}/{name}.in{i}.npy"
+    np.save(path, a)
+    flags += ["--input", path]
+print(" ".join(flags))
+PY
+}
+
+: > "$out/models.txt"
+model() { # name, step source (with options), extra compile options, tolerance
+  local name="$1" src="$2" extra="$3" tol="$4"
+  # shellcheck disable=SC2086
+  "$bin/ober-compile" $src $extra -o "$work/$name.cpu" >/dev/null
+  # shellcheck disable=SC2086
+  "$bin/ober-compile" $src $extra --target=cuda -o "$out/$name" >/dev/null
+  local flags; flags="$(inputs "$name")"
+  # shellcheck disable=SC2086
+  "$work/$name.cpu" --steps $steps $flags --lr 0.01 --save-params "$out/$name.cpu-params" > "$out/$name.cpu-losses"
+  for f in $flags; do [[ "$f" == --input ]] || cp "$f" "$out/"; done
+  echo "$name $tol $(for f in $flags; do [[ "$f" == --input ]] && printf -- '--input ' || printf '%s ' "$(basename "$f")"; done)" >> "$out/models.txt"
+  echo "bundle: $name"
+}
+
+mlp="$(make_mlp)"
+gpt="$(make_gpt)"
+# bf16 compute (mixed precision as the planner applies it on one GPU).
+"$bin/ober-opt" "$work/gpt.mlir" \
+  --ober-plan="cluster=h200-sxm gpus=1 global-batch=4 precision=bf16" \
+  -o "$work/gpt-bf16.mlir" 2>/dev/null
+model mlp-f32 "$mlp" "" 1e-4
+model gpt-f32 "$gpt" "" 1e-4
+model gpt-bf16 "$work/gpt-bf16.mlir" "" 2e-2
+# (b) performance: a GPT of 125M parameters (12 layers, hidden 768,
+# sequence 1024, batch 8, bf16), planned for one H200; its executable
+# prints the measured step time and MFU next to the plan's.
+"$bin/ober-translate" --emit-gpt="layers=12 hidden=768 heads=12 seq=1024 vocab=50304 batch=8" |
+  "$bin/ober-opt" --ober-build-train-step -o "$work/perf.mlir"
+"$bin/ober-compile" "$work/perf.mlir" --target=cuda \
+  --plan="cluster=h200-sxm gpus=1 global-batch=8 precision=bf16" \
+  --plan-report="$out/perf-plan.json" -o "$out/perf-gpt125m" >/dev/null 2>&1
+inputs perf > /dev/null
+cp "$work"/perf.in*.npy "$out/"
+echo "bundle: perf-gpt125m"
+echo "resnet18 unsupported: convolutions have no CUDA kernel yet (ober-cuda-kernel-calls)" > "$out/unsupported.txt"
+
+cp "$build/unittests/ober-rt-cuda-gpu-test" "$bin/ober-gpu-calibrate" "$root/utils/gpu/compare.py" "$out/"
+# Shared libraries beyond libc, libm, libstdc++, libgcc_s (Open MPI's, for
+# the executables' MPI transport; not started under one process).
+for exe in "$out"/mlp-f32 "$out/ober-gpu-calibrate"; do
+  ldd "$exe" | awk '/=> \//{print $3}' |
+    { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|ld-linux[^/]*)\.so' || true; } |
+    while read -r lib; do cp -L "$lib" "$out/lib/"; done
+done
+rm -rf "$work"
+echo "bundle: $(du -sh "$out" | cut -f1) in $out"
