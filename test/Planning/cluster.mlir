@@ -96,3 +96,10 @@ module {
 // SOFTMAX: error: {{.*}}bad-softmax.json: cluster.device.fused_softmax.batch_multiple: must be between 0 (always fused) and 4096
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-softmax-key.json" 2>&1 | FileCheck %s --check-prefix=SOFTKEY
 // SOFTKEY: error: {{.*}}bad-softmax-key.json: cluster.device.fused_softmax.batch: is not a known key (accepted: batch_multiple, max_keys, fallback_kernels)
+
+// What ober-gpu-calibrate wrote on an H200 (cuBLASLt GEMM tables, copy
+// bandwidth, launch time over the h200-sxm preset) is a cluster file.
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/h200-measured.json gpus=8" -o /dev/null | FileCheck %s --check-prefix=MEASURED
+// MEASURED: "launch_overhead": 3.67
+// MEASURED: "name": "NVIDIA H200"
+// MEASURED: "name": "measured-NVIDIA H200",

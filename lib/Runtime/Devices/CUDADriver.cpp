@@ -40,16 +40,8 @@ const char *previousName(const char *symbol) {
 /// Fills `api` from `library`; returns the symbols it lacks, ", "-separated.
 std::string bindAll(const detail::Library &library, DriverApi &api) {
   std::string missing;
-  auto bind = [&](auto &function, const char *name) {
-    void *address = detail::findSymbol(library, name);
-    if (!address)
-      if (const char *old = previousName(name))
-        address = detail::findSymbol(library, old);
-    if (!address)
-      missing += (missing.empty() ? "" : ", ") + std::string(name);
-    function = reinterpret_cast<std::decay_t<decltype(function)>>(address);
-  };
-#define OBER_CUDA_BIND(name) bind(api.name, #name);
+#define OBER_CUDA_BIND(name)                                                   \
+  detail::bindSymbol(library, api.name, #name, missing, previousName(#name));
   OBER_CUDA_DRIVER_FUNCTIONS(OBER_CUDA_BIND)
 #undef OBER_CUDA_BIND
   return missing;

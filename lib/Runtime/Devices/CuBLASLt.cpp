@@ -61,13 +61,8 @@ const LtApi &lt() {
     }
     auto *table = new LtApi;
     std::string missing;
-    auto bind = [&](auto &function, const char *name) {
-      void *address = detail::findSymbol(library, name);
-      if (!address)
-        missing += (missing.empty() ? "" : ", ") + std::string(name);
-      function = reinterpret_cast<std::decay_t<decltype(function)>>(address);
-    };
-#define OBER_CUBLASLT_BIND(name) bind(table->name, #name);
+#define OBER_CUBLASLT_BIND(name)                                                     \
+  detail::bindSymbol(library, table->name, #name, missing);
     OBER_CUBLASLT_FUNCTIONS(OBER_CUBLASLT_BIND)
 #undef OBER_CUBLASLT_BIND
     if (!missing.empty())

@@ -195,15 +195,14 @@ void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX,
 CUstream mgpuStreamCreate(void) {
   return guarded(__func__, [] {
     current();
-    CUstream stream = nullptr;
-    check(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-          "cuStreamCreate");
-    return stream;
+    return programStream();
   });
 }
 
 void mgpuStreamDestroy(CUstream stream) {
   guarded(__func__, [&] {
+    if (stream == programStream())
+      return;
     const DriverApi &d = driver();
     check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
     deviceAllocator(defaultDevice).retireStream(stream);

@@ -37,6 +37,20 @@ toolkitCandidates(std::initializer_list<const char *> sonames);
 /// The address of `symbol` in `library`, or null.
 void *findSymbol(const Library &library, const char *symbol);
 
+/// Points `function` at `name` in `library` (else at `fallback`, an older
+/// name, when given); when neither is there, it is null and `name` is
+/// added to `missing` (", "-separated) for the caller's message.
+template <typename Function>
+void bindSymbol(const Library &library, Function &function, const char *name,
+                std::string &missing, const char *fallback = nullptr) {
+  void *address = findSymbol(library, name);
+  if (!address && fallback)
+    address = findSymbol(library, fallback);
+  if (!address)
+    missing += (missing.empty() ? "" : ", ") + std::string(name);
+  function = reinterpret_cast<Function>(address);
+}
+
 } // namespace ober::rt::cuda::detail
 
 #endif // OBER_LIB_RUNTIME_DEVICES_LIBRARY_H

@@ -104,13 +104,8 @@ const NcclLibrary &nccl() {
     }
     auto *table = new NcclLibrary;
     std::string missing;
-    auto bind = [&](auto &function, const char *name) {
-      void *address = detail::findSymbol(library, name);
-      if (!address)
-        missing += (missing.empty() ? "" : ", ") + std::string(name);
-      function = reinterpret_cast<std::decay_t<decltype(function)>>(address);
-    };
-#define OBER_NCCL_BIND(name) bind(table->name, #name);
+#define OBER_NCCL_BIND(name)                                                     \
+  detail::bindSymbol(library, table->name, #name, missing);
     OBER_NCCL_FUNCTIONS(OBER_NCCL_BIND)
 #undef OBER_NCCL_BIND
     if (!missing.empty())

@@ -4,10 +4,8 @@
 // ober/Runtime/CUDAKernels.h: device buffers for `memref.alloc`, matrix
 // products through cuBLASLt, constants copied from the host image.
 //
-// Generated code launches each kernel on a stream of its own and waits
-// for it (MLIR's `gpu.launch_func` without async tokens), so work here is
-// complete when a function returns: the next kernel's stream does not wait
-// for this one's.
+// Everything queues on the thread's program stream (Modules.h), in the
+// order the program calls it; nothing here waits for the GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,11 +36,6 @@ template <typename Body> auto orExit(const char *function, Body body) {
   }
 }
 
-/// The stream this thread's library calls run on.
-Stream &libraryStream() {
-  thread_local Stream stream(/*nonBlocking=*/true);
-  return stream;
-}
 
 /// The element at `buffer`'s aligned pointer plus its offset.
 char *dataOf(const ober_rt_buffer *buffer, size_t elementBytes) {
@@ -62,12 +55,27 @@ int64_t elementsOf(const ober_rt_buffer *buffer) {
 void upload(ober_rt_buffer *dst, const ober_rt_buffer *src, size_t bytes) {
   orExit("ober_rt_cuda_upload", [&] {
     currentDevice();
-    copyToDevice(dataOf(dst, bytes), dataOf(src, bytes),
-                 static_cast<size_t>(elementsOf(src)) * bytes);
+    // The source is a constant of the program's image: it stays.
+    copyToDeviceAsync(dataOf(dst, bytes), dataOf(src, bytes),
+                      static_cast<size_t>(elementsOf(src)) * bytes,
+                      programStream());
   });
 }
 
 } // namespace
+
+CUstream ober::rt::cuda::programStream() {
+  // Never destroyed: thread and process exit may run after the driver's
+  // own teardown, and the driver frees its streams with the context.
+  thread_local Stream *stream = nullptr;
+  thread_local int ordinal = -1;
+  int device = currentDevice();
+  if (!stream || ordinal != device) {
+    stream = new Stream(/*nonBlocking=*/true);
+    ordinal = device;
+  }
+  return stream->get();
+}
 
 extern "C" {
 
@@ -89,8 +97,7 @@ void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
          sharedB = f[OBER_MATMUL_B_BATCH] == 1 && batch > 1;
     const char *pa = dataOf(a, 4), *pb = dataOf(b, 4);
     char *pc = dataOf(c, 4);
-    currentDevice();
-    CUstream stream = libraryStream().get();
+    CUstream stream = programStream();
     if (!sharedA && !sharedB) {
       g.batch = batch;
       gemm(g, pa, pb, pc, stream);
@@ -103,7 +110,6 @@ void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
       for (int64_t i = 0; i < batch; ++i)
         gemm(g, pa + i * strideA, pb + i * strideB, pc + i * strideC, stream);
     }
-    libraryStream().synchronize();
   });
 }
 
@@ -121,7 +127,9 @@ OBER_RT_CUDA_UPLOAD_DEFINE(64, 8)
 
 void *_mlir_memref_to_llvm_alloc(uint64_t bytes) {
   return orExit("memref.alloc", [&] {
-    return deviceAllocator(currentDevice()).allocate(bytes, nullptr);
+    // Stream-ordered: a block freed by the program is reused only by
+    // work queued after the free on the same stream.
+    return deviceAllocator(currentDevice()).allocate(bytes, programStream());
   });
 }
 

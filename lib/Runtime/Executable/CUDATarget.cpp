@@ -10,7 +10,9 @@
 // Copying every argument each step costs the PCIe time of the parameters
 // and optimizer state twice over; keeping them resident on the GPU between
 // steps is the next step for speed (the values returned in place are the
-// ones to keep).
+// ones to keep). Copies, kernels and library calls queue on the thread's
+// program stream (Modules.h); the step waits for it once, before its
+// results are read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,12 +44,14 @@ int rankDevice() {
   return local % cuda::deviceCount();
 }
 
-/// Device blocks freed when the step is done with them.
+/// Device blocks freed when the step is done with them (on the program
+/// stream, after what it queued).
 struct DeviceBlocks {
   cuda::CachingAllocator &memory;
   std::vector<void *> blocks;
   void *take(size_t bytes) {
-    blocks.push_back(memory.allocate(std::max<size_t>(bytes, 1), nullptr));
+    blocks.push_back(memory.allocate(std::max<size_t>(bytes, 1),
+                                     cuda::programStream()));
     return blocks.back();
   }
   ~DeviceBlocks() {
@@ -85,12 +89,13 @@ std::vector<HostTensor> invokeOnDevice(Entry entry, const Program &program,
                                        const std::vector<HostTensor> &args) {
   cuda::CachingAllocator &memory =
       cuda::deviceAllocator(cuda::currentDevice());
+  CUstream stream = cuda::programStream();
   DeviceBlocks copies{memory, {}}, returned{memory, {}};
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<char *> onDevice;
   for (const HostTensor &t : args) {
     auto *d = static_cast<char *>(copies.take(t.byteSize()));
-    cuda::copyToDevice(d, t.data(), t.byteSize());
+    cuda::copyToDeviceAsync(d, t.data(), t.byteSize(), stream);
     std::vector<int64_t> words = t.descriptor();
     words[0] = words[1] = reinterpret_cast<int64_t>(d);
     descriptors.push_back(std::move(words));
@@ -109,7 +114,7 @@ std::vector<HostTensor> invokeOnDevice(Entry entry, const Program &program,
     size_t bytes = static_cast<size_t>(elementCount(r.shape)) *
                    dtypeSize(r.dtype);
     if (int64_t arg = r.inPlaceIn(stage); arg >= 0) { // written in place
-      cuda::copyToHost(args[arg].data(), onDevice[arg], bytes);
+      cuda::copyToHostAsync(args[arg].data(), onDevice[arg], bytes, stream);
       out.push_back(args[arg]);
       continue;
     }
@@ -120,7 +125,7 @@ std::vector<HostTensor> invokeOnDevice(Entry entry, const Program &program,
     auto known = blocks.find(block);
     if (known == blocks.end()) { // a new buffer of the program's
       HostTensor t(r.dtype, r.shape);
-      cuda::copyToHost(t.data(), data, bytes);
+      cuda::copyToHostAsync(t.data(), data, bytes, stream);
       returned.blocks.push_back(block);
       out.push_back(t);
       blocks[block] = {&out.back(), data};
@@ -133,14 +138,16 @@ std::vector<HostTensor> invokeOnDevice(Entry entry, const Program &program,
     if (offset < 0 ||
         static_cast<size_t>(offset) + bytes > place.host->byteSize()) {
       HostTensor t(r.dtype, r.shape);
-      cuda::copyToHost(t.data(), data, bytes);
+      cuda::copyToHostAsync(t.data(), data, bytes, stream);
       out.push_back(t);
       continue;
     }
     char *host = place.host->data() + offset;
-    cuda::copyToHost(host, data, bytes);
+    cuda::copyToHostAsync(host, data, bytes, stream);
     out.push_back(HostTensor::share(*place.host, r.dtype, r.shape, host));
   }
+  cuda::check(cuda::driver().cuStreamSynchronize(stream),
+              "cuStreamSynchronize of the program's stream");
   return out;
 }
 } // namespace

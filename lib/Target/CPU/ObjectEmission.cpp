@@ -29,7 +29,7 @@ namespace {
 
 /// The target machine for `cpu` ("native": the host's CPU and features).
 FailureOr<std::unique_ptr<llvm::TargetMachine>>
-targetMachine(StringRef cpu, Location loc) {
+targetMachine(StringRef cpu, llvm::CodeGenOptLevel level, Location loc) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
@@ -48,7 +48,7 @@ targetMachine(StringRef cpu, Location loc) {
   }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, name, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      std::nullopt, level));
   if (!machine)
     return emitError(loc) << "cannot create a target machine for CPU '" << name
                           << "'";
@@ -129,22 +129,25 @@ void placeFatbins(llvm::Module &module) {
   }
 }
 
-void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+void optimize(llvm::Module &module, llvm::TargetMachine &machine,
+              llvm::OptimizationLevel level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = true;
-  tuning.SLPVectorization = true;
+  // Vectorizers only where the code computes (the SLP vectorizer's cost
+  // model is quadratic in a block's length: launch glue has long ones).
+  bool computes = level == llvm::OptimizationLevel::O3;
+  tuning.LoopVectorization = computes;
+  tuning.SLPVectorization = computes;
   llvm::PassBuilder pb(&machine, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
-      .run(module, mam);
+  pb.buildPerModuleDefaultPipeline(level).run(module, mam);
 }
 
 } // namespace
@@ -157,8 +160,11 @@ LogicalResult mlir::ober::emitProgram(ModuleOp module,
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, ctx);
   if (!llvmModule)
     return emitError(loc) << "cannot translate the lowered module to LLVM IR";
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
-      targetMachine(what.cpu, loc);
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = targetMachine(
+      what.cpu,
+      what.launchesOnly ? llvm::CodeGenOptLevel::None
+                        : llvm::CodeGenOptLevel::Aggressive,
+      loc);
   if (failed(machine))
     return failure();
   llvmModule->setDataLayout((*machine)->createDataLayout());
@@ -167,7 +173,9 @@ LogicalResult mlir::ober::emitProgram(ModuleOp module,
     return failure();
   addManifest(*llvmModule, what.manifest);
   placeFatbins(*llvmModule);
-  optimize(*llvmModule, **machine);
+  optimize(*llvmModule, **machine,
+           what.launchesOnly ? llvm::OptimizationLevel::O1
+                             : llvm::OptimizationLevel::O3);
   if (what.kind == ProgramEmission::LLVMIR) {
     llvmModule->print(os, nullptr);
     return success();

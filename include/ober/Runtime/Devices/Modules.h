@@ -88,6 +88,14 @@ private:
 /// The name a kernel was looked up by (for messages), or "a kernel".
 std::string kernelName(CUfunction function);
 
+/// The calling thread's stream for compiled programs, on its current
+/// device (created on first use): a step's kernels (`mgpuStreamCreate`
+/// hands it out, `mgpuStreamDestroy` leaves it), library calls,
+/// allocations and copies all queue on it, in program order.
+/// `mgpuStreamSynchronize` still waits (MLIR's host code calls it after
+/// each launch, and a program may read managed memory after it).
+CUstream programStream();
+
 } // namespace ober::rt::cuda
 
 extern "C" {

@@ -67,6 +67,11 @@ struct ProgramEmission {
   /// The target CPU: "native" (the host's, with its features) or an LLVM
   /// CPU name.
   std::string cpu = "native";
+  /// The host code only queues device work (the CUDA target's): it is
+  /// optimized at O1 and generated with LLVM's fast register allocator;
+  /// a training step's thousands of launch sites in one function would
+  /// take minutes at O3.
+  bool launchesOnly = false;
 };
 
 /// Translates `module` (lowered to the LLVM dialect by the pipeline) to
