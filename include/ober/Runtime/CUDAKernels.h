@@ -28,8 +28,8 @@ extern "C" {
 #define OBER_RT_CUDA_UPLOAD "ober_rt_cuda_upload"
 
 /// Matrix products as `ober_rt_cpu_matmul` defines them (the same
-/// descriptor, ober_rt_matmul_field), on device buffers of f32, bf16 or
-/// f16 (all three operands of one type; f32 accumulation), by cuBLASLt.
+/// descriptor, ober_rt_matmul_field, and f32 operands: convert-ober-to-
+/// linalg widens bf16 and f16 ones), on device buffers, by cuBLASLt.
 void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
                                       const ober_rt_buffer *a,
                                       const ober_rt_buffer *b,

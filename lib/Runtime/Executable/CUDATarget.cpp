@@ -55,8 +55,14 @@ struct DeviceBlocks {
     return blocks.back();
   }
   ~DeviceBlocks() {
-    for (void *b : blocks)
-      memory.free(b);
+    for (void *b : blocks) {
+      try {
+        memory.free(b);
+      } catch (const std::exception &e) { // a destructor must not throw
+        std::fprintf(stderr, "ober: error: %s\n", e.what());
+        std::exit(OBER_RT_EXIT_GPU);
+      }
+    }
   }
 };
 

@@ -22,13 +22,21 @@ using namespace mlir;
 
 namespace {
 
-/// Whether every reader of `v` (through casts) is a call: the library
-/// reads it on the host.
+/// Whether `use` is a runtime library call's descriptor (its first
+/// operand), which the library reads on the host.
+bool descriptorUse(OpOperand &use) {
+  auto call = dyn_cast<func::CallOp>(use.getOwner());
+  return call && use.getOperandNumber() == 0 &&
+         call.getCallee().starts_with("ober_rt_") &&
+         !call.getCallee().starts_with(OBER_RT_CUDA_UPLOAD);
+}
+
+/// Whether every use of `v` (through casts) is a library descriptor.
 bool onlyCalls(Value v) {
-  return llvm::all_of(v.getUsers(), [](Operation *user) {
-    if (auto cast = dyn_cast<memref::CastOp>(user))
+  return llvm::all_of(v.getUses(), [](OpOperand &use) {
+    if (auto cast = dyn_cast<memref::CastOp>(use.getOwner()))
       return onlyCalls(cast.getResult());
-    return isa<CallOpInterface>(user);
+    return descriptorUse(use);
   });
 }
 
@@ -66,6 +74,7 @@ LogicalResult moveToDevice(memref::GetGlobalOp get, ModuleOp module) {
   Location loc = get.getLoc();
   Value buffer = memref::AllocOp::create(b, loc, type);
   Type element = type.getElementType();
+  Operation *source = nullptr; // the upload's view of the constant
   if (value.isSplat()) {
     auto scalar = arith::ConstantOp::create(
         b, loc, cast<TypedAttr>(value.getSplatValue<Attribute>()));
@@ -77,16 +86,17 @@ LogicalResult moveToDevice(memref::GetGlobalOp get, ModuleOp module) {
     auto unranked = UnrankedMemRefType::get(element, 0);
     Value dst = memref::CastOp::create(b, loc, unranked, buffer);
     Value src = memref::CastOp::create(b, loc, unranked, get.getResult());
+    source = src.getDefiningOp();
     func::CallOp::create(b, loc, uploadFunction(module, element),
                          ValueRange{dst, src});
   }
   get.getResult().replaceUsesWithIf(buffer, [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    if (auto call = dyn_cast<func::CallOp>(user))
-      return call.getCallee().starts_with(OBER_RT_CUDA_UPLOAD) ? false : true;
+    if (user == source)
+      return false;
     if (auto cast = dyn_cast<memref::CastOp>(user))
       return !onlyCalls(cast.getResult());
-    return true;
+    return !descriptorUse(use);
   });
   return success();
 }

@@ -74,7 +74,8 @@ LogicalResult writeFile(StringRef path, StringRef data) {
   if (ec)
     return failure();
   os << data;
-  return success();
+  os.close();
+  return failure(os.has_error());
 }
 
 /// The SM number of `chip` ("sm_90a" -> "90a").
@@ -115,19 +116,21 @@ LogicalResult packBinary(gpu::BinaryOp binary, StringRef ptxas,
                    ",file=" + *cubin);
     if (!firstTarget)
       firstTarget = target;
-    // The newest chip's PTX (by SM number) is the one later GPUs compile.
+    // The newest chip's PTX (by SM number) is the one later GPUs compile;
+    // an arch-specific one (sm_90a) runs on its own chip only.
     int sm = 0, newest = 0;
     smOf(chip).take_while(llvm::isDigit).getAsInteger(10, sm);
     if (!newestChip.empty())
       smOf(newestChip).take_while(llvm::isDigit).getAsInteger(10, newest);
-    if (newestChip.empty() || sm > newest) {
+    bool portable = llvm::isDigit(chip.back());
+    if (portable && (newestChip.empty() || sm > newest)) {
       newestChip = chip;
       newestPTX = *ptx;
     }
   }
   if (!firstTarget)
     return binary.emitError("ober-cuda-fatbin: the binary has no objects");
-  if (embedPTX)
+  if (embedPTX && !newestChip.empty())
     pack.push_back("--image3=kind=ptx,sm=" + smOf(newestChip).str() +
                    ",file=" + newestPTX);
   FailureOr<std::string> out = temps.make("ober", "fatbin");

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::ober {
 #define GEN_PASS_DEF_MAPTOGPUPASS
@@ -29,6 +30,30 @@ bool insideDeviceCode(Operation *op) {
          op->getParentOfType<scf::ParallelOp>();
 }
 
+/// Whether `buffer` is host memory: a `memref.alloca` (through views), as
+/// the deallocation helpers keep their pointer lists in; every other
+/// buffer of a CUDA program is on the device.
+bool onHost(Value buffer) {
+  while (Operation *def = buffer.getDefiningOp()) {
+    if (isa<memref::AllocaOp>(def))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return false;
+    buffer = view.getViewSource();
+  }
+  return false;
+}
+
+/// A load or store of device memory.
+bool deviceAccess(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return !onHost(load.getMemRef());
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return !onHost(store.getMemRef());
+  return false;
+}
+
 /// Whether `op` reads or writes memory outside the parallel loops it holds
 /// (work that must run on the device, sequentially).
 bool touchesMemoryOutsideParallel(Operation *op) {
@@ -36,7 +61,7 @@ bool touchesMemoryOutsideParallel(Operation *op) {
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
     if (isa<scf::ParallelOp>(inner))
       return WalkResult::skip();
-    if (isa<memref::LoadOp, memref::StoreOp>(inner)) {
+    if (deviceAccess(inner)) {
       found = true;
       return WalkResult::interrupt();
     }
@@ -77,7 +102,7 @@ void runInOneThread(Operation *loop) {
 /// side-effect-free scalar arithmetic of the host's block.
 bool scalarWork(Operation *op) {
   if (isa<memref::LoadOp>(op))
-    return true;
+    return deviceAccess(op);
   return op->getNumRegions() == 0 && op->getNumResults() == 1 &&
          op->getResult(0).getType().isIntOrIndexOrFloat() &&
          isMemoryEffectFree(op) && !isa<arith::ConstantOp>(op);
@@ -121,7 +146,7 @@ SmallVector<SmallVector<Operation *>> scalarStretches(func::FuncOp func) {
       stores = false;
     };
     for (Operation &op : *block) {
-      bool store = isa<memref::StoreOp>(op);
+      bool store = isa<memref::StoreOp>(op) && deviceAccess(&op);
       if (store || scalarWork(&op) || isa<arith::ConstantOp>(op)) {
         stretch.push_back(&op);
         stores |= store;
@@ -159,6 +184,7 @@ bool sinkSequentialLoop(scf::ForOp loop) {
   OpBuilder b(work->getTerminator());
   auto seq = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
                                 loop.getUpperBound(), loop.getStep());
+  seq.setUnsignedCmp(loop.getUnsignedCmp());
   Block *seqBody = seq.getBody();
   for (Operation &op :
        llvm::make_early_inc_range(work->without_terminator()))
@@ -180,7 +206,10 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
   SmallVector<Value> counts;
   for (auto [lb, ub, step] : llvm::zip(
            loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    Value extent = arith::SubIOp::create(b, loc, ub, lb);
+    // An empty range (ub <= lb) has no iterations, not 2^64 - k.
+    Value extent = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, ub, lb),
+        arith::ConstantIndexOp::create(b, loc, 0));
     counts.push_back(arith::CeilDivUIOp::create(b, loc, extent, step));
   }
   Value total = counts.front();
@@ -224,6 +253,9 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // Bufferization's helper that compares pointers on the host.
+    if (func.getSymName().starts_with("dealloc_helper"))
+      return;
     if (threadsPerBlock < 32 || threadsPerBlock > 1024 ||
         threadsPerBlock % 32) {
       func.emitError("threads-per-block=")
@@ -253,6 +285,11 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
       return WalkResult::advance();
     });
     for (Operation *op : serial) {
+      if (!op->use_empty()) {
+        op->emitOpError("reads device memory and yields values the host "
+                        "uses: not supported by the CUDA target");
+        return signalPassFailure();
+      }
       bool calls = false;
       op->walk([&](CallOpInterface) { calls = true; });
       if (calls) {
@@ -277,7 +314,7 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
         return signalPassFailure();
     // What is left on the host must not touch the buffers.
     WalkResult left = func.walk([&](Operation *op) {
-      if (!isa<memref::LoadOp, memref::StoreOp>(op) || insideDeviceCode(op))
+      if (!deviceAccess(op) || insideDeviceCode(op))
         return WalkResult::advance();
       op->emitOpError("reads or writes device memory on the host: the CUDA "
                       "target keeps every buffer on the device");
