@@ -141,3 +141,38 @@ func.func @column_sums(%x: memref<4x8xf32>, %y: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// Host memory (an alloca, as bufferization's pointer lists) stays on the
+// host: no launch.
+// CHECK-LABEL: func.func @host_list
+// CHECK-NOT: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.store
+func.func @host_list(%p: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %list = memref.alloca() : memref<4xindex>
+  scf.for %i = %c0 to %c4 step %c1 {
+    memref.store %p, %list[%i] : memref<4xindex>
+  }
+  return
+}
+
+// -----
+
+func.func @yields(%x: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @below {{reads device memory and yields values the host uses}}
+  %s = scf.for %k = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> f32 {
+    %a = memref.load %x[%k] : memref<8xf32>
+    %t = arith.addf %acc, %a : f32
+    scf.yield %t : f32
+  }
+  return %s : f32
+}
