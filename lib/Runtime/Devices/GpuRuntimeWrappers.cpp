@@ -26,21 +26,6 @@ constexpr int32_t kDefaultSharedMemoryLimit = 48 << 10;
 
 thread_local int32_t defaultDevice = 0;
 
-[[noreturn]] void fatal(const char *function, const std::string &message) {
-  std::fprintf(stderr, "ober: %s: %s\n", function, message.c_str());
-  std::fflush(stderr);
-  std::exit(OBER_RT_EXIT_GPU);
-}
-
-/// Runs `body`, ending the process on any exception (see the header).
-template <typename Body> auto guarded(const char *function, Body body) {
-  try {
-    return body();
-  } catch (const std::exception &e) {
-    fatal(function, e.what());
-  }
-}
-
 /// The thread's default device, its context made current.
 Device &current() { return sharedDevice(defaultDevice); }
 
@@ -100,6 +85,13 @@ std::string launchText(CUfunction function, const unsigned grid[3],
          " bytes of dynamic shared memory)";
 }
 } // namespace
+
+void ober::rt::cuda::exitOnGpuFailure(const char *what,
+                                      const std::string &message) {
+  std::fprintf(stderr, "ober: %s: %s\n", what, message.c_str());
+  std::fflush(stderr);
+  std::exit(OBER_RT_EXIT_GPU);
+}
 
 extern "C" {
 

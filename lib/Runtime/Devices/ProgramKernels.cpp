@@ -25,17 +25,6 @@ using namespace ober::rt::cuda;
 
 namespace {
 
-/// Runs `body`; a failure ends the process as the mgpu functions do (C
-/// callers cannot catch).
-template <typename Body> auto orExit(const char *function, Body body) {
-  try {
-    return body();
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "ober: %s: %s\n", function, e.what());
-    std::exit(OBER_RT_EXIT_GPU);
-  }
-}
-
 
 /// The element at `buffer`'s aligned pointer plus its offset.
 char *dataOf(const ober_rt_buffer *buffer, size_t elementBytes) {
@@ -53,7 +42,7 @@ int64_t elementsOf(const ober_rt_buffer *buffer) {
 }
 
 void upload(ober_rt_buffer *dst, const ober_rt_buffer *src, size_t bytes) {
-  orExit("ober_rt_cuda_upload", [&] {
+  guarded("ober_rt_cuda_upload", [&] {
     currentDevice();
     // The source is a constant of the program's image: it stays.
     copyToDeviceAsync(dataOf(dst, bytes), dataOf(src, bytes),
@@ -83,7 +72,7 @@ void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
                                       const ober_rt_buffer *a,
                                       const ober_rt_buffer *b,
                                       ober_rt_buffer *c) {
-  orExit("ober_rt_cuda_matmul", [&] {
+  guarded("ober_rt_cuda_matmul", [&] {
     const auto *f = reinterpret_cast<const int64_t *>(dataOf(desc, 8));
     GemmDesc g;
     g.a = g.b = g.c = DType::F32;
@@ -126,7 +115,7 @@ OBER_RT_CUDA_UPLOAD_DEFINE(64, 8)
 #undef OBER_RT_CUDA_UPLOAD_DEFINE
 
 void *_mlir_memref_to_llvm_alloc(uint64_t bytes) {
-  return orExit("memref.alloc", [&] {
+  return guarded("memref.alloc", [&] {
     // Stream-ordered: a block freed by the program is reused only by
     // work queued after the free on the same stream.
     return deviceAllocator(currentDevice()).allocate(bytes, programStream());
@@ -142,7 +131,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t bytes) {
 void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
-  orExit("memref.dealloc",
+  guarded("memref.dealloc",
          [&] { deviceAllocator(currentDevice()).free(ptr); });
 }
 

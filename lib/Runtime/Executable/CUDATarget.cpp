@@ -55,14 +55,8 @@ struct DeviceBlocks {
     return blocks.back();
   }
   ~DeviceBlocks() {
-    for (void *b : blocks) {
-      try {
-        memory.free(b);
-      } catch (const std::exception &e) { // a destructor must not throw
-        std::fprintf(stderr, "ober: error: %s\n", e.what());
-        std::exit(OBER_RT_EXIT_GPU);
-      }
-    }
+    for (void *b : blocks)
+      cuda::guarded("error", [&] { memory.free(b); });
   }
 };
 
@@ -161,12 +155,9 @@ std::vector<HostTensor> invokeOnDevice(Entry entry, const Program &program,
 std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
                                          int64_t stage,
                                          const std::vector<HostTensor> &args) {
-  try {
-    return invokeOnDevice(entry, program, stage, args);
-  } catch (const std::exception &e) {
-    // The step cannot go on (out of GPU memory, a failed copy): end the
-    // rank, and with it the job, rather than leave the others waiting.
-    std::fprintf(stderr, "ober: error: %s\n", e.what());
-    std::exit(OBER_RT_EXIT_GPU);
-  }
+  // The step cannot go on after a failure (out of GPU memory, a failed
+  // copy): end the rank, and with it the job, rather than leave the
+  // others waiting.
+  return cuda::guarded(
+      "error", [&] { return invokeOnDevice(entry, program, stage, args); });
 }

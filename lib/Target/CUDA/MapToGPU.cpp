@@ -88,14 +88,18 @@ std::pair<gpu::LaunchOp, Value> createLaunch(OpBuilder &b, Location loc,
   return {launch, id};
 }
 
+/// A launch of one block of one thread before `at`; returns its body's
+/// terminator (what goes in the launch goes before it).
+Operation *oneThreadLaunch(Operation *at) {
+  OpBuilder b(at);
+  Value one = arith::ConstantIndexOp::create(b, at->getLoc(), 1);
+  gpu::LaunchOp launch = createLaunch(b, at->getLoc(), one, one).first;
+  return launch.getBody().front().getTerminator();
+}
+
 /// Runs `loop` (a host loop that touches memory) in a one-thread launch.
 void runInOneThread(Operation *loop) {
-  OpBuilder b(loop);
-  Location loc = loop->getLoc();
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto [launch, id] = createLaunch(b, loc, one, one);
-  (void)id;
-  loop->moveBefore(launch.getBody().front().getTerminator());
+  loop->moveBefore(oneThreadLaunch(loop));
 }
 
 /// Whether `op` may move into a kernel with the store it feeds: a load or
@@ -114,12 +118,7 @@ bool scalarWork(Operation *op) {
 /// What later host ops use stays on the host too (arithmetic is cloned; a
 /// load then remains, and is reported).
 void runStretchInOneThread(ArrayRef<Operation *> stretch) {
-  OpBuilder b(stretch.front());
-  Location loc = stretch.front()->getLoc();
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto [launch, id] = createLaunch(b, loc, one, one);
-  (void)id;
-  b.setInsertionPoint(launch.getBody().front().getTerminator());
+  OpBuilder b(oneThreadLaunch(stretch.front()));
   IRMapping map;
   for (Operation *op : stretch)
     b.clone(*op, map);

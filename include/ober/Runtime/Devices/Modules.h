@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <string>
@@ -35,6 +36,21 @@
 #define OBER_RT_EXIT_GPU 3
 
 namespace ober::rt::cuda {
+
+/// Prints "ober: <what>: <message>" to stderr and ends the process with
+/// OBER_RT_EXIT_GPU.
+[[noreturn]] void exitOnGpuFailure(const char *what,
+                                   const std::string &message);
+
+/// Runs `body`; an exception ends the process as exitOnGpuFailure does
+/// (for C callers and destructors, which cannot throw).
+template <typename Body> auto guarded(const char *what, Body body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    exitOnGpuFailure(what, e.what());
+  }
+}
 
 enum class ImageFormat { Auto, Fatbin, Cubin, PTX };
 
