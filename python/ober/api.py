@@ -406,8 +406,9 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     sequence_parallel, zero, precision, chunks, memory_fraction). Returns a
     Compiled, whose `train` builds and runs the training executable and
     whose call runs the model's inference executable, both built for
-    `target` (today "cpu"; `target_cpu` is the LLVM CPU, "native" for
-    this machine's). Tool errors raise OberError with the tool's message,
+    `target` ("cpu", where `target_cpu` is the LLVM CPU, "native" for
+    this machine's; or "cuda", NVIDIA GPUs sm_80/90/100, whose executables
+    need the NVIDIA driver where they run). Tool errors raise OberError with the tool's message,
     naming this function's keywords where it names an option."""
     if frontend == "auto":
         frontend = "torchscript" if supports_torchscript() else "onnx"

@@ -318,8 +318,22 @@ def test_compile_target():
     x, y = torch.randn(8, 12), torch.randint(0, 5, (8,))
     compiled = ober.compile(MLP(), (x,), target="cpu", target_cpu="generic")
     assert len(compiled.train((x, y), steps=2).losses) == 2
-    with pytest.raises(ober.OberError, match="target=cuda is not supported"):
-        ober.compile(MLP(), (x,), target="cuda").train((x, y), steps=1)
+    cuda = ober.compile(MLP(), (x,), target="cuda")
+    assert os.path.exists(cuda.executable())
+    if not _has_nvidia_driver():
+        with pytest.raises(ober.OberError, match="no CUDA device"):
+            cuda.train((x, y), steps=1)
+    with pytest.raises(ober.OberError, match="tpu"):
+        ober.compile(MLP(), (x,), target="tpu").train((x, y), steps=1)
+
+
+def _has_nvidia_driver():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
 
 
 def _torch_schedule(opt, kind, warmup, decay, min_lr, lr):

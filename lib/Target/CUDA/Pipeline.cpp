@@ -42,6 +42,9 @@ SmallVector<std::string> ober::CUDAPipelineOptions::chipList() const {
 }
 
 std::string mlir::ober::findCUDAToolkit(StringRef given) {
+  // A root is a toolkit when it has the two tools and libdevice: wrapper
+  // scripts such as /usr/local/bin/ptxas put a directory on PATH whose parent
+  // has the tools but not nvvm/, which gpu-module-to-binary needs.
   auto complete = [](StringRef root) {
     for (StringRef tool : {"ptxas", "fatbinary"}) {
       SmallString<128> path(root);
@@ -49,7 +52,10 @@ std::string mlir::ober::findCUDAToolkit(StringRef given) {
       if (!llvm::sys::fs::can_execute(path))
         return false;
     }
-    return true;
+    SmallString<128> libdevice(root);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice",
+                            "libdevice.10.bc");
+    return llvm::sys::fs::is_regular_file(libdevice);
   };
   if (!given.empty())
     return complete(given) ? given.str() : "";
