@@ -109,7 +109,8 @@ struct CompiledFunction::Impl {
 CompiledFunction::~CompiledFunction() = default;
 
 FailureOr<std::unique_ptr<CompiledFunction>>
-CompiledFunction::compile(ModuleOp module, func::FuncOp func) {
+CompiledFunction::compile(ModuleOp module, func::FuncOp func,
+                          const ConvertOberToLinalgOptions &lowering) {
   MLIRContext *ctx = module.getContext();
   for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
                                          func.getResultTypes())) {
@@ -122,7 +123,7 @@ CompiledFunction::compile(ModuleOp module, func::FuncOp func) {
   }
   OwningOpRef<ModuleOp> copy = prepareForCodegen(module, func);
   PassManager pm(ctx);
-  buildCPUPipeline(pm);
+  buildCPUPipeline(pm, lowering);
   if (failed(pm.run(*copy)))
     return failure();
 
@@ -229,9 +230,10 @@ CompiledFunction::run(ArrayRef<Tensor> args) {
 
 FailureOr<SmallVector<Tensor>>
 mlir::ober::runCompiled(ModuleOp module, func::FuncOp func,
-                        ArrayRef<Tensor> args) {
+                        ArrayRef<Tensor> args,
+                        const ConvertOberToLinalgOptions &lowering) {
   FailureOr<std::unique_ptr<CompiledFunction>> compiled =
-      CompiledFunction::compile(module, func);
+      CompiledFunction::compile(module, func, lowering);
   if (failed(compiled))
     return failure();
   return (*compiled)->run(args);

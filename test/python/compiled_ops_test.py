@@ -52,10 +52,12 @@ def ints(shape, low=-50, high=50, nonzero=False):
 
 class Case:
     """A function `body` of `args` [(name, shape, dtype, array)] returning
-    `results` [(value, shape, dtype)]."""
+    `results` [(value, shape, dtype)]; `cpu_flags`: ober-run's flags for
+    the compiled run."""
 
-    def __init__(self, name, args, body, results):
+    def __init__(self, name, args, body, results, cpu_flags=()):
         self.name, self.args, self.body, self.results = name, args, body, results
+        self.cpu_flags = list(cpu_flags)
 
     def module(self):
         params = ", ".join(f"%{n}: {tensor_type(s, d)}"
@@ -396,7 +398,9 @@ def conv_cases():
     """Convolutions through the kernel library: 1-, 2- and 3-D, groups,
     strides, dilations, asymmetric padding; the data gradient
     (conv_transpose, with output padding and a bias) and the weight
-    gradient, including geometries whose last windows leave input unread."""
+    gradient, including geometries whose last windows leave input unread;
+    each also as matrix products over gathered windows (what the CUDA
+    target compiles: `--convolutions=gemm`)."""
     geoms = [  # (n, c, o, groups, in, kernel, stride, dilation, pads)
         (2, 3, 4, 1, (9,), (3,), (2,), (1,), (1, 0)),
         (2, 4, 6, 2, (7, 8), (3, 2), (1, 2), (1, 1), (1, 0, 2, 1)),
@@ -437,6 +441,8 @@ def conv_cases():
                 ("gy", ys, "f32", floats(ys, special=False)),
                 ("bc", (c,), "f32", floats((c,), special=False))]
         yield Case(f"conv-{k}", args, body, results)
+        yield Case(f"conv-gemm-{k}", args, body, results,
+                   ["--convolutions=gemm"])
     x = floats((2, 3, 6, 6), special=False)
     w = floats((4, 3, 3, 3), special=False)
     body = ("  %xb = ober.cast %x : tensor<2x3x6x6xf32> to tensor<2x3x6x6xbf16>\n"
@@ -445,9 +451,11 @@ def conv_cases():
             "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 "
             ": i64} : (tensor<2x3x6x6xbf16>, tensor<4x3x3x3xbf16>) -> "
             "tensor<2x4x6x6xbf16>\n")
-    yield Case("conv-bf16", [("x", (2, 3, 6, 6), "f32", x),
-                             ("w", (4, 3, 3, 3), "f32", w)], body,
-               [("%y", (2, 4, 6, 6), "bf16")])
+    for name, flags in [("conv-bf16", []),
+                        ("conv-gemm-bf16", ["--convolutions=gemm"])]:
+        yield Case(name, [("x", (2, 3, 6, 6), "f32", x),
+                          ("w", (4, 3, 3, 3), "f32", w)], body,
+                   [("%y", (2, 4, 6, 6), "bf16")], flags)
 
 
 def _pool_out(size, k, s, pb, pe, d, ceil):
@@ -757,9 +765,10 @@ def run_case(case, tmp):
     outs = {}
     for engine in ["reference", "cpu"]:
         out = os.path.join(d, engine)
+        flags = case.cpu_flags if engine == "cpu" else []
         proc = subprocess.run([os.path.join(BIN, "ober-run"), src,
                                f"--engine={engine}", "--output-dir", out]
-                              + inputs, capture_output=True, text=True)
+                              + flags + inputs, capture_output=True, text=True)
         if proc.returncode:
             return [f"{engine} failed: {proc.stderr.strip()}"]
         outs[engine] = [np.load(os.path.join(out, f"{k}.npy"))

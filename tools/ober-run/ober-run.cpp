@@ -96,6 +96,11 @@ static cl::opt<std::string>
            cl::desc("What runs the function: 'reference' (the interpreter) or "
                     "'cpu' (compiled by the CPU pipeline, in this process)"),
            cl::init("reference"));
+static cl::opt<std::string> convolutions(
+    cl::cat(category), "convolutions",
+    cl::desc("With --engine=cpu, how convolutions compile: 'library' (the "
+             "kernel library's, the default) or 'gemm' (matrix products over "
+             "gathered windows, as on GPUs)"));
 static cl::opt<uint64_t> initSeed(
     cl::cat(category), "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
@@ -260,6 +265,11 @@ static LogicalResult runModel(MLIRContext &context) {
   if (engine != "reference" && engine != "cpu")
     return emitError(UnknownLoc::get(&context))
            << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
+  if (convolutions.getNumOccurrences() &&
+      (engine != "cpu" ||
+       (convolutions != "library" && convolutions != "gemm")))
+    return emitError(UnknownLoc::get(&context))
+           << "--convolutions must be 'library' or 'gemm', with --engine=cpu";
   if (engine == "cpu" && findGrid(*module))
     return emitError(UnknownLoc::get(&context))
            << "--engine=cpu runs on one device; this module has simulated "
@@ -343,7 +353,10 @@ static LogicalResult runModel(MLIRContext &context) {
     if (printStats)
       printDeviceStats(run->devices, run->collectives, "");
   } else if (engine == "cpu") {
-    results = runCompiled(*module, func, args);
+    ConvertOberToLinalgOptions lowering;
+    if (convolutions.getNumOccurrences())
+      lowering.convolutions = convolutions;
+    results = runCompiled(*module, func, args, lowering);
   } else {
     reference::Interpreter interpreter(*module);
     results = interpreter.run(func, args);

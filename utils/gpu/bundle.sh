@@ -37,6 +37,14 @@ make_gpt() {
     "$bin/ober-opt" --ober-build-train-step="eps=1e-3" -o "$work/gpt.mlir"
   echo "$work/gpt.mlir"
 }
+make_resnet() { # torchvision's resnet18 (10 classes) on 4 images of 48x48
+  PYTHONPATH="$root/utils/bench:$root/python" "$py" - "$work/resnet18.onnx" <<'PY'
+import sys, ober, torch_models
+model, inputs, _, _ = torch_models.build("resnet18", small=True)
+ober.export(model.train(), inputs, sys.argv[1])
+PY
+  echo "$work/resnet18.onnx --train-step=eps=1e-3"
+}
 inputs() { # name: writes $work/<name>.in*.npy, prints the --input flags
   "$py" - "$1" "$work" <<'PY'
 import sys, numpy as np
@@ -46,6 +54,8 @@ arrays = {"mlp": [r.standard_normal((64, 8)).astype(np.float32),
                   r.integers(0, 4, (64,)).astype(np.int64)],
           "gpt": [r.integers(0, 64, (4, 16)).astype(np.int64),
                   r.integers(0, 64, (4, 16)).astype(np.int64)],
+          "resnet18": [r.standard_normal((4, 3, 48, 48)).astype(np.float32),
+                       r.integers(0, 10, (4,)).astype(np.int64)],
           "perf": [r.integers(0, 50304, (8, 1024)).astype(np.int64),
                    r.integers(0, 50304, (8, 1024)).astype(np.int64)]}[name.split("-")[0]]
 flags = []
@@ -81,6 +91,7 @@ gpt="$(make_gpt)"
 model mlp-f32 "$mlp" "" 1e-4
 model gpt-f32 "$gpt" "" 1e-4
 model gpt-bf16 "$work/gpt-bf16.mlir" "" 2e-2
+model resnet18-f32 "$(make_resnet)" "" 1e-4
 # (b) performance: a GPT of 125M parameters (12 layers, hidden 768,
 # sequence 1024, batch 8, bf16), planned for one H200; its executable
 # prints the measured step time and MFU next to the plan's.
@@ -92,7 +103,6 @@ model gpt-bf16 "$work/gpt-bf16.mlir" "" 2e-2
 inputs perf > /dev/null
 cp "$work"/perf.in*.npy "$out/"
 echo "bundle: perf-gpt125m"
-echo "resnet18 unsupported: convolutions have no CUDA kernel yet (ober-cuda-kernel-calls)" > "$out/unsupported.txt"
 
 cp "$build/unittests/ober-rt-cuda-gpu-test" "$bin/ober-gpu-calibrate" "$root/utils/gpu/compare.py" "$out/"
 # Shared libraries beyond libc, libm, libstdc++, libgcc_s (Open MPI's, for

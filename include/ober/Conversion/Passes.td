@@ -33,8 +33,12 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
       becomes `linalg.matmul` or `linalg.batch_matmul`;
     - `conv`, `conv_transpose` (the data gradient of a convolution, plus
       its bias) and `conv_weight_grad` call the kernel library's
-      convolutions; bf16 and f16 operands are widened to f32 for every
-      kernel call and the result rounded once; each distinct kernel
+      convolutions, or with `convolutions=gemm` (targets without one, such
+      as CUDA) become one matrix product per group of the kernel library's
+      over the windows gathered into columns (im2col; the data gradient
+      gathers the columns back per input position); bf16 and f16 operands
+      are widened to f32 for every kernel call and the result rounded
+      once; each distinct kernel
       descriptor is listed in the module attribute `ober_cpu.kernels`
       (`{name, desc}`), which an executable creates ahead of its first
       step;
@@ -62,6 +66,12 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     pipeline runs it); `string_normalize` has no lowering. An op left
     without a lowering is an error naming it.
   }];
+  let options = [
+    Option<"convolutions", "convolutions", "std::string", "\"library\"",
+           "How convolutions lower: 'library' (the kernel library's "
+           "convolutions) or 'gemm' (windows gathered into columns, the "
+           "kernel library's matrix products)">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",

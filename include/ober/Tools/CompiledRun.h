@@ -10,6 +10,7 @@
 #ifndef OBER_TOOLS_COMPILEDRUN_H
 #define OBER_TOOLS_COMPILEDRUN_H
 
+#include "ober/Conversion/Passes.h"
 #include "ober/Reference/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,9 +24,11 @@ namespace mlir::ober {
 /// on the interpreter's tensors as often as needed.
 class CompiledFunction {
 public:
-  /// Errors name the op the pipeline could not lower.
-  static FailureOr<std::unique_ptr<CompiledFunction>> compile(ModuleOp module,
-                                                              func::FuncOp func);
+  /// Errors name the op the pipeline could not lower. `lowering`: the
+  /// options of convert-ober-to-linalg.
+  static FailureOr<std::unique_ptr<CompiledFunction>>
+  compile(ModuleOp module, func::FuncOp func,
+          const ConvertOberToLinalgOptions &lowering = {});
   ~CompiledFunction();
   FailureOr<SmallVector<reference::Tensor>>
   run(ArrayRef<reference::Tensor> args);
@@ -39,7 +42,8 @@ private:
 /// Compiles `func` and runs it once on `args`.
 FailureOr<SmallVector<reference::Tensor>>
 runCompiled(ModuleOp module, func::FuncOp func,
-            ArrayRef<reference::Tensor> args);
+            ArrayRef<reference::Tensor> args,
+            const ConvertOberToLinalgOptions &lowering = {});
 
 } // namespace mlir::ober
 

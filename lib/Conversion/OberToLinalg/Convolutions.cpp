@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Convolution.h"
 #include "Lowering.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
@@ -28,47 +29,18 @@ using namespace mlir;
 using namespace mlir::ober;
 using namespace mlir::ober::lowering;
 
-namespace {
-
-/// One forward convolution's geometry, as the kernel descriptor holds it.
-struct ConvGeometry {
-  int64_t n = 0, c = 0, o = 0, groups = 1;
-  bool bias = false;
-  SmallVector<int64_t> in, kernel, out, stride, dilation, padBegin, padEnd;
-
-  SmallVector<int64_t> fields() const {
-    SmallVector<int64_t> f(OBER_CONV_ARRAYS);
-    f[OBER_CONV_SPATIAL] = in.size();
-    f[OBER_CONV_N] = n;
-    f[OBER_CONV_C] = c;
-    f[OBER_CONV_O] = o;
-    f[OBER_CONV_GROUPS] = groups;
-    f[OBER_CONV_HAS_BIAS] = bias;
-    for (const SmallVector<int64_t> *a :
-         {&in, &kernel, &out, &stride, &dilation, &padBegin, &padEnd})
-      f.append(a->begin(), a->end());
-    return f;
-  }
-
-  /// The input extent the windows of output `i` reach.
-  int64_t reach(size_t i) const {
-    return (out[i] - 1) * stride[i] - padBegin[i] +
-           dilation[i] * (kernel[i] - 1) + 1;
-  }
-
-  bool empty() const {
-    return n == 0 || c == 0 || o == 0 ||
-           llvm::any_of(in, [](int64_t d) { return d == 0; }) ||
-           llvm::any_of(out, [](int64_t d) { return d == 0; });
-  }
-};
-
 /// The geometry of a convolution of `input` (`[n, c, in...]`) into
-/// `output` (`[n, o, out...]`) with `kernel` and the op's attributes.
-ConvGeometry geometry(RankedTensorType input, RankedTensorType output,
-                      ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                      ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
-                      int64_t groups) {
+/// `output` (`[n, o, out...]`) with `kernel` and the op's attributes
+/// (`padding`: every dimension's start, then every end).
+static FailureOr<ConvGeometry>
+geometry(Type inputType, Type outputType, Type weightType, ArrayRef<int64_t> kernel,
+         ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+         ArrayRef<int64_t> dilations, int64_t groups) {
+  auto input = cast<RankedTensorType>(inputType);
+  auto output = cast<RankedTensorType>(outputType);
+  if (!input.hasStaticShape() || !output.hasStaticShape() ||
+      !cast<RankedTensorType>(weightType).hasStaticShape())
+    return failure();
   ConvGeometry g;
   size_t k = input.getRank() - 2;
   g.n = input.getDimSize(0);
@@ -83,6 +55,48 @@ ConvGeometry geometry(RankedTensorType input, RankedTensorType output,
   g.padBegin.assign(padding.begin(), padding.begin() + k);
   g.padEnd.assign(padding.begin() + k, padding.end());
   return g;
+}
+
+static ArrayRef<int64_t> spatialKernel(Value weight) {
+  return cast<RankedTensorType>(weight.getType()).getShape().drop_front(2);
+}
+
+FailureOr<ConvGeometry> lowering::convGeometry(ConvOp op) {
+  return geometry(op.getInput().getType(), op.getResult().getType(),
+                  op.getWeight().getType(), spatialKernel(op.getWeight()),
+                  op.getStrides(), op.getPadding(), op.getDilations(),
+                  op.getGroups());
+}
+
+FailureOr<ConvGeometry> lowering::convGeometry(ConvTransposeOp op) {
+  return geometry(op.getResult().getType(), op.getInput().getType(),
+                  op.getWeight().getType(), spatialKernel(op.getWeight()),
+                  op.getStrides(), op.getPadding(), op.getDilations(),
+                  op.getGroups());
+}
+
+FailureOr<ConvGeometry> lowering::convGeometry(ConvWeightGradOp op) {
+  return geometry(op.getInput().getType(), op.getOutputGrad().getType(),
+                  op.getResult().getType(), op.getKernel(), op.getStrides(),
+                  op.getPadding(), op.getDilations(), op.getGroups());
+}
+
+namespace {
+
+/// The kernel descriptor's fields of `g` (ober/Runtime/CPUKernels.h).
+SmallVector<int64_t> descriptorFields(const ConvGeometry &g) {
+  SmallVector<int64_t> f(OBER_CONV_ARRAYS);
+  f[OBER_CONV_SPATIAL] = g.in.size();
+  f[OBER_CONV_N] = g.n;
+  f[OBER_CONV_C] = g.c;
+  f[OBER_CONV_O] = g.o;
+  f[OBER_CONV_GROUPS] = g.groups;
+  f[OBER_CONV_HAS_BIAS] = g.bias;
+  for (const SmallVector<int64_t> *a :
+       {&g.in, &g.kernel, &g.out, &g.stride, &g.dilation, &g.padBegin,
+        &g.padEnd})
+    f.append(a->begin(), a->end());
+  return f;
 }
 
 /// The geometry of an adjoint: the input extent its windows reach, no
@@ -130,14 +144,11 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    auto weight = cast<RankedTensorType>(op.getWeight().getType());
     auto result = cast<RankedTensorType>(op.getResult().getType());
-    if (!input.hasStaticShape() || !weight.hasStaticShape())
+    FailureOr<ConvGeometry> geometry = convGeometry(op);
+    if (failed(geometry))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    ConvGeometry g = geometry(input, result, weight.getShape().drop_front(2),
-                              op.getStrides(), op.getPadding(),
-                              op.getDilations(), op.getGroups());
+    ConvGeometry &g = *geometry;
     Location loc = op.getLoc();
     Value bias = op.getBias();
     if (g.empty()) {
@@ -149,7 +160,7 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     // Without a bias the weight stands in for it (the kernel ignores it).
     inputs.push_back(bias ? bias : op.getWeight());
     rewriter.replaceOp(op, callKernel(rewriter, loc, OBER_RT_CPU_CONV,
-                                      g.fields(), inputs, result));
+                                      descriptorFields(g), inputs, result));
     return success();
   }
 };
@@ -160,28 +171,21 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvTransposeOp op,
                                 PatternRewriter &rewriter) const override {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    auto weight = cast<RankedTensorType>(op.getWeight().getType());
     auto result = cast<RankedTensorType>(op.getResult().getType());
-    if (!input.hasStaticShape() || !weight.hasStaticShape())
+    FailureOr<ConvGeometry> forward = convGeometry(op);
+    if (failed(forward))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     Type element = result.getElementType();
-    // The forward convolution: from `result` to `input`, its weight
-    // `[C, O / groups, K...]` as `[O_fwd, C_fwd / groups, K...]`.
-    ConvGeometry forward = geometry(result, input,
-                                    weight.getShape().drop_front(2),
-                                    op.getStrides(), op.getPadding(),
-                                    op.getDilations(), op.getGroups());
     Value out;
-    FailureOr<ConvGeometry> g = adjointGeometry(forward);
-    if (forward.empty() || failed(g)) {
+    FailureOr<ConvGeometry> g = adjointGeometry(*forward);
+    if (forward->empty() || failed(g)) {
       out = zeros(rewriter, loc, result);
     } else {
       SmallVector<int64_t> shape = {g->n, g->c};
       shape.append(g->in);
       out = callKernel(rewriter, loc, OBER_RT_CPU_CONV_BACKWARD_DATA,
-                       g->fields(), {op.getInput(), op.getWeight()},
+                       descriptorFields(*g), {op.getInput(), op.getWeight()},
                        result.clone(shape));
       out = fitSpatial(rewriter, loc, out, result.getShape().drop_front(2));
     }
@@ -207,24 +211,20 @@ struct ConvWeightGradLowering : OpRewritePattern<ConvWeightGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvWeightGradOp op,
                                 PatternRewriter &rewriter) const override {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    auto grad = cast<RankedTensorType>(op.getOutputGrad().getType());
     auto result = cast<RankedTensorType>(op.getResult().getType());
-    if (!input.hasStaticShape() || !grad.hasStaticShape())
+    FailureOr<ConvGeometry> forward = convGeometry(op);
+    if (failed(forward))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
-    ConvGeometry forward = geometry(input, grad, op.getKernel(),
-                                    op.getStrides(), op.getPadding(),
-                                    op.getDilations(), op.getGroups());
-    FailureOr<ConvGeometry> g = adjointGeometry(forward);
-    if (forward.empty() || failed(g)) {
+    FailureOr<ConvGeometry> g = adjointGeometry(*forward);
+    if (forward->empty() || failed(g)) {
       rewriter.replaceOp(op, zeros(rewriter, loc, result));
       return success();
     }
     Value x = fitSpatial(rewriter, loc, op.getInput(), g->in);
     rewriter.replaceOp(op, callKernel(rewriter, loc,
                                       OBER_RT_CPU_CONV_BACKWARD_WEIGHTS,
-                                      g->fields(), {x, op.getOutputGrad()},
+                                      descriptorFields(*g), {x, op.getOutputGrad()},
                                       result));
     return success();
   }

@@ -92,6 +92,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
 void populateConvolutionPatterns(RewritePatternSet &patterns);
+/// The convolutions as matrix products over gathered windows.
+void populateConvolutionGemmPatterns(RewritePatternSet &patterns);
 void populatePoolingPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 

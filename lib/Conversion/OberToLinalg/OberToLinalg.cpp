@@ -31,8 +31,14 @@ using namespace mlir::ober;
 namespace {
 struct ConvertOberToLinalg
     : public ober::impl::ConvertOberToLinalgBase<ConvertOberToLinalg> {
+  using ConvertOberToLinalgBase::ConvertOberToLinalgBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    if (convolutions != "library" && convolutions != "gemm") {
+      getOperation().emitError("convert-ober-to-linalg: convolutions='")
+          << convolutions << "' is not one of library, gemm";
+      return signalPassFailure();
+    }
     RewritePatternSet rewrites(ctx);
     lowering::populateContractionRewrites(rewrites);
     if (failed(applyPatternsGreedily(getOperation(), std::move(rewrites))))
@@ -45,7 +51,10 @@ struct ConvertOberToLinalg
     lowering::populateNormalizationPatterns(patterns);
     lowering::populateLossPatterns(patterns);
     lowering::populateIndexingPatterns(patterns);
-    lowering::populateConvolutionPatterns(patterns);
+    if (convolutions == "gemm")
+      lowering::populateConvolutionGemmPatterns(patterns);
+    else
+      lowering::populateConvolutionPatterns(patterns);
     lowering::populatePoolingPatterns(patterns);
     lowering::populateDropoutPatterns(patterns);
     // One rewrite per op, each replacing it; what is left has no lowering.

@@ -100,13 +100,14 @@ mlir::ober::prepareForCodegen(ModuleOp module, ArrayRef<func::FuncOp> funcs,
   return copy;
 }
 
-void mlir::ober::buildBufferizationPipeline(OpPassManager &pm,
-                                            bool threadChunks) {
+void mlir::ober::buildBufferizationPipeline(
+    OpPassManager &pm, bool threadChunks,
+    const ConvertOberToLinalgOptions &lowering) {
   // No fused attention kernel yet: its definition in primitive ops.
   pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
   // Collectives and transfers: asynchronous runtime calls.
   pm.addPass(createConvertShardToRuntime());
-  pm.addPass(createConvertOberToLinalg());
+  pm.addPass(createConvertOberToLinalg(lowering));
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createReuseDeadInputsPass());
@@ -132,8 +133,9 @@ void mlir::ober::buildDeallocationPipeline(OpPassManager &pm) {
   pm.addPass(createCopiesAsLoopsPass());
 }
 
-void mlir::ober::buildCPUPipeline(OpPassManager &pm) {
-  buildBufferizationPipeline(pm, /*threadChunks=*/true);
+void mlir::ober::buildCPUPipeline(OpPassManager &pm,
+                                  const ConvertOberToLinalgOptions &lowering) {
+  buildBufferizationPipeline(pm, /*threadChunks=*/true, lowering);
   buildDeallocationPipeline(pm);
   pm.addPass(createOutlineKernelsPass());
   // Each kernel's chunks as an OpenMP work-sharing loop.

@@ -136,8 +136,9 @@ struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
       if (callee.starts_with("ober_rt_cpu_")) {
         call.emitOpError("'")
             << callee
-            << "' has no CUDA kernel yet (the CUDA target runs matrix "
-               "products through cuBLASLt; convolutions are not supported)";
+            << "' has no CUDA kernel (the CUDA target runs matrix products "
+               "through cuBLASLt and lowers convolutions with "
+               "convolutions=gemm)";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

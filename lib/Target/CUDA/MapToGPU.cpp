@@ -12,9 +12,12 @@
 
 #include "ober/Target/CUDA/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::ober {
 #define GEN_PASS_DEF_MAPTOGPUPASS
@@ -247,6 +250,35 @@ LogicalResult mapParallelLoop(scf::ParallelOp loop, int64_t threadsPerBlock) {
   return success();
 }
 
+/// Bufferization's general deallocation calls its `dealloc_helper` with
+/// lists of pointers and flags in buffers allocated for the call, which the
+/// host fills and reads: they become the host's stack buffers (their
+/// deallocations go).
+void keepHelperListsOnHost(func::FuncOp func) {
+  llvm::SetVector<memref::AllocOp> lists;
+  func.walk([&](func::CallOp call) {
+    if (!call.getCallee().starts_with("dealloc_helper"))
+      return;
+    for (Value arg : call.getOperands()) {
+      while (auto cast = arg.getDefiningOp<memref::CastOp>())
+        arg = cast.getSource();
+      if (auto alloc = arg.getDefiningOp<memref::AllocOp>())
+        lists.insert(alloc);
+    }
+  });
+  for (memref::AllocOp alloc : lists) {
+    OpBuilder b(alloc);
+    auto alloca = memref::AllocaOp::create(
+        b, alloc.getLoc(), alloc.getType(), alloc.getDynamicSizes(),
+        alloc.getSymbolOperands(), alloc.getAlignmentAttr());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(alloca.getResult());
+    alloc.erase();
+  }
+}
+
 struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
   using MapToGPUPassBase::MapToGPUPassBase;
 
@@ -261,6 +293,7 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
           << static_cast<int64_t>(threadsPerBlock) << " must be a multiple of 32 in [32, 1024]";
       return signalPassFailure();
     }
+    keepHelperListsOnHost(func);
     // Reduction loops around parallel ones go inside them (innermost
     // first: post-order, so that nests of them sink all the way).
     SmallVector<scf::ForOp> fors;

@@ -76,7 +76,11 @@ std::string mlir::ober::findCUDAToolkit(StringRef given) {
 
 void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
                                    const CUDAPipelineOptions &options) {
-  buildBufferizationPipeline(pm, /*threadChunks=*/false);
+  // No convolution library on the device: convolutions as cuBLASLt
+  // products over gathered windows.
+  ConvertOberToLinalgOptions lowering;
+  lowering.convolutions = "gemm";
+  buildBufferizationPipeline(pm, /*threadChunks=*/false, lowering);
   pm.addPass(createConstantsOnDevicePass());
   buildDeallocationPipeline(pm);
   pm.addPass(createKernelCallsPass());

@@ -163,6 +163,30 @@ func.func @host_list(%p: index) {
 
 // -----
 
+// The general deallocation's lists (allocated for its helper's call, which
+// the host fills and reads) become host stack buffers, their frees go.
+// CHECK-LABEL: func.func @dealloc_lists
+// CHECK-NOT: gpu.launch
+// CHECK: %[[LIST:.*]] = memref.alloca() : memref<2xindex>
+// CHECK: memref.store %{{.*}}, %[[LIST]]
+// CHECK: call @dealloc_helper(%{{.*}})
+// CHECK: memref.load %[[LIST]]
+// CHECK-NOT: memref.dealloc %[[LIST]]
+// CHECK: return
+func.func private @dealloc_helper(memref<?xindex>)
+func.func @dealloc_lists(%p: index) -> index {
+  %c0 = arith.constant 0 : index
+  %list = memref.alloc() : memref<2xindex>
+  memref.store %p, %list[%c0] : memref<2xindex>
+  %cast = memref.cast %list : memref<2xindex> to memref<?xindex>
+  call @dealloc_helper(%cast) : (memref<?xindex>) -> ()
+  %r = memref.load %list[%c0] : memref<2xindex>
+  memref.dealloc %list : memref<2xindex>
+  return %r : index
+}
+
+// -----
+
 func.func @yields(%x: memref<8xf32>) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -10,6 +10,8 @@
 #ifndef OBER_TARGET_CPU_PIPELINE_H
 #define OBER_TARGET_CPU_PIPELINE_H
 
+#include "ober/Conversion/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -40,15 +42,19 @@ constexpr llvm::StringLiteral kResultsInPlaceAttrName =
 /// linalg on buffers (attention decomposed, collectives as runtime calls,
 /// elementwise chains fused, one-shot bufferization, results written in
 /// place). `threadChunks`: split large loop nests into chunks for the CPU's
-/// threads (ober-cpu-distribute) before bufferizing.
-void buildBufferizationPipeline(OpPassManager &pm, bool threadChunks);
+/// threads (ober-cpu-distribute) before bufferizing. `lowering`: the
+/// options of convert-ober-to-linalg (how convolutions lower).
+void buildBufferizationPipeline(
+    OpPassManager &pm, bool threadChunks,
+    const ConvertOberToLinalgOptions &lowering = {});
 
 /// What follows it on every target: buffers freed at their last use, and
 /// copies as linalg loops.
 void buildDeallocationPipeline(OpPassManager &pm);
 
 /// Appends the CPU pipeline to `pm` (a module pass manager).
-void buildCPUPipeline(OpPassManager &pm);
+void buildCPUPipeline(OpPassManager &pm,
+                      const ConvertOberToLinalgOptions &lowering = {});
 
 /// Registers what the pipeline's passes need of the dialects they meet
 /// (bufferization models of arith, linalg, tensor, scf and func; the LLVM
