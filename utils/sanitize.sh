@@ -39,7 +39,11 @@ configure() { # DIR SANITIZERS [cmake options]
   shift 2
   [[ -f "$dir/build.ninja" ]] && return
   mkdir -p "$dir"
+  # -O1, as the sanitizers' documentation advises: a quarter less compile
+  # time than -O3, and the time of the tests under them is mostly in the
+  # uninstrumented libMLIR.
   cmake -G Ninja -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" \
     "${compilers[@]}" -DOBER_SANITIZE="$sanitizers" "$@" > "$dir/configure.log"
 }
 build_asan() {
