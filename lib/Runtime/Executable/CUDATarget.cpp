@@ -161,3 +161,15 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
   return cuda::guarded(
       "error", [&] { return invokeOnDevice(entry, program, stage, args); });
 }
+
+double ober::rt::devicePeakBytes() {
+  return cuda::guarded("error", [] {
+    return static_cast<double>(
+        cuda::deviceAllocator(cuda::currentDevice()).stats().peakInUse);
+  });
+}
+
+void ober::rt::resetDevicePeak() {
+  cuda::guarded("error",
+                [] { cuda::deviceAllocator(cuda::currentDevice()).resetPeak(); });
+}

@@ -651,10 +651,13 @@ double heldBytes() {
                               : residentBytes();
 }
 
-/// Bytes one device's training holds at most: the process's peak beyond
+/// Bytes one device's training holds at most: the device's own memory
+/// where the target has it (Target.h), else the process's peak beyond
 /// what it held when training started (the program, the libraries, the
 /// runtime), shared among the ranks that are its threads.
 double trainingPeakBytes(double heldBefore, int64_t ranksHere) {
+  if (double device = devicePeakBytes(); device >= 0)
+    return device;
   double peak = allocationsCounted() ? static_cast<double>(peakLiveBytes())
                                      : peakResidentBytes();
   return std::max(0.0, peak - heldBefore) /
@@ -793,6 +796,7 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
   // Once per process (its ranks are consecutive): the peak from here on.
   if (where.rank % std::max<int64_t>(1, where.ranksInProcess) == 0)
     resetPeakLiveBytes();
+  resetDevicePeak();
   try {
     std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);

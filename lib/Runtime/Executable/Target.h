@@ -33,6 +33,13 @@ std::vector<HostTensor> invoke(Entry entry, const Program &program,
                                int64_t stage,
                                const std::vector<HostTensor> &args);
 
+/// Bytes of the target's own memory that this thread's device has held
+/// at most since resetDevicePeak() (CUDA: blocks in use in the GPU's
+/// caching allocator), or -1 where the program's buffers are host memory
+/// (Run.cpp then counts the process's allocations).
+double devicePeakBytes();
+void resetDevicePeak();
+
 /// What both targets' invoke share (Run.cpp): calls `entry` on the
 /// arguments' memref `descriptors` and returns the descriptors of the
 /// results it returned (those not written in place), one after another:
