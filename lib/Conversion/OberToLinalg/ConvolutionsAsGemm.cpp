@@ -39,29 +39,13 @@ using namespace mlir::ober::lowering;
 
 namespace {
 
-int64_t product(ArrayRef<int64_t> sizes) {
-  int64_t p = 1;
-  for (int64_t s : sizes)
-    p *= s;
-  return p;
-}
-
-/// `v` as the float type `to`: extended or rounded.
-Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
-  Type from = v.getType();
-  if (from == to)
-    return v;
-  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, to, v);
-  return arith::TruncFOp::create(b, loc, to, v);
-}
-
 /// The sizes of the products of `g`.
 struct GemmSizes {
   int64_t groups, cg, og, k, s, n;
   explicit GemmSizes(const ConvGeometry &g)
       : groups(g.groups), cg(g.c / g.groups), og(g.o / g.groups),
-        k(product(g.kernel)), s(product(g.out)), n(g.n) {}
+        k(ShapedType::getNumElements(g.kernel)),
+        s(ShapedType::getNumElements(g.out)), n(g.n) {}
   /// Rows of the columns: an input channel's kernel positions.
   int64_t rows() const { return cg * k; }
   /// Columns: every image's output positions.
@@ -73,10 +57,8 @@ struct GemmSizes {
 Value padToWindows(OpBuilder &b, Location loc, Value x, const ConvGeometry &g) {
   SmallVector<int64_t> low(2, 0), high(2, 0);
   for (size_t i = 0; i < g.rank(); ++i) {
-    int64_t extent =
-        (g.out[i] - 1) * g.stride[i] + g.dilation[i] * (g.kernel[i] - 1) + 1;
     low.push_back(g.padBegin[i]);
-    high.push_back(std::max<int64_t>(extent - g.padBegin[i] - g.in[i], 0));
+    high.push_back(std::max<int64_t>(g.reach(i) - g.in[i], 0));
   }
   if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
       llvm::all_of(high, [](int64_t v) { return v == 0; }))
@@ -133,13 +115,14 @@ Value channelsFirst(OpBuilder &b, Location loc, Value t, int64_t groups) {
                  b, loc, reshapeTo(b, loc, t, split), init, perm)
                  .getResult()[0];
   return reshapeTo(b, loc, t2,
-                   {groups, og, n * product(shape.drop_front(2))});
+                   {groups, og, n * ShapedType::getNumElements(shape.drop_front(2))});
 }
 
-/// `c[g] = op(a[g]) @ op(b[g])` for each group, in f32.
+/// `c[g] = op(a[g]) @ op(b[g])` for each group, in f32, the result rounded
+/// to `element`.
 Value groupProducts(OpBuilder &b, Location loc, Value lhs, Value rhs,
                     int64_t groups, int64_t m, int64_t n, int64_t k,
-                    bool transposeA, bool transposeB) {
+                    bool transposeA, bool transposeB, Type element) {
   SmallVector<int64_t> fields(OBER_MATMUL_FIELDS, 0);
   fields[OBER_MATMUL_BATCH] = fields[OBER_MATMUL_A_BATCH] =
       fields[OBER_MATMUL_B_BATCH] = groups;
@@ -149,7 +132,7 @@ Value groupProducts(OpBuilder &b, Location loc, Value lhs, Value rhs,
   fields[OBER_MATMUL_TRANSPOSE_A] = transposeA;
   fields[OBER_MATMUL_TRANSPOSE_B] = transposeB;
   return callKernel(b, loc, OBER_RT_CPU_MATMUL, fields, {lhs, rhs},
-                    RankedTensorType::get({groups, m, n}, b.getF32Type()));
+                    RankedTensorType::get({groups, m, n}, element));
 }
 
 /// The result (`[N, G * OG, S...]` of `result`'s type) of `y` (`[G, OG, N
@@ -185,8 +168,8 @@ Value channelsSecond(OpBuilder &b, Location loc, Value y, Value bias,
         Value sum = v[0];
         if (bias)
           sum = arith::AddFOp::create(
-              nb, l, sum, convertFloat(nb, l, v[1], nb.getF32Type()));
-        linalg::YieldOp::create(nb, l, convertFloat(nb, l, sum, element));
+              nb, l, sum, castElement(nb, l, v[1], nb.getF32Type()));
+        linalg::YieldOp::create(nb, l, castElement(nb, l, sum, element));
       });
   return reshapeTo(b, loc, generic.getResult(0), shape);
 }
@@ -296,7 +279,7 @@ struct ConvGemmLowering : OpRewritePattern<ConvOp> {
       Value w = reshapeTo(rewriter, loc, op.getWeight(),
                           {m.groups, m.og, m.rows()});
       y = groupProducts(rewriter, loc, w, cols, m.groups, m.og, m.columns(),
-                        m.rows(), false, false);
+                        m.rows(), false, false, rewriter.getF32Type());
     }
     rewriter.replaceOp(
         op, channelsSecond(rewriter, loc, y, bias, result, g.groups));
@@ -324,15 +307,8 @@ struct ConvWeightGradGemmLowering : OpRewritePattern<ConvWeightGradOp> {
     Value gy = channelsFirst(rewriter, loc, op.getOutputGrad(), g.groups);
     // cols[g] stored [CG * K, N * S] is the transposed right operand.
     Value dw = groupProducts(rewriter, loc, gy, cols, m.groups, m.og,
-                             m.rows(), m.columns(), false, true);
-    if (result.getElementType() != rewriter.getF32Type())
-      dw = mapElements(rewriter, loc,
-                       cast<RankedTensorType>(dw.getType())
-                           .clone(result.getElementType()),
-                       dw, [&](OpBuilder &nb, Location l, ValueRange v) {
-                         return convertFloat(nb, l, v[0],
-                                             result.getElementType());
-                       });
+                             m.rows(), m.columns(), false, true,
+                             result.getElementType());
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, dw, result.getShape()));
     return success();
   }
@@ -361,7 +337,7 @@ struct ConvTransposeGemmLowering : OpRewritePattern<ConvTransposeOp> {
       Value gy = channelsFirst(rewriter, loc, op.getInput(), g.groups);
       // w[g] stored [OG, CG * K] is the transposed left operand.
       Value dcols = groupProducts(rewriter, loc, w, gy, m.groups, m.rows(),
-                                  m.columns(), m.og, true, false);
+                                  m.columns(), m.og, true, false, f32);
       dx = gatherColumns(rewriter, loc, dcols, g);
     }
     Type element = result.getElementType();
@@ -383,8 +359,8 @@ struct ConvTransposeGemmLowering : OpRewritePattern<ConvTransposeOp> {
                           if (v.size() > 1)
                             sum = arith::AddFOp::create(
                                 nb, l, sum,
-                                convertFloat(nb, l, v[1], nb.getF32Type()));
-                          return convertFloat(nb, l, sum, element);
+                                castElement(nb, l, v[1], nb.getF32Type()));
+                          return castElement(nb, l, sum, element);
                         }));
     return success();
   }

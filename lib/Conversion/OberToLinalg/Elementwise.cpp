@@ -77,6 +77,58 @@ Value lowering::mapElements(
   return generic.getResult(0);
 }
 
+Value lowering::castElement(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat)
+    return fromFloat.getWidth() < toFloat.getWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, x))
+               : Value(arith::TruncFOp::create(b, loc, to, x));
+  if (to.isInteger(1)) {
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                   scalarConstant(b, loc, from, 0.0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                 scalarConstant(b, loc, from, 0));
+  }
+  if (toFloat)
+    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, x))
+                             : Value(arith::SIToFPOp::create(b, loc, to, x));
+  if (fromFloat) {
+    // Through i64 (the interpreter's integers), saturating there, then
+    // wrapping to the target width.
+    Type i64 = b.getI64Type();
+    Value wide = widen(b, loc, x);
+    Value v = arith::FPToSIOp::create(b, loc, i64, wide);
+    Type w = wide.getType();
+    Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, wide,
+                                      scalarConstant(b, loc, w, 9223372036854775807.0));
+    Value small = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OLE, wide,
+        scalarConstant(b, loc, w, -9223372036854775808.0));
+    v = arith::SelectOp::create(
+        b, loc, big,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(INT64_MAX)), v);
+    v = arith::SelectOp::create(
+        b, loc, small,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(INT64_MIN)), v);
+    Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, wide,
+                                      wide);
+    v = arith::SelectOp::create(
+        b, loc, nan, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
+        v);
+    return to.isInteger(64) ? v : Value(arith::TruncIOp::create(b, loc, to, v));
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw > tw)
+    return arith::TruncIOp::create(b, loc, to, x);
+  return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, loc, to, x))
+                           : Value(arith::ExtSIOp::create(b, loc, to, x));
+}
+
 namespace {
 
 Value sigmoidOf(OpBuilder &b, Location loc, Value x) {
@@ -290,60 +342,6 @@ arith::CmpIPredicate intPredicate(CompareDirection d) {
   llvm_unreachable("compare direction");
 }
 
-/// One element cast as the interpreter casts it: floats round, integers
-/// wrap, a float becomes an integer by truncation toward zero (NaN 0,
-/// saturating), anything becomes i1 by being nonzero.
-Value castElement(OpBuilder &b, Location loc, Value x, Type to) {
-  Type from = x.getType();
-  if (from == to)
-    return x;
-  auto fromFloat = dyn_cast<FloatType>(from);
-  auto toFloat = dyn_cast<FloatType>(to);
-  if (fromFloat && toFloat)
-    return fromFloat.getWidth() < toFloat.getWidth()
-               ? Value(arith::ExtFOp::create(b, loc, to, x))
-               : Value(arith::TruncFOp::create(b, loc, to, x));
-  if (to.isInteger(1)) {
-    if (fromFloat)
-      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
-                                   scalarConstant(b, loc, from, 0.0));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
-                                 scalarConstant(b, loc, from, 0));
-  }
-  if (toFloat)
-    return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, x))
-                             : Value(arith::SIToFPOp::create(b, loc, to, x));
-  if (fromFloat) {
-    // Through i64 (the interpreter's integers), saturating there, then
-    // wrapping to the target width.
-    Type i64 = b.getI64Type();
-    Value wide = widen(b, loc, x);
-    Value v = arith::FPToSIOp::create(b, loc, i64, wide);
-    Type w = wide.getType();
-    Value big = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, wide,
-                                      scalarConstant(b, loc, w, 9223372036854775807.0));
-    Value small = arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OLE, wide,
-        scalarConstant(b, loc, w, -9223372036854775808.0));
-    v = arith::SelectOp::create(
-        b, loc, big,
-        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(INT64_MAX)), v);
-    v = arith::SelectOp::create(
-        b, loc, small,
-        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(INT64_MIN)), v);
-    Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, wide,
-                                      wide);
-    v = arith::SelectOp::create(
-        b, loc, nan, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
-        v);
-    return to.isInteger(64) ? v : Value(arith::TruncIOp::create(b, loc, to, v));
-  }
-  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
-  if (fw > tw)
-    return arith::TruncIOp::create(b, loc, to, x);
-  return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, loc, to, x))
-                           : Value(arith::ExtSIOp::create(b, loc, to, x));
-}
 
 /// Unary, binary, compare and select ops: one generic each.
 struct ElementwiseLowering : RewritePattern {

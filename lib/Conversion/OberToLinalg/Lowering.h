@@ -22,6 +22,10 @@ Value widen(OpBuilder &b, Location loc, Value v);
 Value narrow(OpBuilder &b, Location loc, Value v, Type element);
 /// A scalar constant of `type` (float or integer).
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
+/// One element cast as the interpreter casts it: floats round, integers
+/// wrap, a float becomes an integer by truncation toward zero (NaN 0,
+/// saturating), anything becomes i1 by being nonzero.
+Value castElement(OpBuilder &b, Location loc, Value x, Type to);
 
 /// One `linalg.generic` over the shape of `result`: each input broadcast to
 /// it by NumPy rules, `body` computing an element from the inputs'.
