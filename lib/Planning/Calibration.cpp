@@ -121,6 +121,18 @@ FitError mlir::ober::planning::fitError(const std::vector<FitCase> &cases,
   return e;
 }
 
+double mlir::ober::planning::fitLoss(const std::vector<FitCase> &cases,
+                                     double norm) {
+  double sum = 0;
+  size_t count = 0;
+  for (const FitCase &c : cases)
+    if (!c.heldOut) {
+      sum += std::pow(std::fabs(c.predicted / c.run->seconds - 1), norm);
+      ++count;
+    }
+  return count ? std::pow(sum / count, 1 / norm) : 0;
+}
+
 static std::vector<double> ranksOf(const std::vector<double> &v) {
   std::vector<size_t> order(v.size());
   std::iota(order.begin(), order.end(), 0);
@@ -194,7 +206,7 @@ Device withParameters(const Device &base, ArrayRef<FitParameter> params) {
 
 std::vector<FitParameter>
 mlir::ober::planning::fitDevice(Cluster &cluster, std::vector<FitCase> &cases,
-                                llvm::raw_ostream *log) {
+                                double norm, llvm::raw_ostream *log) {
   const Device base = cluster.device;
   std::vector<FitParameter> params;
   if (!base.gemm.empty()) {
@@ -217,7 +229,7 @@ mlir::ober::planning::fitDevice(Cluster &cluster, std::vector<FitCase> &cases,
         c.problem->matmulSeconds.clear();
       }
     predictCases(cases);
-    return fitError(cases, false).mean;
+    return fitLoss(cases, norm);
   };
   double best = objective();
   // Coordinate search: a scan of each parameter's range, then a golden
@@ -254,7 +266,8 @@ mlir::ober::planning::fitDevice(Cluster &cluster, std::vector<FitCase> &cases,
       p.value = at;
     }
     if (log) {
-      *log << llvm::format("fit round %d: mean error %.4f", round + 1, best);
+      *log << llvm::format("fit round %d: L%g error %.4f", round + 1, norm,
+                           best);
       for (const FitParameter &p : params)
         *log << "  " << p.name << "=" << llvm::format("%.4g", p.value);
       *log << "\n";

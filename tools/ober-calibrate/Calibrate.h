@@ -7,6 +7,7 @@
 #ifndef OBER_TOOLS_CALIBRATE_H
 #define OBER_TOOLS_CALIBRATE_H
 
+#include "ober/Planning/Calibration.h"
 #include "ober/Planning/Cluster.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -23,6 +24,7 @@ struct FromRunsOptions {
   int64_t vocabulary = 0;    // before padding
   int64_t vocabularyMultiple = 1; // padded to a multiple of this x tp
   unsigned holdoutEvery = 0; // hold out every k-th run (0: none)
+  double fitNorm = planning::kDefaultFitNorm; // see planning::fitLoss
   bool uniformStages = true; // pipelines placed layers uniformly
   std::string predictions;   // write each run with its prediction here
 };

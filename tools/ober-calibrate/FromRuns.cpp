@@ -194,10 +194,11 @@ mlir::ober::calibrate::fitToRuns(MLIRContext &context, Cluster &cluster,
   llvm::errs() << llvm::format(
       "%zu runs of %zu models; before fitting: mean error %.3f, largest %.3f\n",
       cases.size(), models.size(), before.mean, before.max);
-  std::vector<FitParameter> fitted = fitDevice(cluster, cases, &llvm::errs());
+  std::vector<FitParameter> fitted =
+      fitDevice(cluster, cases, o.fitNorm, &llvm::errs());
   if (failed(priceRuns(*runs, o, cluster, models, cases, notFitting)))
     return failure();
-  fitted = fitDevice(cluster, cases, &llvm::errs());
+  fitted = fitDevice(cluster, cases, o.fitNorm, &llvm::errs());
   if (failed(priceRuns(*runs, o, cluster, models, cases, notFitting)))
     return failure();
   // Per model: errors and how well the configurations rank.

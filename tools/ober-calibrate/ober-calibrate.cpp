@@ -20,6 +20,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -76,6 +77,12 @@ static cl::opt<unsigned> holdoutEvery(
     cl::desc("--from-runs: leave every k-th run out of the fit and report "
              "the error on those apart (0: fit to all)"),
     cl::init(0), cl::cat(category));
+static cl::opt<double> fitNorm(
+    "fit-norm",
+    cl::desc("--from-runs: minimise the p-norm of the relative errors, "
+             "(mean |error|^p)^(1/p): 1 the mean error, larger p weighs the "
+             "worst runs more (from 1 to 16)"),
+    cl::init(planning::kDefaultFitNorm), cl::cat(category));
 static cl::opt<std::string>
     predictions("predictions",
                 cl::desc("--from-runs: write each run with its prediction "
@@ -128,6 +135,7 @@ int main(int argc, char **argv) {
     o.vocabulary = vocabulary;
     o.vocabularyMultiple = vocabularyMultiple;
     o.holdoutEvery = holdoutEvery;
+    o.fitNorm = fitNorm;
     o.predictions = predictions;
     o.uniformStages = partition == "uniform";
     if (partition != "uniform" && partition != "balanced") {
@@ -138,6 +146,12 @@ int main(int argc, char **argv) {
     if (o.precision != "f16" && o.precision != "bf16" && o.precision != "f32") {
       llvm::errs() << "error: --precision=" << o.precision
                    << " is not one of f16, bf16, f32\n";
+      return 1;
+    }
+    if (!(fitNorm >= 1 && fitNorm <= 16)) {
+      llvm::errs() << "error: --fit-norm="
+                   << llvm::format("%g", fitNorm.getValue())
+                   << " is not between 1 and 16\n";
       return 1;
     }
     if (holdoutEvery == 1) {

@@ -61,13 +61,22 @@ struct FitParameter {
   double value = 0, lo = 0, hi = 0;
 };
 
+/// The norm the fit minimises over the relative errors of the cases not
+/// held out: (mean |error|^p)^(1/p). p = 1 is the mean absolute error,
+/// which a few configurations far off do not move; larger p weighs the
+/// worst errors more (a planner picks among configurations, and one far
+/// off picks the wrong one).
+constexpr double kDefaultFitNorm = 4;
+double fitLoss(const std::vector<FitCase> &cases, double norm);
+
 /// Fits the device figures of `cluster` (the one the cases' problems were
-/// built with) to the cases not held out: the mean absolute relative error
-/// of the predicted step times, by coordinate search. Writes the fitted
-/// figures into `cluster` and every case's problem, and each case's
-/// prediction. Progress goes to `log` when given.
+/// built with) to the cases not held out, minimising fitLoss with `norm`
+/// by coordinate search. Writes the fitted figures into `cluster` and
+/// every case's problem, and each case's prediction. Progress goes to
+/// `log` when given.
 std::vector<FitParameter> fitDevice(Cluster &cluster,
                                     std::vector<FitCase> &cases,
+                                    double norm = kDefaultFitNorm,
                                     llvm::raw_ostream *log = nullptr);
 
 /// Prices every case with its problem's current cluster.
