@@ -197,7 +197,10 @@ func.func @main(%x: tensor<512x1024xf32>, %g: tensor<1024xf32>,
 
 /// FLOP/s (as the cost model counts elementwise work: workOf) of generated
 /// code: `kernel` compiled by ober-compile into an executable, run on one
-/// thread, the fastest of five runs.
+/// thread: the fastest of three processes' mean warm runs (a process's
+/// first run maps its buffers' pages and creates its kernels, which a
+/// training step, reusing freed memory, does not: on a virtual machine
+/// the first run took 4-10x as long).
 std::optional<double> measureVectorFlops(MLIRContext &context,
                                          const char *kernel,
                                          std::string &error) {
@@ -258,10 +261,10 @@ std::optional<double> measureVectorFlops(MLIRContext &context,
       return std::nullopt;
     args.insert(args.end(), {"--input", path(name)});
   }
-  args.insert(args.end(), {"--timing", "--threads", "1"});
+  args.insert(args.end(), {"--timing", "--threads", "1", "--repeat", "6"});
   std::vector<StringRef> run(args.begin(), args.end());
   double best = HUGE_VAL;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 3; ++i) {
     if (llvm::sys::ExecuteAndWait(exe, run, std::nullopt, redirects)) {
       error = "the elementwise kernel's executable failed";
       return std::nullopt;
@@ -269,9 +272,11 @@ std::optional<double> measureVectorFlops(MLIRContext &context,
     auto text = llvm::MemoryBuffer::getFile(log);
     double seconds = 0;
     StringRef out = text ? (*text)->getBuffer() : StringRef();
-    size_t at = out.find("timing: first step ");
+    StringRef warm = "later steps ";
+    size_t at = out.find(warm);
     if (at == StringRef::npos ||
-        out.drop_front(at + 19).take_until([](char c) { return c == ' '; })
+        out.drop_front(at + warm.size())
+            .take_until([](char c) { return c == ' '; })
             .getAsDouble(seconds)) {
       error = "the elementwise kernel's executable printed no timing";
       return std::nullopt;

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Predicted against measured on this machine: six plans of a GPT.
 
-Measures the machine (`ober-calibrate -o cpu.json`, or --cluster FILE from
-an earlier run), then for six plans of a GPT (one process; one process with
+Measures the machine (`mpirun -np 2 ober-calibrate -o cpu.json`: collectives
+over MPI, as the executables run them; or --cluster FILE from an earlier
+run), then for six plans of a GPT (one process; one process with
 full recomputation and two micro-batches; two processes with data, tensor
 and pipeline parallelism; two with ZeRO-3) compiles the training executable
 on that cluster (`ober-compile --plan`), runs it under `mpirun` with one
@@ -60,8 +61,10 @@ def main():
         cluster = args.cluster
         if not cluster:
             cluster = os.path.join(tmp, "cpu.json")
-            subprocess.run([os.path.join(args.bin, "ober-calibrate"), "-o",
-                            cluster], check=True)
+            ranks = max(devices for _, devices, _ in PLANS)
+            subprocess.run(["mpirun", "-np", str(ranks), "--bind-to", "core",
+                            os.path.join(args.bin, "ober-calibrate"), "-o",
+                            cluster], check=True, env=MPI_ENV)
         gpt = os.path.join(tmp, "gpt.mlir")
         with open(gpt, "wb") as f:
             f.write(subprocess.run([os.path.join(args.bin, "ober-translate"),

@@ -75,6 +75,9 @@ constexpr OptionInfo kOptions[] = {
      "write the trained parameters as DIR/<name>.npy"},
     {"--output-dir", "DIR", Inference, "write the outputs as DIR/0.npy, ..."},
     {"--print", nullptr, Inference, "print the outputs' shapes and values"},
+    {"--repeat", "N", Inference,
+     "run the model N times on the same inputs (default 1; with --timing: "
+     "the first and the mean later times; the outputs are the last run's)"},
     {"--threads", "T", Both,
      "threads per rank (default: the node's cores shared by its ranks)"},
     {"--outer-lr", "LR", Train,
@@ -145,6 +148,10 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       if (!parseInt(value.c_str(), n) || n < 0)
         return bad("a non-negative integer");
       out.steps = n;
+    } else if (arg == "--repeat") {
+      if (!parseInt(value.c_str(), n) || n < 1)
+        return bad("a positive integer");
+      out.repeat = n;
     } else if (arg == "--lr" || arg == "--min-lr") {
       char *end = nullptr;
       double v = std::strtod(value.c_str(), &end);

@@ -19,6 +19,8 @@ namespace ober::rt {
 struct Options {
   std::vector<std::string> inputs;
   int64_t steps = 1;
+  /// Inference: runs of the model on the same inputs.
+  int64_t repeat = 1;
   /// --lr (the peak), --lr-schedule, --warmup-steps, --min-lr and
   /// --decay-steps (default: --steps).
   LRSchedule lr;
