@@ -4,8 +4,10 @@
 #   utils/sanitize.sh build          build both sanitizer trees
 #   utils/sanitize.sh asan-lit       lit (every test) on the ASan+UBSan tools
 #   utils/sanitize.sh asan-unit      the runtime's unit tests under ASan+UBSan
-#   utils/sanitize.sh asan-partition the partitioner's model and random-model
-#                                    tests on the ASan+UBSan tools
+#   utils/sanitize.sh asan-partition the partitioner's model tests and 8
+#                                    random models (seeds 24-31, which the
+#                                    uninstrumented run's 0-23 leave out)
+#                                    on the ASan+UBSan tools
 #   utils/sanitize.sh tsan           the collectives' thread backend under
 #                                    ThreadSanitizer
 #
@@ -73,9 +75,9 @@ case "${1:-}" in
     done ;;
   asan-partition)
     build_asan
-    for t in partition_test.py partition_random_test.py; do
-      /usr/bin/python3 "$root/test/python/$t" --bin "$asan/bin"
-    done ;;
+    /usr/bin/python3 "$root/test/python/partition_test.py" --bin "$asan/bin"
+    /usr/bin/python3 "$root/test/python/partition_random_test.py" \
+      --bin "$asan/bin" --first 24 --count 8 ;;
   tsan)
     build_tsan
     export TSAN_OPTIONS="halt_on_error=1:${TSAN_OPTIONS:-}"

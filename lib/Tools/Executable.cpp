@@ -125,6 +125,10 @@ LogicalResult link(StringRef object, StringRef output,
               rtCudaMain = lib + "/libober_rt_main_cuda.a",
               rtCuda = lib + "/libober_rt_cuda.a";
   SmallVector<StringRef> cmd = {*driver, object, "-o", output};
+  // The configured linker only with the configured driver (another one,
+  // from OBER_CXX, may not take its flag).
+  if (cxx == OBER_CXX_COMPILER && *OBER_EXECUTABLE_LINK_FLAGS)
+    cmd.push_back(OBER_EXECUTABLE_LINK_FLAGS);
   if (target == ExecutableOptions::CUDA) {
     if (!llvm::sys::fs::exists(rtCuda))
       return emitError(loc) << "this build has no CUDA runtime (" << rtCuda
