@@ -7,6 +7,9 @@
 #include "ober/Tools/CommandLine.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 namespace cl = llvm::cl;
 
@@ -27,4 +30,12 @@ void mlir::ober::hideForeignOptions(
     if (!shown && option->getOptionHiddenFlag() == cl::NotHidden)
       option->setHiddenFlag(cl::Hidden);
   }
+}
+
+std::string mlir::ober::toolBesideThisOne(llvm::StringRef name) {
+  static int anchor;
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(
+      llvm::sys::fs::getMainExecutable(nullptr, &anchor)));
+  llvm::sys::path::append(path, name);
+  return path.str().str();
 }

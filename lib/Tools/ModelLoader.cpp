@@ -15,6 +15,7 @@
 #include "ober/Runtime/Weights.h"
 
 #include "ober/Runtime/Init.h"
+#include "ober/Tools/CommandLine.h"
 
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/xxhash.h"
@@ -34,15 +35,15 @@ bool mlir::ober::isImportedFormat(StringRef path) {
   return isONNXPath(path) || ext == ".pt";
 }
 
-/// TorchScript goes through `ober-translate --import-torchscript` (beside
-/// this tool): only ober-translate links libtorch, whose start-up costs
-/// every process that loads it about half a second.
+/// TorchScript goes through ober-import-torchscript (beside this tool):
+/// only that tool links libtorch, whose start-up costs every process that
+/// loads it most of a second.
 ///
 /// Input shapes: this tool's `--input-shape`s, else the shapes and types of
 /// `knownInputs` (ober-run's `--input`s), in order.
 static OwningOpRef<ModuleOp>
-importTorchScriptWithTranslate(StringRef path, MLIRContext &context,
-                               ArrayRef<reference::Tensor> knownInputs) {
+importTorchScriptInItsTool(StringRef path, MLIRContext &context,
+                           ArrayRef<reference::Tensor> knownInputs) {
   Location loc = FileLineColLoc::get(&context, path, 0, 0);
   std::vector<InputShape> shapes;
   std::string shapeError;
@@ -60,13 +61,12 @@ importTorchScriptWithTranslate(StringRef path, MLIRContext &context,
         shape.dtype = reference::dtypeOf(t.getElementType());
       shapes.push_back(shape);
     }
-  static int anchor;
-  std::string self = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
-  SmallString<256> translate(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(translate, "ober-translate");
-  if (!llvm::sys::fs::can_execute(translate)) {
-    emitError(loc) << "cannot import '" << path << "': no ober-translate "
-                   << "beside this tool (" << translate << ")";
+  std::string importer = toolBesideThisOne("ober-import-torchscript");
+  if (!llvm::sys::fs::can_execute(importer)) {
+    emitError(loc) << "cannot import '" << path
+                   << "': this build has no TorchScript importer (no "
+                   << importer << "; install libtorch-dev and reconfigure, "
+                   << "or export the model to ONNX)";
     return nullptr;
   }
   SmallString<128> out, err;
@@ -83,18 +83,15 @@ importTorchScriptWithTranslate(StringRef path, MLIRContext &context,
     given.push_back("--input-shape=" + formatInputShape(shape));
   // With debug info: locations as the importer made them (the model's
   // source lines), not lines of the temporary file.
-  SmallVector<StringRef> args = {translate, "--import-torchscript", input,
+  SmallVector<StringRef> args = {importer, "--import-torchscript", input,
                                  "--mlir-print-debuginfo", "-o", out};
   args.append(given.begin(), given.end());
   std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
                                           StringRef(err)};
-  int rc = llvm::sys::ExecuteAndWait(translate, args, std::nullopt, redirects);
+  int rc = llvm::sys::ExecuteAndWait(importer, args, std::nullopt, redirects);
   if (rc != 0) {
     auto text = llvm::MemoryBuffer::getFile(err);
     std::string message = text ? (*text)->getBuffer().trim().str() : "";
-    if (message.find("Unknown command line argument") != std::string::npos)
-      message = "this build has no TorchScript importer (install "
-                "libtorch-dev and reconfigure; or export the model to ONNX)";
     // The importer's diagnostics already name the file: pass them on.
     StringRef body = message;
     if (body.consume_front(path) && body.consume_front(":0:0: error: "))
@@ -117,7 +114,7 @@ mlir::ober::loadModel(StringRef path, MLIRContext &context,
     return importONNXFile(path, context, options);
   }
   if (ext == ".pt")
-    return importTorchScriptWithTranslate(path, context, knownInputs);
+    return importTorchScriptInItsTool(path, context, knownInputs);
   emitError(UnknownLoc::get(&context))
       << "cannot read '" << path
       << "': unknown model format (supported: .mlir, .mlirbc, .onnx, .onnxtxt, .pt)";

@@ -19,6 +19,7 @@
 #include "ober/Runtime/LaunchEnv.h"
 #include "ober/Runtime/MPI.h"
 #include "ober/Runtime/Npy.h"
+#include "ober/Tools/CommandLine.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
@@ -80,22 +81,23 @@ Ranked<R> ranked(T *data, const int64_t (&sizes)[R]) {
 /// One f32 product C[m,n] = A[m,k] B[k,n] through the kernel library, on
 /// cold operands as in a training step (where activations were written
 /// long before and the step's traffic evicts weights): the calls cycle
-/// through copies of the operands larger together than the caches.
+/// through copies of the operands larger together than the caches, slices
+/// of pools that every product shares (filled once: filling copies for each
+/// shape took most of the calibration's time).
 struct Product {
   struct Operands {
-    std::vector<float> a, b, c;
     Ranked<3> ma, mb, mc;
     ober_rt_buffer ua, ub, uc;
   };
   std::vector<int64_t> desc;
   Ranked<1> d;
   ober_rt_buffer ud;
-  std::vector<std::unique_ptr<Operands>> copies;
+  std::vector<Operands> copies;
   size_t next = 0;
 
   /// With `transposedA`, A is stored [k, m] (a weight gradient X^T dY).
   Product(int64_t m, int64_t n, int64_t k, bool transposedA = false)
-      : desc(OBER_MATMUL_FIELDS) {
+      : desc(OBER_MATMUL_FIELDS), copies() {
     desc[OBER_MATMUL_BATCH] = desc[OBER_MATMUL_A_BATCH] =
         desc[OBER_MATMUL_B_BATCH] = 1;
     desc[OBER_MATMUL_M] = m;
@@ -104,30 +106,49 @@ struct Product {
     desc[OBER_MATMUL_TRANSPOSE_A] = transposedA;
     d = ranked(desc.data(), {OBER_MATMUL_FIELDS});
     ud = {1, &d.head};
-    double bytes = 4.0 * (m * k + k * n + m * n);
-    size_t count = std::clamp<size_t>(kColdBytes / bytes + 1, 1, 512);
+    // Each copy's a and b, and its c, on 64-byte boundaries.
+    auto rounded = [](int64_t n) { return (n + 15) / 16 * 16; };
+    int64_t in = rounded(m * k) + rounded(k * n), out = rounded(m * n);
+    size_t count =
+        std::clamp<size_t>(kColdBytes / (4.0 * (in + out)) + 1, 1, 512);
+    float *inputs = pool(0, count * in), *outputs = pool(1, count * out);
+    copies.resize(count);
     for (size_t i = 0; i < count; ++i) {
-      auto o = std::make_unique<Operands>();
-      o->a.assign(m * k, 0.5f);
-      o->b.assign(k * n, 0.25f);
-      o->c.assign(m * n, 0.0f);
-      o->ma = transposedA ? ranked(o->a.data(), {1, k, m})
-                          : ranked(o->a.data(), {1, m, k});
-      o->mb = ranked(o->b.data(), {1, k, n});
-      o->mc = ranked(o->c.data(), {1, m, n});
-      o->ua = {3, &o->ma.head};
-      o->ub = {3, &o->mb.head};
-      o->uc = {3, &o->mc.head};
-      copies.push_back(std::move(o));
+      Operands &o = copies[i];
+      float *a = inputs + i * in, *b = a + rounded(m * k),
+            *c = outputs + i * out;
+      o.ma = transposedA ? ranked(a, {1, k, m}) : ranked(a, {1, m, k});
+      o.mb = ranked(b, {1, k, n});
+      o.mc = ranked(c, {1, m, n});
+      o.ua = {3, &o.ma.head};
+      o.ub = {3, &o.mb.head};
+      o.uc = {3, &o.mc.head};
     }
   }
+  // The buffers point into this product's own fields.
+  Product(const Product &) = delete;
+  Product &operator=(const Product &) = delete;
+
   void run() {
-    Operands &o = *copies[next];
+    Operands &o = copies[next];
     next = (next + 1) % copies.size();
     _mlir_ciface_ober_rt_cpu_matmul(&ud, &o.ua, &o.ub, &o.uc);
   }
   /// Bytes the copies take together: past the last-level cache.
   static constexpr double kColdBytes = 96.0 * (1 << 20);
+
+private:
+  /// At least `floats` values of the inputs' pool (`which` 0: 0.25
+  /// everywhere, never written, so that every product stays exact and far
+  /// from overflow) or the outputs' (1), kept for the next product: a
+  /// product's slices are valid until the next one is made.
+  static float *pool(int which, size_t floats) {
+    static std::vector<float> pools[2];
+    std::vector<float> &p = pools[which];
+    if (p.size() < floats) // at most doubling: few refills
+      p.assign(std::max(floats, 2 * p.size()), 0.25f);
+    return p.data();
+  }
 };
 
 GemmTable measureGemms(double budget) {
@@ -230,9 +251,7 @@ std::optional<double> measureVectorFlops(MLIRContext &context,
     llvm::raw_fd_ostream os(path("kernel.mlir"), ec);
     os << kernel;
   }
-  std::string self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
-  SmallString<128> compiler = llvm::sys::path::parent_path(self);
-  llvm::sys::path::append(compiler, "ober-compile");
+  std::string compiler = mlir::ober::toolBesideThisOne("ober-compile");
   std::string log = path("log.txt"), exe = path("kernel"),
               source = path("kernel.mlir");
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),

@@ -4,17 +4,16 @@
 //
 //   ober-translate --import-onnx model.onnx          ONNX -> ober IR
 //   ober-translate --import-torchscript model.pt     TorchScript -> ober IR
-//                                                    (with libtorch)
+//                                                    (with libtorch: runs
+//                                                    ober-import-torchscript)
 //   ober-translate --emit-gpt="layers=2 hidden=64 heads=4 seq=16 vocab=128"
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Importers/Generators/GPT.h"
+#include "ober/Importers/InputShapes.h"
 #include "ober/Importers/ONNX/ONNXImporter.h"
 #include "ober/Tools/CommandLine.h"
-#ifdef OBER_HAVE_TORCH
-#include "ober/Importers/TorchScript/TorchScriptImporter.h"
-#endif
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
@@ -22,7 +21,12 @@
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -35,6 +39,33 @@ static llvm::cl::opt<std::string> emitGPTOption(
                    "--emit-gpt=\"layers=2 hidden=64 heads=4 seq=16 "
                    "vocab=128\""),
     llvm::cl::value_desc("spec"), llvm::cl::cat(category));
+
+#ifdef OBER_HAVE_TORCH
+// Handled before mlirTranslateMain too (by ober-import-torchscript).
+static llvm::cl::opt<bool> importTorchScriptOption(
+    "import-torchscript",
+    llvm::cl::desc("Import a TorchScript module (.pt) into the ober dialect "
+                   "(in ober-import-torchscript, which loads libtorch)"),
+    llvm::cl::cat(category));
+
+/// Runs ober-import-torchscript (beside this tool) with this command line
+/// in this process's place: only that tool loads libtorch, whose start-up
+/// would otherwise cost every use of ober-translate most of a second.
+static int importTorchScript(char **argv) {
+  std::string importer =
+      mlir::ober::toolBesideThisOne("ober-import-torchscript");
+  if (!llvm::sys::fs::can_execute(importer)) {
+    llvm::errs() << "error: --import-torchscript: no ober-import-torchscript "
+                 << "beside this tool (" << importer << ")\n";
+    return 1;
+  }
+  argv[0] = importer.data();
+  execv(importer.c_str(), argv);
+  llvm::errs() << "error: --import-torchscript: cannot run " << importer
+               << ": " << std::strerror(errno) << "\n";
+  return 1;
+}
+#endif
 
 /// `--emit-gpt=SPEC` takes no input file, so it is handled before
 /// mlirTranslateMain (which would read one).
@@ -61,10 +92,14 @@ int main(int argc, char **argv) {
       return emitGPT(arg);
     if ((arg == "--emit-gpt" || arg == "-emit-gpt") && i + 1 < argc)
       return emitGPT(argv[i + 1]);
+#ifdef OBER_HAVE_TORCH
+    if (arg == "--import-torchscript" || arg == "-import-torchscript")
+      return importTorchScript(argv);
+#endif
   }
   mlir::ober::registerONNXTranslation();
 #ifdef OBER_HAVE_TORCH
-  mlir::ober::registerTorchScriptTranslation();
+  mlir::ober::linkInputShapeOption();
 #endif
   // mlirTranslateMain registers its own options (the translations, -o,
   // the printing flags) after this: they stay listed.

@@ -50,6 +50,10 @@ std::string formatInputShape(const InputShape &shape);
 bool inputShapesFromCommandLine(std::vector<InputShape> &out,
                                 std::string &error);
 
+/// Links the option into a tool that only passes it on (ober-translate to
+/// ober-import-torchscript), so that the tool's --help lists it.
+void linkInputShapeOption();
+
 /// Gives each of a model's inputs, named `names` in order, its entry of
 /// `shapes`: named entries by name, the others in order. An unknown name,
 /// an input given twice or more entries than inputs is an error naming

@@ -13,6 +13,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <string>
+
 namespace mlir::ober {
 
 /// The category of the options that say how a model file is imported
@@ -24,6 +26,11 @@ llvm::cl::OptionCategory &importOptionCategory();
 /// category; also hides the categories LLVM adds, so that `--help` shows
 /// the tool's options and the generic ones (`--help`, `--version`).
 void hideForeignOptions(llvm::ArrayRef<const llvm::cl::OptionCategory *> own);
+
+/// The path of the tool `name` in the running tool's folder (the tools run
+/// each other: ober-compile for ober-calibrate, ober-import-torchscript for
+/// the importing ones).
+std::string toolBesideThisOne(llvm::StringRef name);
 
 } // namespace mlir::ober
 
