@@ -33,14 +33,6 @@ compilers=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
 jobs=(${OBER_JOBS:+-j "$OBER_JOBS"})
 lit_tools=(ober-opt ober-translate ober-run ober-compile ober-launch ober-calibrate
            ober_rt_main)
-# ober-import-torchscript where libtorch is (the TORCH component), as the
-# up-to-date build file says.
-torch_tools() {
-  ninja -C "$asan" build.ninja > /dev/null
-  if grep -q "^build ober-import-torchscript:" "$asan/build.ninja"; then
-    echo ober-import-torchscript
-  fi
-}
 unit_tests=(ober-rt-launch-env-test ober-rt-files-test ober-rt-program-test
             ober-rt-tracking-test ober-rt-collectives-test)
 
@@ -58,8 +50,7 @@ configure() { # DIR SANITIZERS [cmake options]
 }
 build_asan() {
   configure "$asan" address,undefined
-  ninja -C "$asan" "${jobs[@]}" "${lit_tools[@]}" $(torch_tools) \
-    "${unit_tests[@]}" ober-fuzz
+  ninja -C "$asan" "${jobs[@]}" "${lit_tools[@]}" "${unit_tests[@]}" ober-fuzz
 }
 build_tsan() {
   configure "$tsan" thread -DOBER_BUILD_COMPILER=OFF

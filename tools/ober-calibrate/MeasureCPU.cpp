@@ -97,7 +97,7 @@ struct Product {
 
   /// With `transposedA`, A is stored [k, m] (a weight gradient X^T dY).
   Product(int64_t m, int64_t n, int64_t k, bool transposedA = false)
-      : desc(OBER_MATMUL_FIELDS), copies() {
+      : desc(OBER_MATMUL_FIELDS) {
     desc[OBER_MATMUL_BATCH] = desc[OBER_MATMUL_A_BATCH] =
         desc[OBER_MATMUL_B_BATCH] = 1;
     desc[OBER_MATMUL_M] = m;
