@@ -86,10 +86,12 @@ mlir::ober::planning::modelStateBytes(double count, int paramBytes,
   s.gradients = count * paramBytes;
   s.optimizer = count * 4 * slots;
   double d = static_cast<double>(std::max<int64_t>(dataParallel, 1));
+  // Gradients stay whole until the reduction after the backward passes
+  // (MicroBatchLoop.cpp: over micro-batches they add up as partial sums),
+  // which under ZeRO 2 and 3 scatters them straight into the update: so
+  // stage 2 holds what stage 1 does at the step's peak.
   if (zeroStage >= 1)
     s.optimizer /= d;
-  if (zeroStage >= 2)
-    s.gradients /= d;
   if (zeroStage >= 3)
     s.parameters /= d;
   return s;

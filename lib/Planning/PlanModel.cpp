@@ -581,7 +581,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     // Without accumulation over micro-batches, gradients only exist from
     // their backward op to the update: at the peak, the gradient function
     // holds the share its liveness says.
-    if (mbs == 1 && c.zeroStage < 2 && m.parameters > 0)
+    if (mbs == 1 && m.parameters > 0)
       state.gradients = std::min(state.gradients,
                                  m.gradientsAtPeak * params / m.parameters);
     StageMemory &h = held[j];

@@ -2,16 +2,22 @@
 //
 // Part of Ober-Train. Four ranks on a [2, 2] grid run every collective the
 // runtime offers, through asynchronous channels, and check each result
-// against its definition. Without arguments the ranks are threads of this
-// process; with `--mpi` this is one rank of an `mpirun -np 4` job.
+// against its definition, for small messages and for messages the MPI
+// transport reduces as rings. Without arguments the ranks are threads of
+// this process; with `--mpi` this is one rank of an `mpirun -np 4` job.
+// The ring algorithms (Ring.h) are also checked on their own, over
+// threads, for 1-5 members, odd counts and pieces of a few elements.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Runtime/MPI.h"
+#include "ober/Runtime/Ring.h"
 
 #include "../TestSupport.h"
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <mutex>
 
 using namespace ober::rt;
@@ -169,6 +175,27 @@ void runRank(Transport &transport, int64_t r) {
     expectEqual(part, w, "all-slice", r);
   }
 
+  // Messages the MPI transport reduces as rings (1 MiB and more): counts
+  // that do not divide among the members; sums of integers, exact in f32.
+  {
+    int64_t n = 300001;
+    std::vector<float> in = inputOf<float>(r, n), out(n), w(n);
+    channel.run(desc(OBER_COLL_ALL_REDUCE, {n}, {0, 1}, 2), in.data(),
+                out.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t m = 0; m < 4; ++m)
+        w[i] += static_cast<float>(valueOf(m, i));
+    expectEqual(out, w, "large all-reduce", r);
+    int64_t per = 262147;
+    std::vector<float> all = inputOf<float>(r, 2 * per), mine(per), v(per);
+    channel.run(desc(OBER_COLL_REDUCE_SCATTER, {2 * per}, {1}, 1), all.data(),
+                mine.data());
+    for (int64_t i = 0; i < per; ++i)
+      for (int64_t m : grid.group(r, {1}))
+        v[i] += static_cast<float>(valueOf(m, coords[1] * per + i));
+    expectEqual(mine, v, "large reduce-scatter", r);
+  }
+
   // Pipeline transfers along axis 0: two sends before the receives, in
   // order, with tags.
   {
@@ -190,9 +217,75 @@ void runRank(Transport &transport, int64_t r) {
     expectEqual(b, inputOf<float>(peer + 10, 6), "second transfer", r);
   }
 }
+/// Point-to-point messages among threads in a ring: a queue per member
+/// of what its previous member sent.
+struct ThreadRing {
+  explicit ThreadRing(int64_t members) : inbox(members) {}
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<std::deque<std::vector<char>>> inbox;
+
+  Ring member(int64_t index, int64_t chunkBytes) {
+    int64_t members = static_cast<int64_t>(inbox.size());
+    auto exchange = [this, index, members](const void *send, int64_t sendBytes,
+                                           void *recv, int64_t recvBytes) {
+      std::unique_lock<std::mutex> lock(mutex);
+      const char *p = static_cast<const char *>(send);
+      inbox[(index + 1) % members].emplace_back(p, p + sendBytes);
+      arrived.notify_all();
+      arrived.wait(lock, [&] { return !inbox[index].empty(); });
+      std::vector<char> got = std::move(inbox[index].front());
+      inbox[index].pop_front();
+      if (static_cast<int64_t>(got.size()) != recvBytes)
+        throw CommError("a ring exchange got " + std::to_string(got.size()) +
+                        " bytes, expected " + std::to_string(recvBytes));
+      std::memcpy(recv, got.data(), got.size());
+    };
+    return {exchange, index, members, chunkBytes};
+  }
+};
+
+/// ringAllReduce and ringReduceScatter among `members` threads, sending
+/// at most `chunk` elements at a time, against their definitions.
+void checkRings(int64_t members, int64_t count, int64_t chunk) {
+  ThreadRing ring(members);
+  std::vector<std::vector<float>> reduced(members), scattered(members);
+  std::vector<std::thread> threads;
+  for (int64_t m = 0; m < members; ++m)
+    threads.emplace_back([&, m] {
+      Ring self = ring.member(m, chunk * 4);
+      reduced[m] = inputOf<float>(m, count);
+      ringAllReduce(self, reduced[m].data(), count, DType::F32,
+                    OBER_REDUCE_SUM);
+      std::vector<float> in = inputOf<float>(m, count * members);
+      scattered[m].resize(count);
+      ringReduceScatter(self, in.data(), scattered[m].data(), count,
+                        DType::F32, OBER_REDUCE_MAX);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::string what = "ring of " + std::to_string(members) + ", " +
+                     std::to_string(count) + " elements, pieces of " +
+                     std::to_string(chunk);
+  for (int64_t m = 0; m < members; ++m) {
+    std::vector<float> sum(count), max(count);
+    for (int64_t i = 0; i < count; ++i) {
+      for (int64_t o = 0; o < members; ++o)
+        sum[i] += static_cast<float>(valueOf(o, i));
+      max[i] = static_cast<float>(valueOf(members - 1, m * count + i));
+    }
+    expectEqual(reduced[m], sum, (what + ": all-reduce").c_str(), m);
+    expectEqual(scattered[m], max, (what + ": reduce-scatter").c_str(), m);
+  }
+}
 } // namespace
 
 int main(int argc, char **argv) {
+  for (int64_t members = 1; members <= 5; ++members)
+    for (int64_t count : {0, 1, 7, 13})
+      for (int64_t chunk : {1, 3, 64})
+        checkRings(members, count, chunk);
+
   // Descriptors survive their fields.
   CollectiveDesc d = desc(OBER_COLL_ALL_TO_ALL, {4, 8}, {0, 1}, 2);
   d.axis = 1;

@@ -35,8 +35,9 @@ double optimizerSlots(StringRef optimizer);
 /// `count` parameters trained with `optimizer` ("adamw", "adam", "sgd" or
 /// "sgd-momentum"), held at `paramBytes` per element (2 for bf16/fp16); with
 /// `mixedPrecision` the optimizer also keeps fp32 master weights. ZeRO stage
-/// 1 shards the optimizer state over `dataParallel` devices, stage 2 also
-/// the gradients, stage 3 also the parameters.
+/// 1 shards the optimizer state over `dataParallel` devices, stage 3 also
+/// the parameters; the partitioner scatters the gradients (stage 2) only
+/// once they are complete, after the backward passes, so they count whole.
 ModelState modelStateBytes(double count, int paramBytes, bool mixedPrecision,
                            StringRef optimizer, int zeroStage,
                            int64_t dataParallel);

@@ -3,10 +3,15 @@
 // Part of Ober-Train's runtime (no MLIR). Groups are communicators split
 // from the world once. Reductions of f32, f64 and integers use MPI's own
 // operations; f16, bf16 and i1 use operations of the runtime's
-// (reduceInto). Sends are copied and posted without waiting, as the
-// partitioner's programs expect of them.
+// (reduceInto). All-reduces and reduce-scatters of 1 MiB and more run
+// as rings of MPI_Sendrecv (Ring.h), whose scratch memory is a piece of
+// the message instead of the library's copies of all of it. Sends are
+// copied and posted without waiting, as the partitioner's programs expect
+// of them.
 //
 //===----------------------------------------------------------------------===//
+
+#include "ober/Runtime/Ring.h"
 
 #include "ober/Runtime/MPI.h"
 
@@ -14,6 +19,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <list>
 
 using namespace ober::rt;
@@ -113,6 +119,10 @@ public:
 
   void allReduce(size_t g, const void *in, void *out, int64_t count, DType type,
                  int reduction) override {
+    if (count * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes) {
+      std::memcpy(out, in, count * dtypeSize(type));
+      return ringAllReduce(ring(g), out, count, type, reduction);
+    }
     auto [t, op] = typeAndOp(type, reduction);
     check(MPI_Allreduce(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Allreduce");
@@ -124,6 +134,8 @@ public:
   }
   void reduceScatter(size_t g, const void *in, void *out, int64_t count,
                      DType type, int reduction) override {
+    if (count * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes)
+      return ringReduceScatter(ring(g), in, out, count, type, reduction);
     auto [t, op] = typeAndOp(type, reduction);
     check(MPI_Reduce_scatter_block(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Reduce_scatter_block");
@@ -163,6 +175,28 @@ public:
   }
 
 private:
+  /// Messages from this size on reduce as rings of MPI_Sendrecv (Ring.h),
+  /// in pieces of kRingChunk: the library's own algorithms would hold one
+  /// or two copies of the message at once.
+  static constexpr int64_t kRingBytes = 1 << 20, kRingChunk = 1 << 20;
+  static constexpr int kRingTag = 1;
+
+  Ring ring(size_t g) {
+    MPI_Comm comm = comms.at(g);
+    int index = 0, members = 1;
+    MPI_Comm_rank(comm, &index);
+    MPI_Comm_size(comm, &members);
+    int next = (index + 1) % members, previous = (index + members - 1) % members;
+    auto exchange = [=](const void *send, int64_t sendBytes, void *recv,
+                        int64_t recvBytes) {
+      check(MPI_Sendrecv(send, countOf(sendBytes), MPI_BYTE, next, kRingTag,
+                         recv, countOf(recvBytes), MPI_BYTE, previous,
+                         kRingTag, comm, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+    };
+    return {exchange, index, members, kRingChunk};
+  }
+
   struct Pending {
     MPI_Request request;
     std::vector<char> data;
