@@ -15,6 +15,7 @@
 
 #include "../TestSupport.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -194,6 +195,27 @@ void runRank(Transport &transport, int64_t r) {
       for (int64_t m : grid.group(r, {1}))
         v[i] += static_cast<float>(valueOf(m, coords[1] * per + i));
     expectEqual(mine, v, "large reduce-scatter", r);
+    // Over all four (partial sums pass through two members' scratch), and
+    // an all-reduce of several 1 MiB pieces per block.
+    int64_t quarter = 70001;
+    std::vector<float> whole = inputOf<float>(r, 4 * quarter), part(quarter),
+                       u(quarter);
+    channel.run(desc(OBER_COLL_REDUCE_SCATTER, {4 * quarter}, {0, 1}, 2),
+                whole.data(), part.data());
+    std::vector<int64_t> all4 = grid.group(r, {0, 1});
+    int64_t me = std::find(all4.begin(), all4.end(), r) - all4.begin();
+    for (int64_t i = 0; i < quarter; ++i)
+      for (int64_t m : all4)
+        u[i] += static_cast<float>(valueOf(m, me * quarter + i));
+    expectEqual(part, u, "large reduce-scatter over four", r);
+    int64_t big = 1500007;
+    std::vector<float> bin = inputOf<float>(r, big), bout(big), bw(big);
+    channel.run(desc(OBER_COLL_ALL_REDUCE, {big}, {0, 1}, 2), bin.data(),
+                bout.data());
+    for (int64_t i = 0; i < big; ++i)
+      for (int64_t m = 0; m < 4; ++m)
+        bw[i] += static_cast<float>(valueOf(m, i));
+    expectEqual(bout, bw, "all-reduce of several pieces a block", r);
   }
 
   // Pipeline transfers along axis 0: two sends before the receives, in
@@ -239,17 +261,21 @@ struct ThreadRing {
       if (static_cast<int64_t>(got.size()) != recvBytes)
         throw CommError("a ring exchange got " + std::to_string(got.size()) +
                         " bytes, expected " + std::to_string(recvBytes));
-      std::memcpy(recv, got.data(), got.size());
+      if (!got.empty())
+        std::memcpy(recv, got.data(), got.size());
     };
     return {exchange, index, members, chunkBytes};
   }
 };
 
 /// ringAllReduce and ringReduceScatter among `members` threads, sending
-/// at most `chunk` elements at a time, against their definitions.
+/// at most `chunk` elements at a time, against their definitions: sums
+/// and maxima of integers (exact), and sums of fractions, which every
+/// member must hold bit for bit alike.
 void checkRings(int64_t members, int64_t count, int64_t chunk) {
   ThreadRing ring(members);
-  std::vector<std::vector<float>> reduced(members), scattered(members);
+  std::vector<std::vector<float>> reduced(members), sums(members),
+      maxima(members), fractions(members);
   std::vector<std::thread> threads;
   for (int64_t m = 0; m < members; ++m)
     threads.emplace_back([&, m] {
@@ -257,10 +283,18 @@ void checkRings(int64_t members, int64_t count, int64_t chunk) {
       reduced[m] = inputOf<float>(m, count);
       ringAllReduce(self, reduced[m].data(), count, DType::F32,
                     OBER_REDUCE_SUM);
+      fractions[m].resize(count);
+      for (int64_t i = 0; i < count; ++i)
+        fractions[m][i] = 1.0f / static_cast<float>(3 + m * 7 + i);
+      ringAllReduce(self, fractions[m].data(), count, DType::F32,
+                    OBER_REDUCE_SUM);
       std::vector<float> in = inputOf<float>(m, count * members);
-      scattered[m].resize(count);
-      ringReduceScatter(self, in.data(), scattered[m].data(), count,
-                        DType::F32, OBER_REDUCE_MAX);
+      sums[m].resize(count);
+      maxima[m].resize(count);
+      ringReduceScatter(self, in.data(), sums[m].data(), count, DType::F32,
+                        OBER_REDUCE_SUM);
+      ringReduceScatter(self, in.data(), maxima[m].data(), count, DType::F32,
+                        OBER_REDUCE_MAX);
     });
   for (std::thread &t : threads)
     t.join();
@@ -268,14 +302,45 @@ void checkRings(int64_t members, int64_t count, int64_t chunk) {
                      std::to_string(count) + " elements, pieces of " +
                      std::to_string(chunk);
   for (int64_t m = 0; m < members; ++m) {
-    std::vector<float> sum(count), max(count);
+    std::vector<float> sum(count), scattered(count), max(count);
     for (int64_t i = 0; i < count; ++i) {
-      for (int64_t o = 0; o < members; ++o)
+      for (int64_t o = 0; o < members; ++o) {
         sum[i] += static_cast<float>(valueOf(o, i));
+        scattered[i] += static_cast<float>(valueOf(o, m * count + i));
+      }
       max[i] = static_cast<float>(valueOf(members - 1, m * count + i));
     }
     expectEqual(reduced[m], sum, (what + ": all-reduce").c_str(), m);
-    expectEqual(scattered[m], max, (what + ": reduce-scatter").c_str(), m);
+    expectEqual(fractions[m], fractions[0],
+                (what + ": all-reduce of fractions, against member 0").c_str(),
+                m);
+    expectEqual(sums[m], scattered, (what + ": reduce-scatter").c_str(), m);
+    expectEqual(maxima[m], max, (what + ": max reduce-scatter").c_str(), m);
+  }
+}
+
+/// A bf16 all-reduce among three threads in pieces of two elements: the
+/// runtime's reduction of 2-byte values.
+void checkBF16Ring() {
+  ThreadRing ring(3);
+  std::vector<std::vector<uint16_t>> values(3, std::vector<uint16_t>(5));
+  std::vector<std::thread> threads;
+  for (int64_t m = 0; m < 3; ++m)
+    threads.emplace_back([&, m] {
+      for (int64_t i = 0; i < 5; ++i)
+        storeFloat(DType::BF16, &values[m][i], 0.5 * (m + 1) + i);
+      ringAllReduce(ring.member(m, 4), values[m].data(), 5, DType::BF16,
+                    OBER_REDUCE_SUM);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int64_t m = 0; m < 3; ++m) {
+    std::vector<float> got(5), want(5);
+    for (int64_t i = 0; i < 5; ++i) {
+      got[i] = static_cast<float>(loadFloat(DType::BF16, &values[m][i]));
+      want[i] = static_cast<float>(3 + 3 * i);
+    }
+    expectEqual(got, want, "bf16 ring all-reduce", m);
   }
 }
 } // namespace
@@ -285,6 +350,7 @@ int main(int argc, char **argv) {
     for (int64_t count : {0, 1, 7, 13})
       for (int64_t chunk : {1, 3, 64})
         checkRings(members, count, chunk);
+  checkBF16Ring();
 
   // Descriptors survive their fields.
   CollectiveDesc d = desc(OBER_COLL_ALL_TO_ALL, {4, 8}, {0, 1}, 2);

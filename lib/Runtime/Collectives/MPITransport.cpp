@@ -119,11 +119,12 @@ public:
 
   void allReduce(size_t g, const void *in, void *out, int64_t count, DType type,
                  int reduction) override {
+    // (typeAndOp first: it refuses a type nothing reduces.)
+    auto [t, op] = typeAndOp(type, reduction);
     if (count * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes) {
       std::memcpy(out, in, count * dtypeSize(type));
       return ringAllReduce(ring(g), out, count, type, reduction);
     }
-    auto [t, op] = typeAndOp(type, reduction);
     check(MPI_Allreduce(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Allreduce");
   }
@@ -134,9 +135,10 @@ public:
   }
   void reduceScatter(size_t g, const void *in, void *out, int64_t count,
                      DType type, int reduction) override {
-    if (count * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes)
-      return ringReduceScatter(ring(g), in, out, count, type, reduction);
     auto [t, op] = typeAndOp(type, reduction);
+    Ring r = ring(g);
+    if (count * r.members * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes)
+      return ringReduceScatter(r, in, out, count, type, reduction);
     check(MPI_Reduce_scatter_block(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Reduce_scatter_block");
   }
@@ -175,7 +177,8 @@ public:
   }
 
 private:
-  /// Messages from this size on reduce as rings of MPI_Sendrecv (Ring.h),
+  /// Messages (a reduce-scatter's whole input) from this size on reduce
+  /// as rings of MPI_Sendrecv (Ring.h),
   /// in pieces of kRingChunk: the library's own algorithms would hold one
   /// or two copies of the message at once.
   static constexpr int64_t kRingBytes = 1 << 20, kRingChunk = 1 << 20;

@@ -77,8 +77,10 @@ void ober::rt::ringReduceScatter(const Ring &ring, const void *in, void *out,
   size_t es = dtypeSize(type);
   const auto *input = static_cast<const char *>(in);
   auto *output = static_cast<char *>(out);
-  if (p <= 1 || count == 0) {
-    std::memcpy(out, input + r * count * es, count * es);
+  if (count == 0)
+    return;
+  if (p <= 1) {
+    std::memcpy(out, input, count * es);
     return;
   }
   int64_t chunk = std::min(chunkElements(ring, es), count);
