@@ -20,6 +20,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <tuple>
 
 using namespace ober::rt;
 
@@ -178,8 +179,10 @@ void runRank(Transport &transport, int64_t r) {
 
   // Messages the MPI transport reduces as rings (1 MiB and more): counts
   // that do not divide among the members; sums of integers, exact in f32.
-  {
-    int64_t n = 300001;
+  // All-reduces over all four of one piece a block and of several;
+  // reduce-scatters along grid axis 1 and over all four (there partial
+  // sums pass through two members' scratch).
+  for (int64_t n : {300001, 1500007}) {
     std::vector<float> in = inputOf<float>(r, n), out(n), w(n);
     channel.run(desc(OBER_COLL_ALL_REDUCE, {n}, {0, 1}, 2), in.data(),
                 out.data());
@@ -187,35 +190,20 @@ void runRank(Transport &transport, int64_t r) {
       for (int64_t m = 0; m < 4; ++m)
         w[i] += static_cast<float>(valueOf(m, i));
     expectEqual(out, w, "large all-reduce", r);
-    int64_t per = 262147;
-    std::vector<float> all = inputOf<float>(r, 2 * per), mine(per), v(per);
-    channel.run(desc(OBER_COLL_REDUCE_SCATTER, {2 * per}, {1}, 1), all.data(),
-                mine.data());
+  }
+  for (auto [per, axes, group] :
+       {std::tuple(262147, std::vector<int64_t>{1}, 1),
+        std::tuple(70001, std::vector<int64_t>{0, 1}, 2)}) {
+    std::vector<int64_t> members = grid.group(r, axes);
+    int64_t n = static_cast<int64_t>(members.size());
+    int64_t me = std::find(members.begin(), members.end(), r) - members.begin();
+    std::vector<float> in = inputOf<float>(r, n * per), out(per), w(per);
+    channel.run(desc(OBER_COLL_REDUCE_SCATTER, {n * per}, axes, group),
+                in.data(), out.data());
     for (int64_t i = 0; i < per; ++i)
-      for (int64_t m : grid.group(r, {1}))
-        v[i] += static_cast<float>(valueOf(m, coords[1] * per + i));
-    expectEqual(mine, v, "large reduce-scatter", r);
-    // Over all four (partial sums pass through two members' scratch), and
-    // an all-reduce of several 1 MiB pieces per block.
-    int64_t quarter = 70001;
-    std::vector<float> whole = inputOf<float>(r, 4 * quarter), part(quarter),
-                       u(quarter);
-    channel.run(desc(OBER_COLL_REDUCE_SCATTER, {4 * quarter}, {0, 1}, 2),
-                whole.data(), part.data());
-    std::vector<int64_t> all4 = grid.group(r, {0, 1});
-    int64_t me = std::find(all4.begin(), all4.end(), r) - all4.begin();
-    for (int64_t i = 0; i < quarter; ++i)
-      for (int64_t m : all4)
-        u[i] += static_cast<float>(valueOf(m, me * quarter + i));
-    expectEqual(part, u, "large reduce-scatter over four", r);
-    int64_t big = 1500007;
-    std::vector<float> bin = inputOf<float>(r, big), bout(big), bw(big);
-    channel.run(desc(OBER_COLL_ALL_REDUCE, {big}, {0, 1}, 2), bin.data(),
-                bout.data());
-    for (int64_t i = 0; i < big; ++i)
-      for (int64_t m = 0; m < 4; ++m)
-        bw[i] += static_cast<float>(valueOf(m, i));
-    expectEqual(bout, bw, "all-reduce of several pieces a block", r);
+      for (int64_t m : members)
+        w[i] += static_cast<float>(valueOf(m, me * per + i));
+    expectEqual(out, w, "large reduce-scatter", r);
   }
 
   // Pipeline transfers along axis 0: two sends before the receives, in
