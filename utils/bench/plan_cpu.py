@@ -19,8 +19,8 @@ takes the best of three rounds of each figure, the machine at its own
 speed; so, alike, each plan runs --rounds times (5), the rounds taking
 turns across the plans so that a slow spell falls on few rounds of a
 plan, and its step time is its best round's (each round's figure is the
-median of the steps after the first). The median and the range of the
-rounds' ratios are printed beside it.
+median of the steps after the first). The median and the worst round's
+ratios are printed beside it.
 
 Prints each plan's step-time and memory ratios, and exits non-zero when a
 step time is more than --time (20%) off, their mean more than --mean (10%),

@@ -114,6 +114,7 @@ public:
           MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(g.color), key, &comm),
           "MPI_Comm_split");
       comms.push_back(comm);
+      rings.push_back(ringOf(comm, key, static_cast<int>(g.members.size())));
     }
   }
 
@@ -123,7 +124,7 @@ public:
     auto [t, op] = typeAndOp(type, reduction);
     if (count * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes) {
       std::memcpy(out, in, count * dtypeSize(type));
-      return ringAllReduce(ring(g), out, count, type, reduction);
+      return ringAllReduce(rings.at(g), out, count, type, reduction);
     }
     check(MPI_Allreduce(in, out, countOf(count), t, op, comms.at(g)),
           "MPI_Allreduce");
@@ -136,7 +137,7 @@ public:
   void reduceScatter(size_t g, const void *in, void *out, int64_t count,
                      DType type, int reduction) override {
     auto [t, op] = typeAndOp(type, reduction);
-    Ring r = ring(g);
+    const Ring &r = rings.at(g);
     if (count * r.members * static_cast<int64_t>(dtypeSize(type)) >= kRingBytes)
       return ringReduceScatter(r, in, out, count, type, reduction);
     check(MPI_Reduce_scatter_block(in, out, countOf(count), t, op, comms.at(g)),
@@ -178,17 +179,15 @@ public:
 
 private:
   /// Messages (a reduce-scatter's whole input) from this size on reduce
-  /// as rings of MPI_Sendrecv (Ring.h),
-  /// in pieces of kRingChunk: the library's own algorithms would hold one
-  /// or two copies of the message at once.
+  /// as rings of MPI_Sendrecv (Ring.h) in pieces of kRingChunk: the
+  /// library's own algorithms would hold one or two copies of the message
+  /// at once.
   static constexpr int64_t kRingBytes = 1 << 20, kRingChunk = 1 << 20;
   static constexpr int kRingTag = 1;
 
-  Ring ring(size_t g) {
-    MPI_Comm comm = comms.at(g);
-    int index = 0, members = 1;
-    MPI_Comm_rank(comm, &index);
-    MPI_Comm_size(comm, &members);
+  /// The ring of member `index` of `members` in `comm` (made once per
+  /// group, with it).
+  static Ring ringOf(MPI_Comm comm, int index, int members) {
     int next = (index + 1) % members, previous = (index + members - 1) % members;
     auto exchange = [=](const void *send, int64_t sendBytes, void *recv,
                         int64_t recvBytes) {
@@ -215,6 +214,7 @@ private:
 
   int self = 0, world = 1;
   std::vector<MPI_Comm> comms;
+  std::vector<Ring> rings; // one per communicator
   std::list<Pending> sends;
 };
 } // namespace
