@@ -286,6 +286,8 @@ json::Value Cluster::toJSON() const {
         json::Object{{"batch_multiple", fusion.batchMultiple},
                      {"max_keys", fusion.maxKeys},
                      {"fallback_kernels", fusion.fallbackKernels}};
+  if (device.recomputeWholeForward)
+    dev["full_recompute"] = "forward";
   return json::Object{
       {"name", name},
       {"device", std::move(dev)},
@@ -406,13 +408,15 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
                    "matmul_efficiency", "memory_efficiency", "kernel_overhead",
                    "launch_overhead", "launch_overlap", "transfer_overhead",
                    "vector_flops", "special_flops", "gemm",
-                   "memory_bandwidth_by_size", "fused_softmax"},
+                   "memory_bandwidth_by_size", "fused_softmax",
+                   "full_recompute"},
                   error);
   const json::Object *fusion =
       device ? device->getObject("fused_softmax") : nullptr;
   FieldReader fused(fusion, "cluster.device.fused_softmax",
                     {"batch_multiple", "max_keys", "fallback_kernels"}, error);
   Device::SoftmaxFusion &rule = c.device.softmaxFusion;
+  std::string recompute = "needed";
   const json::Object *flops = device ? device->getObject("peak_flops") : nullptr;
   bool ok = top.noOthers() && dev.noOthers() &&
             top.string("name", c.name, /*required=*/false) &&
@@ -437,10 +441,17 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
                                                 rule.batchMultiple) &&
               fused.integer("max_keys", rule.maxKeys, false) &&
               fused.number("fallback_kernels", rule.fallbackKernels))) &&
+            dev.string("full_recompute", recompute, false) &&
+            (recompute == "needed" || recompute == "forward" ||
+             dev.fail("full_recompute",
+                      "must be \"needed\" (rebuild what the backward pass "
+                      "reads) or \"forward\" (run the whole forward pass "
+                      "again), not \"" + recompute + "\"")) &&
             top.integer("devices_per_node", c.devicesPerNode) &&
             top.integer("nodes", c.nodes, false);
   if (!ok)
     return std::nullopt;
+  c.device.recomputeWholeForward = recompute == "forward";
   for (const auto &[type, v] : *flops) {
     std::optional<double> d = v.getAsNumber();
     if (!d) {

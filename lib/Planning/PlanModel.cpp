@@ -45,6 +45,10 @@ struct SegmentCost {
   /// Of that, what moves the segment's input (not repeated at the start
   /// of a stage, where the input is the received value recomputation keeps).
   double notAtStageStart = 0;
+  /// The part of `recompute`, and of its kernels, that full recomputation
+  /// does not run again where it keeps the segment's output: what the
+  /// backward pass does not read (TPProfile::neededMatmul).
+  double notRebuilt = 0, notRebuiltKernels = 0;
 };
 
 /// Matrix-unit seconds per sample of a segment kind's forward and backward
@@ -52,8 +56,9 @@ struct SegmentCost {
 /// the device's measured GEMM table: each forward GEMM at the shape each
 /// device runs, and its two gradients (the input's, C = dY W^T, and the
 /// weight's, read transposed: X^T dY), scaled to the backward pass's
-/// profiled FLOPs. Nothing without a table for the precision.
-std::optional<std::pair<double, double>>
+/// profiled FLOPs; and the forward GEMMs of the values the backward pass
+/// reads. Nothing without a table for the precision.
+std::optional<PlanProblem::MatmulSeconds>
 matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
               unsigned kind, const TPProfile &tp, int64_t microBatch) {
   const Device &device = problem.cluster.device;
@@ -66,14 +71,17 @@ matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
     return memo->second;
   using G = TPProfile::Gemm;
   double mb = static_cast<double>(microBatch), forward = 0, backward = 0,
-         flops = 0;
+         needed = 0, flops = 0;
   for (const G &g : tp.gemms) {
     auto part = [&](G::Split dim) { return g.split == dim ? double(t) : 1.0; };
     double f = g.flops * mb / (g.split == G::None ? 1 : t);
     double m = g.m * mb / part(G::Rows), n = g.n / part(G::Columns),
            d = g.k / part(G::Depth);
     const std::string &p = problem.precision;
-    forward += gemmSeconds(device, p, f, m, n, d);
+    double seconds = gemmSeconds(device, p, f, m, n, d);
+    forward += seconds;
+    if (g.needed)
+      needed += seconds;
     // The B gradient sums over each product's own rows: a batch of
     // d x n products (as one GEMM with the batch folded into its rows).
     double products = g.rows > 0 ? std::max(1.0, m / g.rows) : 1;
@@ -85,15 +93,17 @@ matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
   // The profile's backward FLOPs over the two gradients of every GEMM
   // (fewer where an operand needs none).
   double scale = flops > 0 ? (k.trainFlops - k.forwardFlops) / (2 * flops) : 1;
-  memo->second = {forward / mb, backward * scale / mb};
+  memo->second = {forward / mb, backward * scale / mb, needed / mb};
   return memo->second;
 }
 
 /// What the attention softmaxes the device's kernel library cannot fuse
 /// (Device::SoftmaxFusion) add to each pass of a micro-batch: kernels and
-/// seconds, of all of them and of those selective recomputation repeats.
+/// seconds, of all of them and of those selective recomputation, and full
+/// recomputation of the needed values, repeat.
 struct SoftmaxFallback {
-  double kernels = 0, seconds = 0, selectiveKernels = 0, selectiveSeconds = 0;
+  double kernels = 0, seconds = 0, selectiveKernels = 0, selectiveSeconds = 0,
+         neededKernels = 0, neededSeconds = 0;
 };
 SoftmaxFallback softmaxFallback(const Device &device, const TPProfile &tp,
                                 double microBatch) {
@@ -114,6 +124,10 @@ SoftmaxFallback softmaxFallback(const Device &device, const TPProfile &tp,
       f.selectiveKernels += extra;
       f.selectiveSeconds += seconds;
     }
+    if (s.needed) {
+      f.neededKernels += extra;
+      f.neededSeconds += seconds;
+    }
   }
   return f;
 }
@@ -128,9 +142,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   bool sp = c.sequenceParallel && t > 1;
   double mb = static_cast<double>(c.microBatch);
   SegmentCost s;
-  std::optional<std::pair<double, double>> measured =
+  std::optional<PlanProblem::MatmulSeconds> measured =
       matmulSeconds(problem, k, seg.kind, tp, c.microBatch);
-  double fwdMM = measured ? measured->first : tp.forwardMatmul.at(t, sp),
+  double fwdMM = measured ? measured->forward : tp.forwardMatmul.at(t, sp),
          fwdOther = tp.forwardOther.at(t, sp);
   auto ratio = [](double part, double whole) {
     return whole > 0 ? part / whole : 1.0;
@@ -138,7 +152,7 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   double launch = problem.cluster.device.kernelOverhead;
   s.forward = (fwdMM + fwdOther) * mb + tp.forwardKernels * launch;
   double backwardMatmul =
-      (measured ? measured->second
+      (measured ? measured->backward
                 : k.backwardMatmul * ratio(fwdMM, tp.forwardMatmul.total())) *
       mb;
   s.backward = backwardMatmul +
@@ -208,9 +222,19 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
     s.recompute = s.forward;
     s.backwardKernels += s.forwardKernels;
     s.tpComm += times.forward;
+    s.working = none;
+    if (problem.cluster.device.recomputeWholeForward)
+      break;
     s.notAtStageEnd = times.forward - times.neededAtStageEnd;
     s.notAtStageStart = times.ofInputAtStageEnd;
-    s.working = none;
+    {
+      double neededMM = measured ? measured->needed
+                                 : tp.neededMatmul.at(t, sp);
+      s.notRebuilt = s.forward - (neededMM + tp.neededOther.at(t, sp)) * mb -
+                     tp.neededKernels * launch - fallback.neededSeconds;
+      s.notRebuiltKernels =
+          s.forwardKernels - tp.neededKernels - fallback.neededKernels;
+    }
     break;
   }
   s.saved *= mb;
@@ -233,9 +257,11 @@ struct PassCost {
            bool keptOutput) {
     double comm = s.tpComm - (keptOutput ? s.notAtStageEnd : 0) -
                   (keptInput ? s.notAtStageStart : 0);
+    double kernels = s.backwardKernels - (keptOutput ? s.notRebuiltKernels : 0),
+           recompute = s.recompute - (keptOutput ? s.notRebuilt : 0);
     forward.add(s.forwardKernels * d.launchOverhead, s.forward + comm / 2);
-    backward.add(s.backwardKernels * d.launchOverhead,
-                 s.backward + s.recompute + comm / 2);
+    backward.add(kernels * d.launchOverhead,
+                 s.backward + recompute + comm / 2);
     weight += s.weight;
     tpComm += comm;
   }
@@ -512,8 +538,11 @@ static void flopsOfStep(const PlanProblem &problem, const PlanConfig &c,
         unsigned kind = m.segments[i].kind;
         const SegmentKind &k = m.kinds[kind];
         bool rebuilt = rebuilds(e.config, n, first, i);
+        bool whole = problem.cluster.device.recomputeWholeForward ||
+                     !endsGroup(e.config, n, first,
+                                i + 1 == end, i);
         if (rebuilt)
-          again += k.forwardFlops;
+          again += whole ? k.forwardFlops : k.at(c.tp).neededFlops;
         else if (c.recompute == Recompute::Selective)
           again += k.at(c.tp).selectiveFlops;
         // (The most a segment of the kind saves: under the block method
@@ -715,14 +744,24 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   }
   e.fits = e.peakMemory <= problem.memoryLimit;
   // The optimizer: gradient and parameter at the precision, fp32 master
-  // and moments read and written.
+  // and moments read and written. Before it, passes over the (f32)
+  // gradients: the data-parallel buckets copy them in and out
+  // (Gradients.cpp: a concatenation, then slices of the reduced bucket, a
+  // share of it under ZeRO), and each norm (clipping's or the reported
+  // one, the loss-scaling overflow probe) reads what the device updates.
   const Device &dev = cluster.device;
   double slots = optimizerSlots(m.optimizer);
+  double norms = (problem.clipNorm || problem.gradNorm) + problem.lossScaling;
+  bool buckets = c.dp > 1 && c.localSteps <= 1;
   for (const StageEstimate &st : e.stages) {
     double elements = st.parameterElements / (c.zeroStage >= 1 ? c.dp : 1);
     double bytesPerElement = 2 * w + (mixed ? 8 : 0) + 8 * slots;
-    e.optimizer =
-        std::max(e.optimizer, memorySeconds(dev, elements * bytesPerElement));
+    double seconds = memorySeconds(dev, elements * bytesPerElement) +
+                     norms * memorySeconds(dev, elements * 4);
+    if (buckets)
+      seconds += memorySeconds(dev, st.parameterElements * 8) +
+                 memorySeconds(dev, elements * 8);
+    e.optimizer = std::max(e.optimizer, seconds);
   }
   double busiestPasses = 0;
   for (const StageEstimate &st : e.stages)

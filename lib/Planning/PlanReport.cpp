@@ -144,9 +144,11 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
     if (c.tp > 1) {
       // Occurrences per step of each collective of each segment kind held
       // here: once per pass that runs it, and a forward one again under
-      // full recomputation (not for the last segment, nor where a group of
+      // full recomputation (not for the last segment; unless the device's
+      // executor reruns the whole forward pass, not where a group of
       // recomputed segments ends and the backward pass reads it only
       // through the kept output, nor on a kept input).
+      bool whole = problem.cluster.device.recomputeWholeForward;
       std::map<std::pair<unsigned, unsigned>, int64_t> count;
       std::map<std::pair<unsigned, unsigned>, bool> recomputed;
       for (auto [first, end] : st.chunks)
@@ -157,9 +159,10 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
           for (unsigned x = 0; x < cols.size(); ++x) {
             bool again = (rebuildsSegment(plan, m, i) &&
                           cols[x].pass != TPCollective::Pass::Backward &&
-                          (!keepsOutput(plan, m, i) ||
+                          (whole || !keepsOutput(plan, m, i) ||
                            cols[x].recomputedAtStageEnd) &&
-                          !(keepsInput(plan, m, i) && cols[x].ofInput) &&
+                          !(!whole && keepsInput(plan, m, i) &&
+                            cols[x].ofInput) &&
                           !cols[x].ofParameter) ||
                          (c.recompute == Recompute::Selective &&
                           cols[x].ofSelective);

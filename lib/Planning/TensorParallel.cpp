@@ -586,7 +586,7 @@ static std::optional<TPProfile::Softmax> attentionSoftmax(const Analysis &a,
                                                           SoftmaxOp op) {
   auto type = dyn_cast<RankedTensorType>(op.getType());
   if (!type || !type.hasStaticShape() || type.getRank() < 3 ||
-      op.getAxis() != type.getRank() - 1)
+      static_cast<int64_t>(op.getAxis()) != type.getRank() - 1)
     return std::nullopt;
   ArrayRef<int64_t> shape = type.getShape();
   double batches = 1;
@@ -696,25 +696,34 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     });
     OpWork work = workOf(op);
     bool matrix = work.matmul;
-    if (matrix)
+    bool needed = a.neededInside.contains(op);
+    if (matrix) {
       a.out.gemms.push_back(gemmOf(a, op, work, samples, split));
+      a.out.gemms.back().needed = needed;
+    }
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
     bool kernel = endsKernel(op, saved);
     a.out.forwardKernels += kernel;
     if (auto softmax = dyn_cast<SoftmaxOp>(op))
       if (std::optional<TPProfile::Softmax> s = attentionSoftmax(a, softmax)) {
         s->selective = selective.contains(op);
+        s->needed = needed;
         a.out.softmaxes.push_back(*s);
       }
     if (selective.contains(op))
       a.out.selectiveKernels += kernel;
-    ByTP &time = matrix ? a.out.forwardMatmul : a.out.forwardOther;
-    double &slot = split ? time.split : (act && !matrix) ? time.seq : time.full;
-    slot += seconds;
+    auto slotOf = [&](ByTP &time) -> double & {
+      return split ? time.split : (act && !matrix) ? time.seq : time.full;
+    };
+    slotOf(matrix ? a.out.forwardMatmul : a.out.forwardOther) += seconds;
+    if (needed) {
+      slotOf(matrix ? a.out.neededMatmul : a.out.neededOther) += seconds;
+      a.out.neededKernels += kernel;
+      if (matrix)
+        a.out.neededFlops += work.flops / samples;
+    }
     if (selective.contains(op)) {
-      (split ? a.out.selectiveTime.split
-             : (act && !matrix) ? a.out.selectiveTime.seq
-                                : a.out.selectiveTime.full) += seconds;
+      slotOf(a.out.selectiveTime) += seconds;
       if (matrix)
         a.out.selectiveFlops += work.flops / samples;
     }

@@ -57,7 +57,7 @@
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-top.json" 2>&1 | FileCheck %s --check-prefix=TOPKEY
 // TOPKEY: error: {{.*}}unknown-top.json: cluster.gpus_per_node: is not a known key (accepted: name, preset, device, devices_per_node, nodes, links)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-device-key.json" 2>&1 | FileCheck %s --check-prefix=DEVKEY
-// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead, launch_overhead, launch_overlap, transfer_overhead, vector_flops, special_flops, gemm, memory_bandwidth_by_size, fused_softmax)
+// DEVKEY: error: {{.*}}unknown-device-key.json: cluster.device.memory_bandwith: is not a known key (accepted: name, peak_flops, memory_bytes, memory_bandwidth, matmul_efficiency, memory_efficiency, kernel_overhead, launch_overhead, launch_overlap, transfer_overhead, vector_flops, special_flops, gemm, memory_bandwidth_by_size, fused_softmax, full_recompute)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/unknown-flops-type.json" 2>&1 | FileCheck %s --check-prefix=FLOPTYPE
 // FLOPTYPE: error: {{.*}}unknown-flops-type.json: cluster.device.peak_flops.bfloat16: is not an element type (known: f64, f32, tf32, bf16, f16, f8)
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/links-out-of-order.json" 2>&1 | FileCheck %s --check-prefix=ORDER
@@ -96,6 +96,16 @@ module {
 // SOFTMAX: error: {{.*}}bad-softmax.json: cluster.device.fused_softmax.batch_multiple: must be between 0 (always fused) and 4096
 // RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-softmax-key.json" 2>&1 | FileCheck %s --check-prefix=SOFTKEY
 // SOFTKEY: error: {{.*}}bad-softmax-key.json: cluster.device.fused_softmax.batch: is not a known key (accepted: batch_multiple, max_keys, fallback_kernels)
+
+// What full recomputation runs again: the whole forward pass (activation
+// checkpointing that reruns each layer, as Megatron-LM does), or by default
+// what the backward pass reads (the project's partitioner; not written).
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/checkpoint-a100.json gpus=8" -o /dev/null | FileCheck %s --check-prefix=WHOLE
+// WHOLE: "full_recompute": "forward"
+// RUN: ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=8" -o /dev/null | FileCheck %s --check-prefix=NEEDED
+// NEEDED-NOT: full_recompute
+// RUN: not ober-opt %s --test-ober-cluster="cluster=%S/Inputs/bad-recompute.json" 2>&1 | FileCheck %s --check-prefix=BADRECOMPUTE
+// BADRECOMPUTE: error: {{.*}}bad-recompute.json: cluster.device.full_recompute: must be "needed" (rebuild what the backward pass reads) or "forward" (run the whole forward pass again), not "all"
 
 // What ober-gpu-calibrate wrote on an H200 (cuBLASLt GEMM tables, copy
 // bandwidth, launch time over the h200-sxm preset) is a cluster file.

@@ -70,6 +70,12 @@ struct Device {
     /// Whether a softmax over `batches` rows of `keys` runs fused.
     bool fused(double batches, double keys) const;
   } softmaxFusion;
+  /// Whether full recomputation runs a segment's whole forward pass again,
+  /// with its collectives, as activation checkpointing that reruns each
+  /// layer's function does (Megatron-LM, torch.utils.checkpoint). Unset:
+  /// it rebuilds only what the backward pass reads (TPProfile::neededMatmul),
+  /// as the project's partitioner does.
+  bool recomputeWholeForward = false;
 };
 
 /// One level of the interconnect. Levels go from the innermost (devices in a

@@ -141,6 +141,9 @@ struct TPProfile {
     enum Split : uint8_t { None, Rows, Columns, Depth } split = None;
     /// Rows of each independent product (OpWork::rows; 0: one GEMM).
     double rows = 0;
+    /// Whether full recomputation rebuilds it where it rebuilds only what
+    /// the backward pass reads (`needed` below).
+    bool needed = false;
   };
   std::vector<Gemm> gemms;
   /// Activations the backward pass reads, bytes per sample (floating-point
@@ -154,6 +157,14 @@ struct TPProfile {
   /// Kernels per micro-batch (after fusion): forward, and those selective
   /// recomputation repeats.
   double forwardKernels = 0, selectiveKernels = 0;
+  /// What full recomputation rebuilds of a segment whose output it keeps
+  /// (the next one's input) where the executor rebuilds only the values the
+  /// backward pass reads, and what they are made from inside the segment
+  /// (the project's partitioner; Device::recomputeWholeForward otherwise):
+  /// forward seconds per sample by class, kernels per micro-batch, and
+  /// matrix-unit FLOPs per sample.
+  ByTP neededMatmul, neededOther;
+  double neededKernels = 0, neededFlops = 0;
   /// The softmaxes over the last axis of rank-3+ values (attention
   /// scores), as each device holds them: score batches (the dimensions
   /// before the last two: heads per sample, fewer where split) and score
@@ -161,8 +172,9 @@ struct TPProfile {
   /// library's fusion rule (Device::SoftmaxFusion) prices them.
   struct Softmax {
     double batches = 0, elements = 0, keys = 0;
-    /// Whether selective recomputation repeats it.
-    bool selective = false;
+    /// Whether selective recomputation repeats it, and whether full
+    /// recomputation of the segment's needed values does.
+    bool selective = false, needed = false;
   };
   std::vector<Softmax> softmaxes;
   /// Parameter elements.

@@ -91,7 +91,8 @@ struct PlanEstimate {
   /// Breakdown of stepTime: compute (the slowest stage's forward and
   /// backward over all micro-batches), exposed communication (tensor
   /// parallel, pipeline sends, the part of the data-parallel reduction that
-  /// backward does not hide), bubble, optimizer update.
+  /// backward does not hide), bubble, optimizer update (with the passes
+  /// over the gradients before it: bucket copies, norms).
   double compute = 0, exposedComm = 0, bubble = 0, optimizer = 0;
   double tpComm = 0, dpComm = 0, dpCommExposed = 0, p2pComm = 0;
   /// FLOPs of one step on all devices: model (forward and backward once)
@@ -136,10 +137,14 @@ struct PlanProblem {
   /// The search's memo of them, by kind, degree, sequence parallelism and
   /// micro-batch size.
   mutable std::map<std::array<int64_t, 4>, CollectiveTimes> collectiveTimes;
-  /// The search's memo of forward and backward matmul seconds per sample
-  /// from the device's GEMM table, by kind, degree and micro-batch size.
-  mutable std::map<std::array<int64_t, 3>, std::pair<double, double>>
-      matmulSeconds;
+  /// Matmul seconds per sample from the device's GEMM table: the forward
+  /// and backward passes, and the forward GEMMs full recomputation rebuilds
+  /// where it rebuilds only what the backward pass reads.
+  struct MatmulSeconds {
+    double forward = 0, backward = 0, needed = 0;
+  };
+  /// The search's memo of them, by kind, degree and micro-batch size.
+  mutable std::map<std::array<int64_t, 3>, MatmulSeconds> matmulSeconds;
 };
 
 /// The estimate of `config` with pipeline stages (times chunks) starting at
