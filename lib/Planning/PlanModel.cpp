@@ -49,6 +49,23 @@ struct SegmentCost {
   /// does not run again where it keeps the segment's output: what the
   /// backward pass does not read (TPProfile::neededMatmul).
   double notRebuilt = 0, notRebuiltKernels = 0;
+
+  /// The collectives and the recomputation of a micro-batch where full
+  /// recomputation keeps (or not) the segment's input and its output.
+  double comm(bool keptInput, bool keptOutput) const {
+    return tpComm - (keptOutput ? notAtStageEnd : 0) -
+           (keptInput ? notAtStageStart : 0);
+  }
+  double rebuilt(bool keptOutput) const {
+    return recompute - (keptOutput ? notRebuilt : 0);
+  }
+  /// Both passes of a micro-batch with them; where a segment sits in its
+  /// recomputation group is not known (stage balancing, --ober-plan-explain),
+  /// as if every segment kept its input and output (recompute-every=1).
+  double seconds(const PlanConfig &c) const {
+    bool kept = c.recomputeEvery <= 1;
+    return forward + backward + rebuilt(kept) + comm(kept, kept);
+  }
 };
 
 /// Matrix-unit seconds per sample of a segment kind's forward and backward
@@ -255,13 +272,11 @@ struct PassCost {
   /// the device's queue, between the kernels (half in each pass).
   void add(const Device &d, const SegmentCost &s, bool keptInput,
            bool keptOutput) {
-    double comm = s.tpComm - (keptOutput ? s.notAtStageEnd : 0) -
-                  (keptInput ? s.notAtStageStart : 0);
-    double kernels = s.backwardKernels - (keptOutput ? s.notRebuiltKernels : 0),
-           recompute = s.recompute - (keptOutput ? s.notRebuilt : 0);
+    double comm = s.comm(keptInput, keptOutput);
+    double kernels = s.backwardKernels - (keptOutput ? s.notRebuiltKernels : 0);
     forward.add(s.forwardKernels * d.launchOverhead, s.forward + comm / 2);
     backward.add(kernels * d.launchOverhead,
-                 s.backward + recompute + comm / 2);
+                 s.backward + s.rebuilt(keptOutput) + comm / 2);
     weight += s.weight;
     tpComm += comm;
   }
@@ -375,7 +390,7 @@ mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
   SegmentCosts costs(problem, c);
   for (unsigned i = 0; i < n; ++i) {
     SegmentCost s = costs[i];
-    time[i] = s.forward + s.backward + s.recompute + s.tpComm;
+    time[i] = s.seconds(c);
     state[i] = modelStateBytes(s.parameters, m.floatBytes, mixed, m.optimizer,
                                c.zeroStage, c.dp)
                    .total();
@@ -430,8 +445,7 @@ mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
 double mlir::ober::planning::segmentSeconds(const PlanProblem &problem,
                                             const PlanConfig &config,
                                             unsigned index) {
-  SegmentCost s = segmentCost(problem, config, index);
-  return s.forward + s.backward + s.recompute + s.tpComm;
+  return segmentCost(problem, config, index).seconds(config);
 }
 
 /// Whether segment `i` of a chunk starting at `first` starts a group of

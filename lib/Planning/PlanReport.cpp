@@ -97,8 +97,9 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       recomputedReads(plan.stages.size());
   // The ops recomputation runs again: recomputed ones whose results the
   // backward pass of their stage reads, directly or through others (the
-  // partitioner rebuilds only those, Stages.cpp); ZeRO-3 gathers what they
-  // read again.
+  // partitioner rebuilds only those, Stages.cpp), or every recomputed one
+  // where the device's executor reruns whole forward passes; ZeRO-3
+  // gathers what they read again.
   DenseMap<Operation *, std::pair<unsigned, int64_t>> forwardAt;
   for (auto [i, seg] : llvm::enumerate(m.segments))
     for (Operation *op : seg.ops)
@@ -112,9 +113,11 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
         rebuilt.insert(it->first).second)
       work.push_back(it->first);
   };
+  bool whole = problem.cluster.device.recomputeWholeForward;
   for (auto [i, seg] : llvm::enumerate(m.segments))
-    for (Operation *op : seg.backward)
-      for (Value v : op->getOperands())
+    for (Operation *op : whole ? seg.ops : seg.backward)
+      for (Value v : whole ? ValueRange(op->getResults())
+                           : ValueRange(op->getOperands()))
         rebuilds(v, stageOfSegment(i));
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
@@ -148,7 +151,6 @@ mlir::ober::planning::plannedCollectives(const PlanProblem &problem,
       // executor reruns the whole forward pass, not where a group of
       // recomputed segments ends and the backward pass reads it only
       // through the kept output, nor on a kept input).
-      bool whole = problem.cluster.device.recomputeWholeForward;
       std::map<std::pair<unsigned, unsigned>, int64_t> count;
       std::map<std::pair<unsigned, unsigned>, bool> recomputed;
       for (auto [first, end] : st.chunks)

@@ -183,6 +183,14 @@ mlir::ober::calibrate::fitToRuns(MLIRContext &context, Cluster &cluster,
       return failure();
     models.emplace(key, std::move(*b));
   }
+  // The runs are planned with full recomputation (Megatron's columns say
+  // nothing else), priced as the cluster says its executor runs it.
+  if (!cluster.device.recomputeWholeForward)
+    llvm::errs() << "note: full recomputation is priced as this project "
+                    "runs it (rebuilding only what the backward pass reads); "
+                    "for runs of Megatron-LM, which reruns whole layers, "
+                    "start from a cluster with \"full_recompute\": "
+                    "\"forward\" (utils/bench/a100-80gb-megatron.json)\n";
   // The profiles price ops with the cluster's figures: fit, profile
   // again with the fitted figures, fit again; the report's predictions
   // come from profiles of the final cluster, as ober-opt's would.
