@@ -17,6 +17,13 @@ each replica's own parameters and optimizer state and the outer step's
 anchors and momentum: its final parameters equal the uninterrupted run's
 bit for bit.
 
+With OBER_RT_COPY_ARGUMENTS=1 each step runs as on the CUDA target: on
+copies of its arguments, the parameters and optimizer state kept apart
+between steps and brought back only where the loop syncs the host
+(checkpoints, --save-params, pipeline transfers, local SGD's average).
+Losses, checkpoints and saved parameters must equal the plain run's bit
+for bit.
+
   checkpoint_test.py --bin build/bin
 """
 import argparse
@@ -34,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
-from jobs import gpt_job, run  # noqa: E402
+from jobs import MPI_ENV, gpt_job, run  # noqa: E402
 from partition_test import losses_of  # noqa: E402
 from plan_options import plan_option  # noqa: E402
 import ober  # noqa: E402
@@ -71,13 +78,13 @@ class Checkpoints(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def train(self, plan, *args, check=True):
+    def train(self, plan, *args, check=True, env=MPI_ENV):
         dp, tp, pp, _ = PLANS[plan]
         cmd = [self.exes[plan]] + self.inputs + ["--lr", "3e-3"] + list(args)
         n = dp * tp * pp
         if n > 1:
             cmd = ["mpirun", "-np", n, "--bind-to", "none"] + cmd
-        return run(cmd, check=check)
+        return run(cmd, check=check, env=env)
 
     def test_resharding(self):
         for writer, readers in RESUMES.items():
@@ -190,10 +197,50 @@ class Checkpoints(unittest.TestCase):
         out = train("--steps", STEPS, "--resume", "--checkpoint-dir", ckpt,
                     "--save-params", resumed)
         self.assertEqual(losses_of(out.stdout), ref[4:])
+        # On copies (test_device_copies): the outer step reads the replicas'
+        # parameters from the host, and puts new ones in their place.
+        copied = os.path.join(self.tmp, "local-copies")
+        out = run(["mpirun", "-np", 2, "--bind-to", "none", exe] + self.inputs
+                  + ["--lr", "3e-3", "--steps", STEPS, "--save-params", copied],
+                  env=dict(MPI_ENV, OBER_RT_COPY_ARGUMENTS="1"))
+        self.assertEqual(losses_of(out.stdout), ref)
         for p in params:
-            np.testing.assert_array_equal(
-                np.load(os.path.join(resumed, p + ".npy")),
-                np.load(os.path.join(whole, p + ".npy")), p)
+            for other in (resumed, copied):
+                np.testing.assert_array_equal(
+                    np.load(os.path.join(other, p + ".npy")),
+                    np.load(os.path.join(whole, p + ".npy")), p)
+
+    def test_device_copies(self):
+        copies = dict(MPI_ENV, OBER_RT_COPY_ARGUMENTS="1")
+        for plan in ("pp2", "dp2-zero1", "tp2"):
+            runs = {}
+            for name, env in (("plain", MPI_ENV), ("copies", copies)):
+                ckpt, saved = (os.path.join(self.tmp, f"{kind}-{plan}-{name}")
+                               for kind in ("ckpt-copies", "saved-copies"))
+                out = self.train(plan, "--steps", 4, "--checkpoint-dir", ckpt,
+                                 "--checkpoint-every", 2, "--checkpoint-async",
+                                 "--save-params", saved, env=env)
+                runs[name] = (losses_of(out.stdout), ckpt, saved)
+            (want, wckpt, wsaved), (got, gckpt, gsaved) = (runs["plain"],
+                                                           runs["copies"])
+            with self.subTest(plan=plan):
+                self.assertEqual(got, want)
+                for n in (2, 4):
+                    folder = f"step_{n:09d}"
+                    a, _ = ober.load_checkpoint(os.path.join(wckpt, folder),
+                                                optimizer=True)
+                    b, _ = ober.load_checkpoint(os.path.join(gckpt, folder),
+                                                optimizer=True)
+                    self.assertEqual(sorted(b), sorted(a))
+                    for name in a:
+                        np.testing.assert_array_equal(b[name], a[name],
+                                                      f"{folder}: {name}")
+                self.assertEqual(sorted(os.listdir(gsaved)),
+                                 sorted(os.listdir(wsaved)))
+                for f in os.listdir(wsaved):
+                    np.testing.assert_array_equal(
+                        np.load(os.path.join(gsaved, f)),
+                        np.load(os.path.join(wsaved, f)), f)
 
     def test_async_saves(self):
         # Written by a thread while training goes on, each committed steps

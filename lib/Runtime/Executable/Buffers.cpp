@@ -15,9 +15,7 @@ using namespace ober::rt;
 /// Buffers start on a cache line, as generated code's allocations do.
 static constexpr size_t kAlignment = 64;
 
-HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
-    : type(dtype), dims(std::move(shape)) {
-  size_t size = byteSize();
+void *ober::rt::allocateHostBlock(size_t size) {
   size_t rounded = (std::max<size_t>(size, 1) + kAlignment - 1) / kAlignment *
                    kAlignment;
   void *p = std::aligned_alloc(kAlignment, rounded);
@@ -26,6 +24,12 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     std::exit(71);
   }
   std::memset(p, 0, rounded);
+  return p;
+}
+
+HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
+    : type(dtype), dims(std::move(shape)) {
+  void *p = allocateHostBlock(byteSize());
   owner = std::shared_ptr<void>(p, std::free);
   bytes = static_cast<char *>(p);
 }

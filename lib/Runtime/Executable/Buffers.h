@@ -41,6 +41,8 @@ public:
   size_t byteSize() const;
   /// The block compiled code sees as the allocation (for aliasing checks).
   void *block() const { return owner.get(); }
+  /// How many tensors hold this one's buffer (this one included).
+  long holders() const { return owner.use_count(); }
 
   /// The memref descriptor of this tensor: allocated and aligned
   /// pointers, offset, sizes, strides.
@@ -52,6 +54,10 @@ private:
   std::shared_ptr<void> owner;
   char *bytes = nullptr;
 };
+
+/// A zeroed block of at least `bytes` on a cache line, as generated code
+/// allocates them (freed with std::free); exits when memory is out.
+void *allocateHostBlock(size_t bytes);
 
 /// Converts an .npy array to a tensor of `dtype` and `shape` (exact dtype,
 /// or f32 data for bf16); on failure sets `error` (without the file name).

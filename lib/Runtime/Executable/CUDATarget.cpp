@@ -2,20 +2,20 @@
 //
 // Part of Ober-Train's runtime (no MLIR). The CUDA target's half of
 // Target.h. Each rank runs on one GPU (its local rank's, modulo the GPUs it
-// sees). The executable's tensors stay in host memory, where checkpoints,
-// data and tracking read them; a step copies its arguments to the GPU,
-// runs the program there (its buffers, kernels and cuBLASLt products all
-// on the device) and copies back what it wrote and returned.
+// sees). The executable's tensors live in host memory, where checkpoints,
+// data and tracking read them; the parameters and optimizer state a step
+// writes in place stay on the GPU between steps (DeviceMirror.h) and come
+// back to the host only when it reads them (syncToHost). A step copies its
+// other arguments (the batch, the learning rate) to the GPU, runs the
+// program there (its buffers, kernels and cuBLASLt products all on the
+// device) and copies back what it returned in new buffers.
 //
-// Copying every argument each step costs the PCIe time of the parameters
-// and optimizer state twice over; keeping them resident on the GPU between
-// steps is the next step for speed (the values returned in place are the
-// ones to keep). Copies, kernels and library calls queue on the thread's
-// program stream (Modules.h); the step waits for it once, before its
-// results are read.
+// Copies, kernels and library calls queue on the thread's program stream
+// (Modules.h); the step waits for it once, before its results are read.
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceMirror.h"
 #include "Run.h"
 #include "Target.h"
 
@@ -27,7 +27,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <map>
 
 using namespace ober::rt;
 
@@ -44,28 +43,40 @@ int rankDevice() {
   return local % cuda::deviceCount();
 }
 
-/// Device blocks freed when the step is done with them (on the program
-/// stream, after what it queued).
-struct DeviceBlocks {
+/// This thread's GPU memory as the mirror reaches it: the device's
+/// caching allocator, copies queued on the program stream.
+class GpuMemory final : public DeviceMirror::Device {
+public:
+  GpuMemory() : memory(cuda::deviceAllocator(cuda::currentDevice())) {}
+  void *allocate(size_t bytes) override {
+    return memory.allocate(bytes, cuda::programStream());
+  }
+  void free(void *block) override { memory.free(block); }
+  void toDevice(void *device, const void *host, size_t bytes) override {
+    cuda::copyToDeviceAsync(device, host, bytes, cuda::programStream());
+  }
+  void toHost(void *host, const void *device, size_t bytes) override {
+    cuda::copyToHostAsync(host, device, bytes, cuda::programStream());
+  }
+  void finish() override {
+    cuda::check(cuda::driver().cuStreamSynchronize(cuda::programStream()),
+                "cuStreamSynchronize of the program's stream");
+  }
+
+private:
   cuda::CachingAllocator &memory;
-  std::vector<void *> blocks;
-  void *take(size_t bytes) {
-    blocks.push_back(memory.allocate(std::max<size_t>(bytes, 1),
-                                     cuda::programStream()));
-    return blocks.back();
-  }
-  ~DeviceBlocks() {
-    for (void *b : blocks)
-      cuda::guarded("error", [&] { memory.free(b); });
-  }
 };
 
-/// Where a result the program returned lives: a block it allocated, or
-/// inside an argument's copy (then it is that argument's host buffer).
-struct ResultPlace {
-  const HostTensor *host = nullptr;
-  char *deviceBase = nullptr;
-};
+GpuMemory &memory() {
+  static thread_local GpuMemory gpu;
+  return gpu;
+}
+
+/// The parameters and optimizer state this thread's rank keeps on its GPU.
+DeviceMirror &kept() {
+  static thread_local DeviceMirror mirror(memory());
+  return mirror;
+}
 
 } // namespace
 
@@ -83,83 +94,19 @@ bool ober::rt::prepareRank(const Program &program, int threads,
   }
 }
 
-namespace {
-std::vector<HostTensor> invokeOnDevice(Entry entry, const Program &program,
-                                       int64_t stage,
-                                       const std::vector<HostTensor> &args) {
-  cuda::CachingAllocator &memory =
-      cuda::deviceAllocator(cuda::currentDevice());
-  CUstream stream = cuda::programStream();
-  DeviceBlocks copies{memory, {}}, returned{memory, {}};
-  std::vector<std::vector<int64_t>> descriptors;
-  std::vector<char *> onDevice;
-  for (const HostTensor &t : args) {
-    auto *d = static_cast<char *>(copies.take(t.byteSize()));
-    cuda::copyToDeviceAsync(d, t.data(), t.byteSize(), stream);
-    std::vector<int64_t> words = t.descriptor();
-    words[0] = words[1] = reinterpret_cast<int64_t>(d);
-    descriptors.push_back(std::move(words));
-    onDevice.push_back(d);
-  }
-  std::vector<int64_t> results =
-      callEntry(entry, program, stage, descriptors);
-
-  std::vector<HostTensor> out;
-  out.reserve(program.results.size()); // ResultPlace points into it
-  std::map<void *, ResultPlace> blocks;
-  for (size_t i = 0; i < args.size(); ++i)
-    blocks[onDevice[i]] = {&args[i], onDevice[i]};
-  size_t at = 0;
-  for (const ProgramResult &r : program.results) {
-    size_t bytes = static_cast<size_t>(elementCount(r.shape)) *
-                   dtypeSize(r.dtype);
-    if (int64_t arg = r.inPlaceIn(stage); arg >= 0) { // written in place
-      cuda::copyToHostAsync(args[arg].data(), onDevice[arg], bytes, stream);
-      out.push_back(args[arg]);
-      continue;
-    }
-    auto *block = reinterpret_cast<void *>(results[at]);
-    char *data = reinterpret_cast<char *>(results[at + 1]) +
-                 results[at + 2] * dtypeSize(r.dtype);
-    at += 3 + 2 * r.shape.size();
-    auto known = blocks.find(block);
-    if (known == blocks.end()) { // a new buffer of the program's
-      HostTensor t(r.dtype, r.shape);
-      cuda::copyToHostAsync(t.data(), data, bytes, stream);
-      returned.blocks.push_back(block);
-      out.push_back(t);
-      blocks[block] = {&out.back(), data};
-      continue;
-    }
-    // Inside a buffer already known: its host tensor holds the bytes
-    // (when they lie within it; else a copy of their own).
-    const ResultPlace &place = known->second;
-    std::ptrdiff_t offset = data - place.deviceBase;
-    if (offset < 0 ||
-        static_cast<size_t>(offset) + bytes > place.host->byteSize()) {
-      HostTensor t(r.dtype, r.shape);
-      cuda::copyToHostAsync(t.data(), data, bytes, stream);
-      out.push_back(t);
-      continue;
-    }
-    char *host = place.host->data() + offset;
-    cuda::copyToHostAsync(host, data, bytes, stream);
-    out.push_back(HostTensor::share(*place.host, r.dtype, r.shape, host));
-  }
-  cuda::check(cuda::driver().cuStreamSynchronize(stream),
-              "cuStreamSynchronize of the program's stream");
-  return out;
-}
-} // namespace
-
 std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
                                          int64_t stage,
                                          const std::vector<HostTensor> &args) {
   // The step cannot go on after a failure (out of GPU memory, a failed
   // copy): end the rank, and with it the job, rather than leave the
   // others waiting.
-  return cuda::guarded(
-      "error", [&] { return invokeOnDevice(entry, program, stage, args); });
+  return cuda::guarded("error", [&] {
+    return invokeOnCopies(entry, program, stage, args, memory(), kept());
+  });
+}
+
+void ober::rt::syncToHost(const std::vector<HostTensor> &tensors) {
+  cuda::guarded("error", [&] { kept().syncToHost(tensors); });
 }
 
 double ober::rt::devicePeakBytes() {

@@ -5,6 +5,13 @@
 // they are, and the kernel library (oneDNN) runs on this process's
 // threads.
 //
+// With OBER_RT_COPY_ARGUMENTS=1 in the environment, a step runs as on a
+// device target instead (invokeOnCopies): on copies of its arguments in
+// buffers of its own, the parameters and optimizer state kept there
+// between steps and brought back only where the training loop syncs the
+// host. The results are the same; the tests use it to check those rules
+// and sync points on real programs without a GPU.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Run.h"
@@ -12,7 +19,48 @@
 
 #include "ober/Runtime/CPUKernels.h"
 
+#include <cstdlib>
+#include <cstring>
+
 using namespace ober::rt;
+
+namespace {
+
+bool copyArguments() {
+  static const bool on = [] {
+    const char *v = std::getenv("OBER_RT_COPY_ARGUMENTS");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+/// Host memory standing in for a device's: blocks apart from the host
+/// tensors', allocated as generated code allocates (its results are freed
+/// with std::free).
+class SeparateMemory final : public DeviceMirror::Device {
+public:
+  void *allocate(size_t bytes) override { return allocateHostBlock(bytes); }
+  void free(void *block) override { std::free(block); }
+  void toDevice(void *device, const void *host, size_t bytes) override {
+    std::memcpy(device, host, bytes);
+  }
+  void toHost(void *host, const void *device, size_t bytes) override {
+    std::memcpy(host, device, bytes);
+  }
+  void finish() override {}
+};
+
+SeparateMemory &memory() {
+  static thread_local SeparateMemory separate;
+  return separate;
+}
+
+DeviceMirror &kept() {
+  static thread_local DeviceMirror mirror(memory());
+  return mirror;
+}
+
+} // namespace
 
 bool ober::rt::prepareRank(const Program &program, int threads,
                            const std::string &self) {
@@ -33,6 +81,8 @@ bool ober::rt::prepareRank(const Program &program, int threads,
 std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
                                          int64_t stage,
                                          const std::vector<HostTensor> &args) {
+  if (copyArguments())
+    return invokeOnCopies(entry, program, stage, args, memory(), kept());
   std::vector<std::vector<int64_t>> descriptors;
   for (const HostTensor &t : args)
     descriptors.push_back(t.descriptor());
@@ -61,6 +111,11 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
     at += 3 + 2 * r.shape.size();
   }
   return out;
+}
+
+void ober::rt::syncToHost(const std::vector<HostTensor> &tensors) {
+  if (copyArguments())
+    kept().syncToHost(tensors);
 }
 
 double ober::rt::devicePeakBytes() { return -1; }

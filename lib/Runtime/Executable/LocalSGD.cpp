@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LocalSGD.h"
+#include "Target.h"
 
 using namespace ober::rt;
 
@@ -46,6 +47,10 @@ void LocalSGD::afterStep(int64_t step, std::vector<HostTensor> &args) {
     return;
   double replicas =
       static_cast<double>(where.grid.shape()[program.replicaAxis]);
+  std::vector<HostTensor> params;
+  for (const Slot &slot : slots)
+    params.push_back(args[slot.arg]);
+  syncToHost(params);
   for (Slot &slot : slots) {
     HostTensor &param = args[slot.arg];
     int64_t n = static_cast<int64_t>(slot.anchor.size());

@@ -321,6 +321,19 @@ void shareAcrossStages(const Program &program, const Placement &where,
                        std::vector<HostTensor> &args) {
   if (program.pipelineAxis < 0)
     return;
+  // What this stage sends (a tied weight another stage reads) leaves from
+  // the host; the rest stays on the device.
+  std::vector<HostTensor> sent;
+  for (const ProgramResult &res : program.results) {
+    if (res.arg < 0 || res.stage != where.stage)
+      continue;
+    for (int64_t t = 0; t < program.stages; ++t)
+      if (t != res.stage && program.args[res.arg].isReadBy(t)) {
+        sent.push_back(args[res.arg]);
+        break;
+      }
+  }
+  syncToHost(sent);
   for (const ProgramResult &res : program.results) {
     if (res.arg < 0 || res.stage < 0)
       continue;
@@ -582,6 +595,8 @@ bool checkpointAfter(int64_t s, const Program &program, const Options &options,
   if (!data.empty())
     extra["data"] = data;
   bool async = options.checkpointAsync && !last && !stop;
+  if (due || stop)
+    syncToHost(args);
   if ((due || stop) &&
       !writer.start(program, where, options.checkpointDir, s + 1,
                     options.keep, args, local.sideState(), extra, async,
@@ -884,8 +899,10 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       summarize(program, clock.seconds, peak);
     if (options.timing)
       printTraffic(program, options, where);
-    if (!options.saveParams.empty())
+    if (!options.saveParams.empty()) {
+      syncToHost(args);
       saveParameters(program, options, where, args);
+    }
     tracker.close(/*finished=*/true);
     return 0;
   } catch (const Failure &f) {

@@ -12,6 +12,7 @@
 #define OBER_LIB_RUNTIME_EXECUTABLE_TARGET_H
 
 #include "Buffers.h"
+#include "DeviceMirror.h"
 
 #include <string>
 #include <vector>
@@ -33,6 +34,13 @@ std::vector<HostTensor> invoke(Entry entry, const Program &program,
                                int64_t stage,
                                const std::vector<HostTensor> &args);
 
+/// Brings the host's bytes of `tensors` up to date before the host reads
+/// them. A target whose buffers are device memory keeps the parameters and
+/// optimizer state a step writes in place there between steps (CUDA:
+/// DeviceMirror.h); the host's copies are stale until this. The host never
+/// writes into such a tensor: it puts a new one in its place.
+void syncToHost(const std::vector<HostTensor> &tensors);
+
 /// Bytes of the target's own memory that this thread's device has held
 /// at most since resetDevicePeak() (CUDA: blocks in use in the GPU's
 /// caching allocator), or -1 where the program's buffers are host memory
@@ -47,6 +55,17 @@ void resetDevicePeak();
 std::vector<int64_t> callEntry(Entry entry, const Program &program,
                                int64_t stage,
                                std::vector<std::vector<int64_t>> &descriptors);
+
+/// `invoke` where the program's buffers are not the host's
+/// (DeviceCopies.cpp): the arguments are copied to `memory`, except those
+/// `mirror` holds; the parameters and state the step writes in place or
+/// returns anew stay there, in `mirror`; the other results come back to
+/// new host tensors (or, inside an argument, to its host buffer).
+std::vector<HostTensor> invokeOnCopies(Entry entry, const Program &program,
+                                       int64_t stage,
+                                       const std::vector<HostTensor> &args,
+                                       DeviceMirror::Device &memory,
+                                       DeviceMirror &mirror);
 
 } // namespace ober::rt
 
