@@ -30,6 +30,9 @@ for feature in config.ober_lit_features.split(";"):
         config.available_features.add(feature)
 
 tool_dirs = [config.ober_tools_dir, config.llvm_tools_dir]
+# MLIR's runner libraries (printMemrefF32) for tests that run lowered code.
+config.substitutions.append(
+    ("%mlir_lib_dir", os.path.join(config.llvm_tools_dir, "..", "lib")))
 llvm_config.add_tool_substitutions(["ober-opt", "ober-translate", "ober-run", "ober-compile", "ober-launch", "ober-calibrate", "not", "count", "split-file",
-                                    "mlir-translate"],
+                                    "mlir-translate", "mlir-opt", "mlir-runner"],
                                    tool_dirs)

@@ -101,7 +101,7 @@ mlir::ober::prepareForCodegen(ModuleOp module, ArrayRef<func::FuncOp> funcs,
 }
 
 void mlir::ober::buildBufferizationPipeline(
-    OpPassManager &pm, bool threadChunks,
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> onTensors,
     const ConvertOberToLinalgOptions &lowering) {
   // No fused attention kernel yet: its definition in primitive ops.
   pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
@@ -111,8 +111,7 @@ void mlir::ober::buildBufferizationPipeline(
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createReuseDeadInputsPass());
-  if (threadChunks)
-    pm.addPass(createDistributePass());
+  onTensors(pm);
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // A loop yields new buffers (the micro-batch loop's sums).
@@ -135,7 +134,9 @@ void mlir::ober::buildDeallocationPipeline(OpPassManager &pm) {
 
 void mlir::ober::buildCPUPipeline(OpPassManager &pm,
                                   const ConvertOberToLinalgOptions &lowering) {
-  buildBufferizationPipeline(pm, /*threadChunks=*/true, lowering);
+  buildBufferizationPipeline(
+      pm, [](OpPassManager &pm) { pm.addPass(createDistributePass()); },
+      lowering);
   buildDeallocationPipeline(pm);
   pm.addPass(createOutlineKernelsPass());
   // Each kernel's chunks as an OpenMP work-sharing loop.

@@ -80,7 +80,13 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
   // products over gathered windows.
   ConvertOberToLinalgOptions lowering;
   lowering.convolutions = "gemm";
-  buildBufferizationPipeline(pm, /*threadChunks=*/false, lowering);
+  buildBufferizationPipeline(
+      pm,
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
+        pm.addPass(createCanonicalizerPass());
+      },
+      lowering);
   pm.addPass(createConstantsOnDevicePass());
   buildDeallocationPipeline(pm);
   pm.addPass(createKernelCallsPass());

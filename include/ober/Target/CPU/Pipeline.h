@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -41,11 +42,13 @@ constexpr llvm::StringLiteral kResultsInPlaceAttrName =
 /// The first half of every target's pipeline: ober programs on tensors to
 /// linalg on buffers (attention decomposed, collectives as runtime calls,
 /// elementwise chains fused, one-shot bufferization, results written in
-/// place). `threadChunks`: split large loop nests into chunks for the CPU's
-/// threads (ober-cpu-distribute) before bufferizing. `lowering`: the
-/// options of convert-ober-to-linalg (how convolutions lower).
+/// place). `onTensors` adds the target's passes on tensors, run just before
+/// bufferizing (the CPU's: large loop nests in chunks for its threads,
+/// ober-cpu-distribute; CUDA's: large reductions split over threads).
+/// `lowering`: the options of convert-ober-to-linalg (how convolutions
+/// lower).
 void buildBufferizationPipeline(
-    OpPassManager &pm, bool threadChunks,
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> onTensors,
     const ConvertOberToLinalgOptions &lowering = {});
 
 /// What follows it on every target: buffers freed at their last use, and

@@ -37,6 +37,46 @@ def KernelCallsPass : Pass<"ober-cuda-kernel-calls", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def SplitReductionsPass
+    : Pass<"ober-cuda-split-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Spread large reductions with few outputs over many threads";
+  let description = [{
+    On tensors, before bufferization. A thread of a CUDA kernel computes
+    one output element of a linalg op, running its reduction dimensions
+    sequentially: a whole-tensor sum (the gradient norm's sum of squares,
+    a mean loss) would run in one thread, and a bias gradient (a sum over
+    tokens for each of a few thousand features) in few. An op with fewer
+    than `min-threads` output elements whose reduction has at least
+    `min-extent` iterations becomes two (linalg's split reduction): partial
+    results over a new parallel dimension, then their combination. The
+    split puts the new dimension innermost in the partials, so that
+    adjacent threads read adjacent elements (strided by the split ratio,
+    each running `extent / ratio` iterations), and chooses the largest
+    ratio that divides the reduction's extent, gives at most
+    `target-threads` threads and leaves each at least `min-chunk`
+    iterations. The combination is split again while it still has
+    `min-extent` iterations or more.
+    Consecutive reduction dimensions that every operand indexes in order
+    (a sum over all of a tensor's dimensions) are first collapsed into
+    one. Ops it cannot split (several outputs, a combiner linalg does not
+    recognize, such as NaN-propagating max, or dynamic shapes) are left
+    as they are.
+  }];
+  let options = [
+    Option<"minThreads", "min-threads", "int64_t", "16384",
+           "Split ops with fewer output elements than this">,
+    Option<"targetThreads", "target-threads", "int64_t", "65536",
+           "Threads a split aims for (output elements x ratio)">,
+    Option<"minExtent", "min-extent", "int64_t", "4096",
+           "Split only reductions of at least this many iterations">,
+    Option<"minChunk", "min-chunk", "int64_t", "64",
+           "The fewest reduction iterations left to each thread">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MapToGPUPass : Pass<"ober-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "Run loop nests on the device as one-dimensional grids";
   let description = [{
