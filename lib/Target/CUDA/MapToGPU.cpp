@@ -14,10 +14,13 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::ober {
 #define GEN_PASS_DEF_MAPTOGPUPASS
@@ -161,18 +164,117 @@ SmallVector<SmallVector<Operation *>> scalarStretches(func::FuncOp func) {
   return stretches;
 }
 
-/// Moves a host `scf.for` whose body is one `scf.parallel` inside it (what
-/// a reduction dimension outside parallel ones lowers to: a bias gradient
-/// sums over tokens outside the features): one launch whose threads each
-/// run the loop, instead of a launch per iteration. Each parallel point
-/// writes its own elements (linalg's outputs are indexed by parallel
-/// dimensions only), so the order of points across iterations is free.
+/// The buffer `value` views (through view-like ops).
+Value rootOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+/// The buffers `loop` writes, or nullopt when something in it has effects
+/// other than loads and stores (a call, an allocation, a copy).
+std::optional<llvm::SmallPtrSet<Value, 4>> writtenBuffers(scf::ForOp loop) {
+  llvm::SmallPtrSet<Value, 4> written;
+  WalkResult walk = loop.getBody()->walk([&](Operation *op) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      written.insert(rootOf(store.getMemRef()));
+      return WalkResult::advance();
+    }
+    if (isa<memref::LoadOp>(op) || isMemoryEffectFree(op) ||
+        op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  return written;
+}
+
+/// How a point of a parallel loop inside `loop` reaches a buffer `loop`
+/// writes: the memref it indexes (defined outside `loop`) and, where that
+/// is a subview made in `loop`, its offsets, null in the dimensions where
+/// they vary with the iteration (which must then have size 1).
+struct Reach {
+  Value source;
+  SmallVector<OpFoldResult> offsets;
+  bool operator==(const Reach &o) const {
+    return source == o.source && offsets == o.offsets;
+  }
+};
+
+std::optional<Reach> reachOf(scf::ForOp loop, Value memref) {
+  if (loop.isDefinedOutsideOfLoop(memref))
+    return Reach{memref, {}};
+  auto view = memref.getDefiningOp<memref::SubViewOp>();
+  if (!view || view->getBlock() != loop.getBody() ||
+      !loop.isDefinedOutsideOfLoop(view.getSource()) ||
+      view.getSourceType().getRank() != view.getType().getRank() ||
+      !view.hasUnitStride())
+    return std::nullopt;
+  Reach reach{view.getSource(), {}};
+  for (auto [offset, size] :
+       llvm::zip(view.getMixedOffsets(), view.getMixedSizes())) {
+    auto value = dyn_cast<Value>(offset);
+    if (!value || loop.isDefinedOutsideOfLoop(value)) {
+      reach.offsets.push_back(offset);
+      continue;
+    }
+    if (getConstantIntValue(size) != 1)
+      return std::nullopt;
+    reach.offsets.push_back(OpFoldResult());
+  }
+  return reach;
+}
+
+/// Whether each point of `inner` touches only elements of the buffers
+/// `loop` writes that no other point touches, in any iteration of `loop`:
+/// every load and store of such a buffer indexes, with exactly `inner`'s
+/// induction variables, the same memref (or subviews of one memref at the
+/// same offsets, except in size-1 dimensions, where the offsets may vary
+/// with the iteration: a scatter's row). Two points then differ in a
+/// dimension whose offset is fixed, so their elements differ.
+bool pointsOwnTheirElements(scf::ForOp loop, scf::ParallelOp inner,
+                            const llvm::SmallPtrSet<Value, 4> &written) {
+  llvm::DenseMap<Value, Reach> reaches;
+  WalkResult walk = inner.getBody()->walk([&](Operation *op) {
+    Value memref;
+    ValueRange indices;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      memref = load.getMemRef(), indices = load.getIndices();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      memref = store.getMemRef(), indices = store.getIndices();
+    if (!memref || !written.contains(rootOf(memref)))
+      return WalkResult::advance();
+    std::optional<Reach> reach = reachOf(loop, memref);
+    if (!reach || !llvm::equal(indices, inner.getInductionVars()))
+      return WalkResult::interrupt();
+    auto [known, inserted] = reaches.try_emplace(rootOf(memref), *reach);
+    return inserted || known->second == *reach ? WalkResult::advance()
+                                               : WalkResult::interrupt();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// Moves a host `scf.for` around one `scf.parallel` inside it: one launch
+/// whose threads each run the loop, instead of a launch per iteration (or
+/// one thread for all). The loop may hold, before the parallel loop,
+/// scalar work, loads of buffers it does not write and subviews: a
+/// scatter's loop over indices reads the index and views the row it adds
+/// into. That work moves inside too (each thread redoes it). The swap
+/// needs each parallel point to keep to its own elements across
+/// iterations: a reduction dimension outside parallel ones (a bias
+/// gradient summed over tokens) does, as linalg's outputs are indexed by
+/// parallel dimensions only; with work before the parallel loop, the
+/// accesses must show it (pointsOwnTheirElements).
 bool sinkSequentialLoop(scf::ForOp loop) {
   Block *body = loop.getBody();
-  if (!loop.getInitArgs().empty() || !llvm::hasSingleElement(
-                                         body->without_terminator()))
+  if (!loop.getInitArgs().empty() || body->without_terminator().empty())
     return false;
-  auto inner = dyn_cast<scf::ParallelOp>(body->front());
+  auto inner = dyn_cast<scf::ParallelOp>(&*std::prev(body->end(), 2));
   if (!inner || !inner.getInitVals().empty())
     return false;
   for (Value bound : llvm::concat<Value>(inner.getLowerBound(),
@@ -180,6 +282,24 @@ bool sinkSequentialLoop(scf::ForOp loop) {
                                           inner.getStep()))
     if (!loop.isDefinedOutsideOfLoop(bound))
       return false;
+  SmallVector<Operation *> prefix;
+  for (Operation &op : body->without_terminator())
+    if (&op != inner.getOperation())
+      prefix.push_back(&op);
+  if (!prefix.empty()) {
+    std::optional<llvm::SmallPtrSet<Value, 4>> written = writtenBuffers(loop);
+    if (!written || !pointsOwnTheirElements(loop, inner, *written))
+      return false;
+    for (Operation *op : prefix) {
+      auto load = dyn_cast<memref::LoadOp>(op);
+      bool fine = load ? !written->contains(rootOf(load.getMemRef()))
+                       : isa<memref::SubViewOp>(op) ||
+                             (op->getNumRegions() == 0 &&
+                              isMemoryEffectFree(op));
+      if (!fine)
+        return false;
+    }
+  }
   // The parallel loop takes the for's place; the for wraps its body.
   inner->moveBefore(loop);
   Block *work = inner.getBody();
@@ -188,6 +308,8 @@ bool sinkSequentialLoop(scf::ForOp loop) {
                                 loop.getUpperBound(), loop.getStep());
   seq.setUnsignedCmp(loop.getUnsignedCmp());
   Block *seqBody = seq.getBody();
+  for (Operation *op : prefix)
+    op->moveBefore(seqBody->getTerminator());
   for (Operation &op :
        llvm::make_early_inc_range(work->without_terminator()))
     if (&op != seq.getOperation())

@@ -144,6 +144,118 @@ func.func @column_sums(%x: memref<4x8xf32>, %y: memref<8xf32>) {
 
 // -----
 
+// A scatter's loop over indices (an embedding gradient): each iteration
+// reads an index and adds a row of updates into the row it names. Each
+// column's thread owns that column in every row, so the loop runs inside
+// one launch over the columns, each thread reading the indices itself.
+// CHECK-LABEL: func.func @scatter_rows
+// CHECK-NOT: scf.for
+// CHECK: gpu.launch
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[ID:.*]] = memref.load %{{.*}}[%[[J]]] : memref<16xindex>
+// CHECK: %[[ROW:.*]] = memref.subview %{{.*}}[%[[ID]], 0] [1, 8]
+// CHECK: memref.load %[[ROW]]
+// CHECK: memref.store %{{.*}}, %[[ROW]]
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+func.func @scatter_rows(%table: memref<100x8xf32>, %ids: memref<16xindex>, %g: memref<16x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %j = %c0 to %c16 step %c1 {
+    %id = memref.load %ids[%j] : memref<16xindex>
+    %src = memref.subview %g[%j, 0] [1, 8] [1, 1] : memref<16x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    %dst = memref.subview %table[%id, 0] [1, 8] [1, 1] : memref<100x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    scf.parallel (%a, %b) = (%c0, %c0) to (%c1, %c8) step (%c1, %c1) {
+      %x = memref.load %dst[%a, %b] : memref<1x8xf32, strided<[8, 1], offset: ?>>
+      %y = memref.load %src[%a, %b] : memref<1x8xf32, strided<[8, 1], offset: ?>>
+      %s = arith.addf %x, %y : f32
+      memref.store %s, %dst[%a, %b] : memref<1x8xf32, strided<[8, 1], offset: ?>>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Not provably each point's own elements: the loop stays sequential, in
+// one thread. A row whose offset moves along the parallel dimension (point
+// b of iteration j and point b - 1 of iteration j + 1 meet) ...
+// CHECK-LABEL: func.func @sliding_window
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.for
+func.func @sliding_window(%x: memref<24xf32>, %ids: memref<16xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %j = %c0 to %c16 step %c1 {
+    %at = memref.load %ids[%j] : memref<16xindex>
+    %w = memref.subview %x[%at] [8] [1] : memref<24xf32> to memref<8xf32, strided<[1], offset: ?>>
+    scf.parallel (%b) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %w[%b] : memref<8xf32, strided<[1], offset: ?>>
+      %s = arith.addf %v, %v : f32
+      memref.store %s, %w[%b] : memref<8xf32, strided<[1], offset: ?>>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// ... an index read from the buffer the loop writes ...
+// CHECK-LABEL: func.func @reads_what_it_writes
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.for
+func.func @reads_what_it_writes(%t: memref<100x8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %j = %c0 to %c16 step %c1 {
+    %id = memref.load %t[%j, %c0] : memref<100x8xindex>
+    %row = memref.subview %t[%id, 0] [1, 8] [1, 1] : memref<100x8xindex> to memref<1x8xindex, strided<[8, 1], offset: ?>>
+    scf.parallel (%a, %b) = (%c0, %c0) to (%c1, %c8) step (%c1, %c1) {
+      memref.store %j, %row[%a, %b] : memref<1x8xindex, strided<[8, 1], offset: ?>>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// ... and points that read each other's elements (a transposed access).
+// CHECK-LABEL: func.func @transposed
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.for
+func.func @transposed(%t: memref<8x8xf32>, %ids: memref<16xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %j = %c0 to %c16 step %c1 {
+    %id = memref.load %ids[%j] : memref<16xindex>
+    scf.parallel (%a, %b) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+      %v = memref.load %t[%b, %a] : memref<8x8xf32>
+      memref.store %v, %t[%a, %b] : memref<8x8xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
 // Host memory (an alloca, as bufferization's pointer lists) stays on the
 // host: no launch.
 // CHECK-LABEL: func.func @host_list

@@ -88,9 +88,15 @@ def MapToGPUPass : Pass<"ober-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
     parallel loop and nothing else (a reduction dimension outside parallel
     ones, as a bias gradient's sum over tokens lowers) moves inside it:
     one launch, each thread running the sequential loop, instead of a
-    launch per iteration. A host `scf.for` that reads or
+    launch per iteration; so does one with scalar work, loads of buffers
+    it does not write and subviews before the parallel loop (a scatter's
+    loop over indices: the index, the row it names), where each point
+    provably keeps to its own elements across iterations (each access to
+    a buffer the loop writes indexes, with exactly the parallel induction
+    variables, one memref or subviews of one whose offsets vary only in
+    size-1 dimensions). A host `scf.for` that reads or
     writes memory outside any parallel loop (a reduction over every
-    dimension, an embedding gradient's scatter) runs in one thread of its
+    dimension, a loop that fails that proof) runs in one thread of its
     own launch, its parallel loops sequential; so does a store outside any
     loop (a rank-0 result), with the loads and arithmetic that feed it. No
     launch is made for an
