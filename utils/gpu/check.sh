@@ -5,7 +5,10 @@
 #   (a) the CUDA runtime's own test (memory, kernels, cuBLASLt, NCCL);
 #   (b) parity: each bundled model trained for 5 steps on the GPU against
 #       the CPU executable's losses and parameters (f32 within 1e-4, bf16
-#       within 2e-2, relative to the largest value);
+#       within 2e-2, relative to the largest value); the first model
+#       checkpointed after step 2 and resumed ends bit for bit where its
+#       uninterrupted run did (parameters and optimizer state live on the
+#       GPU and come back for the checkpoint);
 #   (c) the GPU's GEMM, bandwidth and launch figures (ober-gpu-calibrate),
 #       written as a cluster file the planner reads: $OUT/gpu-cluster.json
 #       (or ./gpu-cluster.json).
@@ -55,6 +58,41 @@ while read -r name tol flags; do
   "$py" "$bundle/compare.py" "$name" "$tol" "$bundle/$name.cpu-losses" \
     "$results/$name.gpu-losses" "$bundle/$name.cpu-params" "$results/$name.gpu-params" || failed=1
 done < "$bundle/models.txt"
+
+echo "== (b) checkpoints of device-resident state"
+# The first model again: 3 steps with a checkpoint after step 2 (the
+# parameters and optimizer state brought back from the GPU), resumed to
+# step 5; it must end where the uninterrupted run did, bit for bit.
+read -r name _ flags < "$bundle/models.txt"
+ckpt="$results/$name.ckpt" resumed="$results/$name.resumed-params"
+rm -rf "$ckpt" "$resumed"
+cd "$bundle" || exit 1
+# shellcheck disable=SC2086
+if timeout 120 "./$name" --steps 3 $flags --lr 0.01 --checkpoint-dir "$ckpt" \
+     --checkpoint-every 2 > /dev/null 2> "$results/$name.ckpt-err" &&
+   timeout 120 "./$name" --steps 5 $flags --lr 0.01 --checkpoint-dir "$ckpt" \
+     --resume --save-params "$resumed" > "$results/$name.resumed-losses" \
+     2>> "$results/$name.ckpt-err"; then
+  "$py" - "$name" "$results/$name.gpu-losses" "$results/$name.resumed-losses" \
+    "$results/$name.gpu-params" "$resumed" <<'PY' || failed=1
+import os, sys
+import numpy as np
+name, whole_log, resumed_log, whole, resumed = sys.argv[1:]
+def losses(path):
+    return {line.split()[1]: line.split()[3] for line in open(path)
+            if line.startswith("step ")}
+a, b = losses(whole_log), losses(resumed_log)
+bad = [s for s in b if a.get(s) != b[s]]
+bad += [f for f in sorted(os.listdir(whole)) if not np.array_equal(
+    np.load(os.path.join(whole, f)), np.load(os.path.join(resumed, f)))]
+print(f"{'FAIL' if bad or not b else 'PASS'} resume {name}: steps "
+      f"{sorted(b)} resumed, parameters equal to the uninterrupted run's"
+      + (f" except {bad}" if bad else ""))
+sys.exit(1 if bad or not b else 0)
+PY
+else
+  echo "FAIL resume $name: $(tail -3 "$results/$name.ckpt-err")"; failed=1
+fi
 
 if [[ -x "$bundle/perf-gpt125m" ]]; then
   echo "== (b) performance: GPT 125M, bf16, 3 steps"
