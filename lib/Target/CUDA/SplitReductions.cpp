@@ -86,6 +86,43 @@ linalg::LinalgOp collapseReductions(RewriterBase &rewriter,
   return collapsed->collapsedOp;
 }
 
+/// Threads that load together (a warp).
+constexpr int64_t kWarp = 32;
+
+/// Whether an input of `op` has its (one) reduction dimension innermost:
+/// a thread per output would read one row, its neighbours other rows.
+bool readsAlongInnermost(linalg::LinalgOp op) {
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    return map.getNumResults() &&
+           map.getResults().back() ==
+               getAffineDimExpr(reductions.front(), op->getContext());
+  });
+}
+
+/// Puts `op`'s reduction dimensions innermost, its parallel ones in their
+/// order: convert-linalg-to-parallel-loops then gives one parallel loop
+/// over them all, and MapToGPU a thread per point with the innermost
+/// (a split's new dimension, adjacent elements) fastest.
+void reductionsInnermost(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    return;
+  SmallVector<unsigned> order;
+  SmallVector<utils::IteratorType> kinds = generic.getIteratorTypesArray();
+  for (auto want : {utils::IteratorType::parallel,
+                    utils::IteratorType::reduction})
+    for (unsigned d = 0; d < kinds.size(); ++d)
+      if (kinds[d] == want)
+        order.push_back(d);
+  if (llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
+    return;
+  rewriter.setInsertionPoint(generic);
+  (void)linalg::interchangeGenericOp(rewriter, generic, order);
+}
+
 struct SplitReductions
     : public ober::impl::SplitReductionsPassBase<SplitReductions> {
   using SplitReductionsPassBase::SplitReductionsPassBase;
@@ -96,11 +133,22 @@ struct SplitReductions
     if (!ranges || op.getNumReductionLoops() != 1 || op.getNumDpsInits() != 1)
       return 1;
     auto [outputs, reduced] = workOf(op, *ranges);
-    if (outputs >= minThreads || reduced < minExtent)
-      return 1;
-    int64_t limit = std::min<int64_t>(llvm::divideCeil(targetThreads, outputs),
-                             reduced / minChunk);
-    return largestDivisorAtMost(reduced, limit);
+    if (outputs < minThreads && reduced >= minExtent) {
+      // Each partial at least two iterations: every combination is shorter
+      // than what it combines, so the splitting ends.
+      int64_t limit =
+          std::min<int64_t>(llvm::divideCeil(targetThreads, outputs),
+                            reduced / std::max<int64_t>(minChunk, 2));
+      if (int64_t ratio = largestDivisorAtMost(reduced, limit); ratio > 1)
+        return ratio;
+    }
+    // Rows: a warp's threads read adjacent elements of one row, not one
+    // element each of 32 rows.
+    if (coalesceMinExtent > 0 && reduced >= coalesceMinExtent &&
+        reduced >= 2 * kWarp && reduced % kWarp == 0 &&
+        readsAlongInnermost(op))
+      return kWarp;
+    return 1;
   }
 
   void runOnOperation() override {
@@ -120,8 +168,7 @@ struct SplitReductions
     // billion elements takes three rounds).
     while (!work.empty()) {
       linalg::LinalgOp op = work.pop_back_val();
-      auto ranges = staticRanges(op);
-      if (!ranges || workOf(op, *ranges).first >= minThreads)
+      if (!staticRanges(op))
         continue;
       op = collapseReductions(rewriter, op);
       int64_t ratio = ratioFor(op);
@@ -138,6 +185,7 @@ struct SplitReductions
           });
       if (failed(split))
         continue; // a combiner linalg does not know: left whole, correct
+      reductionsInnermost(rewriter, split->splitLinalgOp);
       work.push_back(split->resultCombiningLinalgOp);
     }
   }

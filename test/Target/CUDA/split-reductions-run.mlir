@@ -3,7 +3,7 @@
 // a max over all elements and one over a tensor holding a NaN (it must
 // stay NaN across the partials). Small options make every op split, the
 // combinations again.
-// RUN: ober-opt %s --convert-ober-to-linalg --ober-cpu-fuse-elementwise --canonicalize --ober-cuda-split-reductions="min-extent=64 min-chunk=4 target-threads=256" --canonicalize -o %t.split.mlir
+// RUN: ober-opt %s --convert-ober-to-linalg --ober-cpu-fuse-elementwise --canonicalize --ober-cuda-split-reductions="min-extent=64 min-chunk=4 target-threads=256 coalesce-min-extent=32" --canonicalize -o %t.split.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT < %t.split.mlir
 // RUN: mlir-opt %t.split.mlir --one-shot-bufferize="bufferize-function-boundaries" --convert-linalg-to-loops --expand-strided-metadata --lower-affine --convert-scf-to-cf --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so \
@@ -13,16 +13,18 @@
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so \
 // RUN:   | FileCheck %s
 
-// Each of the four reductions split: the whole-tensor ones in three
+// Each of the five reductions split: the whole-tensor ones in three
 // rounds (19200 = 75 x 256, then 4 x 64, then 4 x 16), the column sums once
-// (by 4).
-// SPLIT-COUNT-10: tensor.expand_shape
+// (by 4), the row sums by 32 (a warp along each row).
+// SPLIT-COUNT-11: tensor.expand_shape
 // SPLIT-NOT: tensor.expand_shape
 
 // CHECK: data =
 // CHECK-NEXT: [303098]
 // CHECK: data =
 // CHECK-NEXT: [-1800,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -1800,
+// CHECK: data =
+// CHECK-NEXT: [-384,  -6,  -5,  -4,  -3,  -2,  -1,  0,  1,  2,  3,  4,  5,  -384,
 // CHECK: data =
 // CHECK-NEXT: [6]
 // CHECK: data =
@@ -55,6 +57,7 @@ func.func @main() {
   %sq = ober.mul %x, %x : (tensor<300x64xf32>, tensor<300x64xf32>) -> tensor<300x64xf32>
   %all = ober.reduce_sum %sq {axes = array<i64: 0, 1>, keepdims = false} : (tensor<300x64xf32>) -> tensor<f32>
   %cols = ober.reduce_sum %x {axes = array<i64: 0>, keepdims = false} : (tensor<300x64xf32>) -> tensor<64xf32>
+  %rows = ober.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<300x64xf32>) -> tensor<300xf32>
   %big = ober.reduce_max %x {axes = array<i64: 0, 1>, keepdims = false} : (tensor<300x64xf32>) -> tensor<f32>
   %nan = arith.constant 0x7FC00000 : f32
   %c7 = arith.constant 7 : index
@@ -65,6 +68,8 @@ func.func @main() {
   call @printMemrefF32(%u0) : (tensor<*xf32>) -> ()
   %u1 = tensor.cast %cols : tensor<64xf32> to tensor<*xf32>
   call @printMemrefF32(%u1) : (tensor<*xf32>) -> ()
+  %u4 = tensor.cast %rows : tensor<300xf32> to tensor<*xf32>
+  call @printMemrefF32(%u4) : (tensor<*xf32>) -> ()
   %u2 = tensor.cast %big : tensor<f32> to tensor<*xf32>
   call @printMemrefF32(%u2) : (tensor<*xf32>) -> ()
   %u3 = tensor.cast %bign : tensor<f32> to tensor<*xf32>

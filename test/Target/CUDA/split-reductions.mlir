@@ -5,15 +5,18 @@
 
 // A gradient norm's sum of squares over a whole tensor: the two reduction
 // dimensions collapse into one; 65536 threads of 64 squares each (adjacent
-// threads, adjacent elements), then 1024 threads of 64 partials, then one
-// thread over 1024.
+// threads, adjacent elements: the partials' reduction dimension
+// innermost), then 1024 threads of 64 partials, then 32 of 32 (a warp
+// along the 1024), then one thread over 32.
 // CHECK-LABEL: func.func @sum_of_squares
 // CHECK: tensor.collapse_shape {{.*}} : tensor<1024x4096xf32> into tensor<4194304xf32>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [64, 65536]
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}} outs(%{{.*}} : tensor<65536xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<65536xf64>)
 // CHECK: arith.mulf
 // CHECK: tensor.expand_shape %{{.*}} output_shape [64, 1024]
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1024xf64>)
+// CHECK: tensor.expand_shape %{{.*}} output_shape [32, 32]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<32xf64>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} outs(%{{.*}} : tensor<f64>)
 // CHECK-NOT: tensor.expand_shape
 // CHECK: return
@@ -30,7 +33,7 @@ func.func @sum_of_squares(%x: tensor<1024x4096xf32>) -> tensor<f32> {
 // threads over 128 (below min-extent: not split again).
 // CHECK-LABEL: func.func @bias_gradient
 // CHECK: tensor.expand_shape {{.*}} output_shape [64, 128, 512]
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<512x128xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<512x128xf64>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<512xf64>)
 // CHECK-NOT: tensor.expand_shape
 // CHECK: return
@@ -41,8 +44,14 @@ func.func @bias_gradient(%g: tensor<8192x512xf32>) -> tensor<512xf32> {
 
 // -----
 
-// Enough rows for the device (a softmax's or a norm's): left alone.
+// Enough rows for the device (a softmax's or a norm's), each along the
+// input's innermost dimension: split by 32, so that a warp reads 32
+// adjacent elements of one row (a thread per row and lane, the lane
+// fastest), then one thread per row over its 32 partials.
 // CHECK-LABEL: func.func @many_rows
+// CHECK: tensor.expand_shape %{{.*}} output_shape [32768, 16, 32]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<32768x32xf64>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<32768xf64>)
 // CHECK-NOT: tensor.expand_shape
 // CHECK: return
 func.func @many_rows(%x: tensor<32768x512xf32>) -> tensor<32768xf32> {
@@ -52,13 +61,14 @@ func.func @many_rows(%x: tensor<32768x512xf32>) -> tensor<32768xf32> {
 
 // -----
 
-// A prime extent has no ratio; a short reduction is not worth a launch.
+// A prime extent has no ratio; a short reduction is not worth a launch
+// (fewer than 4096 iterations, and below 256 for a warp along it).
 // CHECK-LABEL: func.func @unsplittable
 // CHECK-NOT: tensor.expand_shape
 // CHECK: return
-func.func @unsplittable(%p: tensor<65537xf32>, %q: tensor<4000xf32>) -> (tensor<f32>, tensor<f32>) {
+func.func @unsplittable(%p: tensor<65537xf32>, %q: tensor<224xf32>) -> (tensor<f32>, tensor<f32>) {
   %a = ober.reduce_sum %p {axes = array<i64: 0>, keepdims = false} : (tensor<65537xf32>) -> tensor<f32>
-  %b = ober.reduce_sum %q {axes = array<i64: 0>, keepdims = false} : (tensor<4000xf32>) -> tensor<f32>
+  %b = ober.reduce_sum %q {axes = array<i64: 0>, keepdims = false} : (tensor<224xf32>) -> tensor<f32>
   return %a, %b : tensor<f32>, tensor<f32>
 }
 

@@ -55,7 +55,14 @@ def SplitReductionsPass
     ratio that divides the reduction's extent, gives at most
     `target-threads` threads and leaves each at least `min-chunk`
     iterations. The combination is split again while it still has
-    `min-extent` iterations or more.
+    `min-extent` iterations or more. An op with enough outputs whose
+    reduction runs along an input's innermost dimension (a softmax's or a
+    norm's rows: a thread per row would have a warp's threads read 32
+    rows, an element of each) is split by 32 instead, from
+    `coalesce-min-extent` iterations on (when 32 divides them): a warp
+    then reads 32 adjacent elements of one row. The partials' op has its
+    reduction dimensions innermost (a thread per point of the parallel
+    ones, the new dimension fastest).
     Consecutive reduction dimensions that every operand indexes in order
     (a sum over all of a tensor's dimensions) are first collapsed into
     one. Ops it cannot split (several outputs, a combiner linalg does not
@@ -70,7 +77,10 @@ def SplitReductionsPass
     Option<"minExtent", "min-extent", "int64_t", "4096",
            "Split only reductions of at least this many iterations">,
     Option<"minChunk", "min-chunk", "int64_t", "64",
-           "The fewest reduction iterations left to each thread">
+           "The fewest reduction iterations left to each thread">,
+    Option<"coalesceMinExtent", "coalesce-min-extent", "int64_t", "256",
+           "Split a reduction along an input's innermost dimension by 32 "
+           "from this extent on (0: never)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
