@@ -153,6 +153,18 @@ void testOverlappingView() {
   EXPECT(loadFloat(whole, 2) == 9 && mirror.size() == 1 && !mirror.find(whole));
 }
 
+void testOverlapsAnother() {
+  FakeDevice device;
+  DeviceMirror mirror(device);
+  HostTensor whole = filled({4}, 0), apart = filled({4}, 0);
+  mirror.place(whole);
+  HostTensor tail = HostTensor::share(whole, DType::F32, {2}, whole.data() + 8);
+  // A view of mirrored bytes (what invokeOnCopies refuses as an argument),
+  // not the mirrored tensor itself nor other memory.
+  EXPECT(mirror.overlapsAnother(tail));
+  EXPECT(!mirror.overlapsAnother(whole) && !mirror.overlapsAnother(apart));
+}
+
 void testBlocksGoBack() {
   FakeDevice device;
   {
@@ -172,6 +184,7 @@ int main() {
   testCollect();
   testAdopt();
   testOverlappingView();
+  testOverlapsAnother();
   testBlocksGoBack();
   return testSummary();
 }

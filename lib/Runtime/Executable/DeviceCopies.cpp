@@ -15,6 +15,7 @@
 #include "DeviceMirror.h"
 #include "Target.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -70,6 +71,52 @@ bool returnsState(const ProgramResult &r, int64_t stage) {
          (r.role == ResultRole::Parameter || r.role == ResultRole::State);
 }
 
+/// Refuses arguments that share bytes with another tensor's device copy,
+/// or with another argument the step writes in place: each gets a device
+/// copy of its own, and what the step wrote to one would not reach the
+/// other (the executable gives every argument its own buffer; this keeps
+/// a slip from corrupting training silently).
+void refuseAliasing(const Program &program, int64_t stage,
+                    const std::vector<HostTensor> &args,
+                    const DeviceMirror &mirror) {
+  struct Span {
+    const char *begin, *end;
+    size_t arg;
+  };
+  std::vector<Span> spans;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!program.touches(stage, i) || args[i].byteSize() == 0)
+      continue;
+    if (mirror.overlapsAnother(args[i]))
+      throw std::runtime_error("argument '" + program.args[i].name +
+                               "' shares memory with another tensor kept on "
+                               "the device");
+    spans.push_back(
+        {args[i].data(), args[i].data() + args[i].byteSize(), i});
+  }
+  std::vector<bool> written(args.size(), false);
+  for (const ProgramResult &r : program.results)
+    if (int64_t a = r.inPlaceIn(stage); a >= 0)
+      written[a] = true;
+  std::sort(spans.begin(), spans.end(),
+            [](const Span &a, const Span &b) { return a.begin < b.begin; });
+  // Runs of spans that overlap one another: one written is one too many.
+  for (size_t first = 0, k = 1; k <= spans.size(); ++k) {
+    const char *end = spans[first].end;
+    for (size_t j = first; j < k; ++j)
+      end = std::max(end, spans[j].end);
+    if (k < spans.size() && spans[k].begin < end)
+      continue;
+    for (size_t j = first; k - first > 1 && j < k; ++j)
+      if (written[spans[j].arg])
+        throw std::runtime_error(
+            "arguments '" + program.args[spans[first].arg].name + "' and '" +
+            program.args[spans[first + 1].arg].name +
+            "' share memory and the step writes one of them");
+    first = k;
+  }
+}
+
 } // namespace
 
 std::vector<HostTensor>
@@ -77,6 +124,7 @@ ober::rt::invokeOnCopies(Entry entry, const Program &program, int64_t stage,
                          const std::vector<HostTensor> &args,
                          DeviceMirror::Device &memory, DeviceMirror &mirror) {
   mirror.collect();
+  refuseAliasing(program, stage, args, mirror);
   StepBlocks copies{memory, {}}, returned{memory, {}};
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<char *> onDevice;

@@ -71,6 +71,14 @@ char *DeviceMirror::place(const HostTensor &t) {
   return mirrors.back().data;
 }
 
+bool DeviceMirror::overlapsAnother(const HostTensor &t) const {
+  for (const Mirror &m : mirrors)
+    if (overlaps(m.host.data(), m.host.byteSize(), t.data(), t.byteSize()) &&
+        !(m.host.data() == t.data() && m.host.byteSize() == t.byteSize()))
+      return true;
+  return false;
+}
+
 void DeviceMirror::wrote(const HostTensor &t) {
   if (Mirror *m = lookup(t))
     m->hostStale = true;

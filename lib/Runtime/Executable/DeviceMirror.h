@@ -55,6 +55,8 @@ public:
   char *place(const HostTensor &t);
   /// The mirror of `t`, or null.
   char *find(const HostTensor &t) const;
+  /// Whether another tensor's mirror shares bytes with `t`.
+  bool overlapsAnother(const HostTensor &t) const;
   /// The step wrote `t`'s mirror: the host's bytes are stale.
   void wrote(const HostTensor &t);
   /// Takes over a block the program returned (`data` inside `block`) as

@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::ober {
@@ -164,24 +165,57 @@ SmallVector<SmallVector<Operation *>> scalarStretches(func::FuncOp func) {
   return stretches;
 }
 
-/// The buffer `value` views (through view-like ops).
+/// The buffer `value` views (through view-like ops): a function's argument
+/// or an allocation; null when it is neither (a memref.transpose, a select
+/// of two buffers), which may alias anything.
 Value rootOf(Value value) {
   while (Operation *def = value.getDefiningOp()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return value;
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
-      break;
+      return Value();
     value = view.getViewSource();
   }
-  return value;
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? value
+                                                                 : Value();
+}
+
+/// Whether distinct indices of `type` are distinct elements: static,
+/// non-zero strides, each dimension's extent inside the next larger stride.
+bool injectiveLayout(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  SmallVector<std::pair<int64_t, int64_t>> dims; // stride, size
+  for (auto [stride, size] : llvm::zip(strides, type.getShape())) {
+    if (size == 1)
+      continue; // one index: no stride needed
+    if (ShapedType::isDynamic(stride) || stride <= 0)
+      return false;
+    dims.push_back({stride, size});
+  }
+  llvm::sort(dims);
+  for (size_t d = 1; d < dims.size(); ++d)
+    if (dims[d].first < dims[d - 1].first * dims[d - 1].second)
+      return false;
+  return true;
 }
 
 /// The buffers `loop` writes, or nullopt when something in it has effects
-/// other than loads and stores (a call, an allocation, a copy).
+/// other than loads and stores (a call, an allocation, a copy) or stores
+/// through a memref of unknown origin.
 std::optional<llvm::SmallPtrSet<Value, 4>> writtenBuffers(scf::ForOp loop) {
   llvm::SmallPtrSet<Value, 4> written;
   WalkResult walk = loop.getBody()->walk([&](Operation *op) {
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      written.insert(rootOf(store.getMemRef()));
+      Value root = rootOf(store.getMemRef());
+      if (!root)
+        return WalkResult::interrupt();
+      written.insert(root);
       return WalkResult::advance();
     }
     if (isa<memref::LoadOp>(op) || isMemoryEffectFree(op) ||
@@ -194,28 +228,57 @@ std::optional<llvm::SmallPtrSet<Value, 4>> writtenBuffers(scf::ForOp loop) {
   return written;
 }
 
+/// Whether a read of `root` may see what `loop` writes (`written`). Two
+/// roots are two buffers: allocations are their own, and the executables
+/// give each argument its own buffer (as bufferization's results written
+/// into arguments already assume).
+bool readsWritten(Value root, const llvm::SmallPtrSet<Value, 4> &written) {
+  return !root || written.contains(root);
+}
+
 /// How a point of a parallel loop inside `loop` reaches a buffer `loop`
 /// writes: the memref it indexes (defined outside `loop`) and, where that
 /// is a subview made in `loop`, its offsets, null in the dimensions where
-/// they vary with the iteration (which must then have size 1).
+/// they vary with the iteration (which must then have size 1); and which
+/// induction variable indexes each dimension.
 struct Reach {
   Value source;
   SmallVector<OpFoldResult> offsets;
+  SmallVector<unsigned> ivs;
   bool operator==(const Reach &o) const {
-    return source == o.source && offsets == o.offsets;
+    return source == o.source && offsets == o.offsets && ivs == o.ivs;
   }
 };
 
-std::optional<Reach> reachOf(scf::ForOp loop, Value memref) {
-  if (loop.isDefinedOutsideOfLoop(memref))
-    return Reach{memref, {}};
+std::optional<Reach> reachOf(scf::ForOp loop, scf::ParallelOp inner,
+                             Value memref, ValueRange indices) {
+  Reach reach;
+  // Each induction variable once, nothing else: distinct points, distinct
+  // indices.
+  llvm::SmallBitVector seen(inner.getNumLoops());
+  for (Value index : indices) {
+    auto iv = llvm::find(inner.getInductionVars(), index);
+    if (iv == inner.getInductionVars().end() ||
+        seen.test(iv - inner.getInductionVars().begin()))
+      return std::nullopt;
+    seen.set(iv - inner.getInductionVars().begin());
+    reach.ivs.push_back(iv - inner.getInductionVars().begin());
+  }
+  if (!seen.all())
+    return std::nullopt;
+  if (loop.isDefinedOutsideOfLoop(memref)) {
+    reach.source = memref;
+    return injectiveLayout(cast<MemRefType>(memref.getType()))
+               ? std::optional(reach)
+               : std::nullopt;
+  }
   auto view = memref.getDefiningOp<memref::SubViewOp>();
   if (!view || view->getBlock() != loop.getBody() ||
       !loop.isDefinedOutsideOfLoop(view.getSource()) ||
       view.getSourceType().getRank() != view.getType().getRank() ||
-      !view.hasUnitStride())
+      !view.hasUnitStride() || !injectiveLayout(view.getSourceType()))
     return std::nullopt;
-  Reach reach{view.getSource(), {}};
+  reach.source = view.getSource();
   for (auto [offset, size] :
        llvm::zip(view.getMixedOffsets(), view.getMixedSizes())) {
     auto value = dyn_cast<Value>(offset);
@@ -232,11 +295,13 @@ std::optional<Reach> reachOf(scf::ForOp loop, Value memref) {
 
 /// Whether each point of `inner` touches only elements of the buffers
 /// `loop` writes that no other point touches, in any iteration of `loop`:
-/// every load and store of such a buffer indexes, with exactly `inner`'s
-/// induction variables, the same memref (or subviews of one memref at the
-/// same offsets, except in size-1 dimensions, where the offsets may vary
-/// with the iteration: a scatter's row). Two points then differ in a
-/// dimension whose offset is fixed, so their elements differ.
+/// every load and store of such a buffer indexes, with `inner`'s induction
+/// variables (each once, in one order for the buffer), the same memref of
+/// an injective layout (or subviews of one at the same offsets, except in
+/// size-1 dimensions, where the offsets may vary with the iteration: a
+/// scatter's row). Two points then differ in a dimension whose offset is
+/// fixed, so their elements differ. No other access may reach a written
+/// buffer (through an alias of unknown origin).
 bool pointsOwnTheirElements(scf::ForOp loop, scf::ParallelOp inner,
                             const llvm::SmallPtrSet<Value, 4> &written) {
   llvm::DenseMap<Value, Reach> reaches;
@@ -247,12 +312,16 @@ bool pointsOwnTheirElements(scf::ForOp loop, scf::ParallelOp inner,
       memref = load.getMemRef(), indices = load.getIndices();
     else if (auto store = dyn_cast<memref::StoreOp>(op))
       memref = store.getMemRef(), indices = store.getIndices();
-    if (!memref || !written.contains(rootOf(memref)))
+    if (!memref)
       return WalkResult::advance();
-    std::optional<Reach> reach = reachOf(loop, memref);
-    if (!reach || !llvm::equal(indices, inner.getInductionVars()))
+    Value root = rootOf(memref);
+    if (!root || !written.contains(root))
+      return readsWritten(root, written) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+    std::optional<Reach> reach = reachOf(loop, inner, memref, indices);
+    if (!reach)
       return WalkResult::interrupt();
-    auto [known, inserted] = reaches.try_emplace(rootOf(memref), *reach);
+    auto [known, inserted] = reaches.try_emplace(root, *reach);
     return inserted || known->second == *reach ? WalkResult::advance()
                                                : WalkResult::interrupt();
   });
@@ -266,10 +335,9 @@ bool pointsOwnTheirElements(scf::ForOp loop, scf::ParallelOp inner,
 /// scatter's loop over indices reads the index and views the row it adds
 /// into. That work moves inside too (each thread redoes it). The swap
 /// needs each parallel point to keep to its own elements across
-/// iterations: a reduction dimension outside parallel ones (a bias
-/// gradient summed over tokens) does, as linalg's outputs are indexed by
-/// parallel dimensions only; with work before the parallel loop, the
-/// accesses must show it (pointsOwnTheirElements).
+/// iterations (pointsOwnTheirElements): a reduction dimension outside
+/// parallel ones (a bias gradient summed over tokens) does, as linalg's
+/// outputs are indexed by parallel dimensions only.
 bool sinkSequentialLoop(scf::ForOp loop) {
   Block *body = loop.getBody();
   if (!loop.getInitArgs().empty() || body->without_terminator().empty())
@@ -286,19 +354,19 @@ bool sinkSequentialLoop(scf::ForOp loop) {
   for (Operation &op : body->without_terminator())
     if (&op != inner.getOperation())
       prefix.push_back(&op);
-  if (!prefix.empty()) {
-    std::optional<llvm::SmallPtrSet<Value, 4>> written = writtenBuffers(loop);
-    if (!written || !pointsOwnTheirElements(loop, inner, *written))
+  std::optional<llvm::SmallPtrSet<Value, 4>> written = writtenBuffers(loop);
+  if (!written || !pointsOwnTheirElements(loop, inner, *written))
+    return false;
+  for (Operation *op : prefix) {
+    // What moves into the kernel: device loads of what the loop does not
+    // write, views, scalar arithmetic.
+    auto load = dyn_cast<memref::LoadOp>(op);
+    bool fine = load ? deviceAccess(load) &&
+                           !readsWritten(rootOf(load.getMemRef()), *written)
+                     : isa<memref::SubViewOp>(op) ||
+                           (op->getNumRegions() == 0 && isMemoryEffectFree(op));
+    if (!fine)
       return false;
-    for (Operation *op : prefix) {
-      auto load = dyn_cast<memref::LoadOp>(op);
-      bool fine = load ? !written->contains(rootOf(load.getMemRef()))
-                       : isa<memref::SubViewOp>(op) ||
-                             (op->getNumRegions() == 0 &&
-                              isMemoryEffectFree(op));
-      if (!fine)
-        return false;
-    }
   }
   // The parallel loop takes the for's place; the for wraps its body.
   inner->moveBefore(loop);

@@ -24,10 +24,12 @@ using namespace mlir;
 
 namespace {
 
-/// The extents of `op`'s iteration space, if every one is static.
+/// The extents of `op`'s iteration space, if every one is static and
+/// none is empty.
 std::optional<SmallVector<int64_t>> staticRanges(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
+  if (llvm::any_of(ranges,
+                   [](int64_t r) { return ShapedType::isDynamic(r) || r < 1; }))
     return std::nullopt;
   return ranges;
 }
@@ -161,7 +163,10 @@ struct SplitReductions
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::LinalgOp> work;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && op.getNumReductionLoops() > 0)
+      // linalg's split leaves linalg.index the chunk's index, not the
+      // element's: ops that read their indices stay whole.
+      if (op.hasPureTensorSemantics() && op.getNumReductionLoops() > 0 &&
+          !op.hasIndexSemantics())
         work.push_back(op);
     });
     // Each split's combination is tried again (a whole-tensor sum of a

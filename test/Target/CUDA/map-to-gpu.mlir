@@ -256,6 +256,90 @@ func.func @transposed(%t: memref<8x8xf32>, %ids: memref<16xindex>) {
 
 // -----
 
+// ... and a write seen through an alias of unknown origin (a transpose of
+// the buffer read by other points) ...
+// CHECK-LABEL: func.func @through_transpose
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.for
+func.func @through_transpose(%t: memref<8x8xf32>, %out: memref<8x8xf32>, %ids: memref<2xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %tt = memref.transpose %t (i, j) -> (j, i) : memref<8x8xf32> to memref<8x8xf32, strided<[1, 8]>>
+  scf.for %j = %c0 to %c2 step %c1 {
+    %id = memref.load %ids[%j] : memref<2xindex>
+    %first = arith.cmpi eq, %id, %c0 : index
+    scf.parallel (%a, %b) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+      scf.if %first {
+        %ai = arith.index_cast %a : index to i32
+        %f = arith.sitofp %ai : i32 to f32
+        memref.store %f, %t[%a, %b] : memref<8x8xf32>
+      } else {
+        %v = memref.load %tt[%a, %b] : memref<8x8xf32, strided<[1, 8]>>
+        memref.store %v, %out[%a, %b] : memref<8x8xf32>
+      }
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// ... and a layout that puts several indices on one element (stride 0).
+// CHECK-LABEL: func.func @overlapping_layout
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.for
+func.func @overlapping_layout(%a: memref<8xf32>, %ids: memref<8xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %b = memref.reinterpret_cast %a to offset: [0], sizes: [8], strides: [0] : memref<8xf32> to memref<8xf32, strided<[0]>>
+  scf.for %j = %c0 to %c8 step %c1 {
+    %id = memref.load %ids[%j] : memref<8xindex>
+    scf.parallel (%p) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %b[%p] : memref<8xf32, strided<[0]>>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %b[%p] : memref<8xf32, strided<[0]>>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Without work before the parallel loop the proof holds all the same: a
+// transposed access keeps the host loop, a launch per iteration (each
+// sees the last one's writes).
+// CHECK-LABEL: func.func @transposed_in_place
+// CHECK: scf.for
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[BLOCKS:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %c128,
+// CHECK: gpu.terminator
+// CHECK: return
+func.func @transposed_in_place(%t: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  scf.for %j = %c0 to %c16 step %c1 {
+    scf.parallel (%a, %b) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+      %v = memref.load %t[%b, %a] : memref<8x8xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %t[%a, %b] : memref<8x8xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
 // Host memory (an alloca, as bufferization's pointer lists) stays on the
 // host: no launch.
 // CHECK-LABEL: func.func @host_list

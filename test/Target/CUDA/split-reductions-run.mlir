@@ -15,7 +15,8 @@
 
 // Each of the five reductions split: the whole-tensor ones in three
 // rounds (19200 = 75 x 256, then 4 x 64, then 4 x 16), the column sums once
-// (by 4), the row sums by 32 (a warp along each row).
+// (by 4), the row sums by 32 (a warp along each row). A one-hot pick fused
+// into its sum reads its indices (linalg.index): left whole.
 // SPLIT-COUNT-11: tensor.expand_shape
 // SPLIT-NOT: tensor.expand_shape
 
@@ -25,6 +26,8 @@
 // CHECK-NEXT: [-1800,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -6,  -1800,
 // CHECK: data =
 // CHECK-NEXT: [-384,  -6,  -5,  -4,  -3,  -2,  -1,  0,  1,  2,  3,  4,  5,  -384,
+// CHECK: data =
+// CHECK-NEXT: [3,  101,  513,  260]
 // CHECK: data =
 // CHECK-NEXT: [6]
 // CHECK: data =
@@ -51,6 +54,21 @@ func.func @values(%salt: index) -> tensor<300x64xf32> {
   return %v : tensor<300x64xf32>
 }
 
+// [i + j] over 4 x 512.
+func.func @wide() -> tensor<4x512xf32> {
+  %e = tensor.empty() : tensor<4x512xf32>
+  %v = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x512xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = arith.addi %i, %j : index
+    %n = arith.index_cast %k : index to i64
+    %f = arith.sitofp %n : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<4x512xf32>
+  return %v : tensor<4x512xf32>
+}
+
 func.func @main() {
   %c0 = arith.constant 0 : index
   %x = call @values(%c0) : (index) -> tensor<300x64xf32>
@@ -70,6 +88,13 @@ func.func @main() {
   call @printMemrefF32(%u1) : (tensor<*xf32>) -> ()
   %u4 = tensor.cast %rows : tensor<300xf32> to tensor<*xf32>
   call @printMemrefF32(%u4) : (tensor<*xf32>) -> ()
+  %wide = call @wide() : () -> tensor<4x512xf32>
+  %lab = arith.constant dense<[3, 100, 511, 257]> : tensor<4xi64>
+  %oh = ober.one_hot %lab {axis = 1 : i64, depth = 512 : i64} : (tensor<4xi64>) -> tensor<4x512xf32>
+  %picked = ober.mul %oh, %wide : (tensor<4x512xf32>, tensor<4x512xf32>) -> tensor<4x512xf32>
+  %pick = ober.reduce_sum %picked {axes = array<i64: 1>, keepdims = false} : (tensor<4x512xf32>) -> tensor<4xf32>
+  %u5 = tensor.cast %pick : tensor<4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u5) : (tensor<*xf32>) -> ()
   %u2 = tensor.cast %big : tensor<f32> to tensor<*xf32>
   call @printMemrefF32(%u2) : (tensor<*xf32>) -> ()
   %u3 = tensor.cast %bign : tensor<f32> to tensor<*xf32>

@@ -99,3 +99,19 @@ func.func @dynamic(%x: tensor<?x4096xf32>, %init: tensor<f32>) -> tensor<f32> {
   } -> tensor<f32>
   func.return %r : tensor<f32>
 }
+
+// -----
+
+// No iterations in a parallel dimension: nothing to spread (and no
+// division by the empty output's size).
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @empty(%x: tensor<0x8192xf32>, %init: tensor<0xf32>) -> tensor<0xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<0x8192xf32>) outs(%init : tensor<0xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<0xf32>
+  func.return %r : tensor<0xf32>
+}

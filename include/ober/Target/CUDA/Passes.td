@@ -66,8 +66,9 @@ def SplitReductionsPass
     Consecutive reduction dimensions that every operand indexes in order
     (a sum over all of a tensor's dimensions) are first collapsed into
     one. Ops it cannot split (several outputs, a combiner linalg does not
-    recognize, such as NaN-propagating max, or dynamic shapes) are left
-    as they are.
+    recognize, a body that reads its indices (`linalg.index`: a one-hot
+    fused into the sum; linalg's split would leave them the chunk's), an
+    empty or dynamic iteration space) are left as they are.
   }];
   let options = [
     Option<"minThreads", "min-threads", "int64_t", "16384",
