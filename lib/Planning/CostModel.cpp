@@ -108,14 +108,18 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         w.n = shapeOf(c.getResult())[0];
         w.m = out / w.n;
       })
-      .Case([&](AttentionOp a) {
-        // QK^T and PV: 2 * Lq * Lk * (D + Dv) per batch-head (the softmax
-        // is small next to them and not counted).
-        ArrayRef<int64_t> q = shapeOf(a.getQuery()), k = shapeOf(a.getKey()),
-                          v = shapeOf(a.getValue());
-        double batch = typeElements(a.getQuery().getType()) / (q[q.size() - 2] * q.back());
+      .Case<AttentionOp, AttentionGradOp>([&](Operation *a) {
+        // Forward: QK^T and PV, 2 * Lq * Lk * (D + Dv) per batch-head (the
+        // softmax is small next to them and not counted). Backward: the
+        // scores again, dV, dP, dQ and dK: 2 * Lq * Lk * (3 D + 2 Dv).
+        Value query = a->getOperand(0);
+        ArrayRef<int64_t> q = shapeOf(query), k = shapeOf(a->getOperand(1)),
+                          v = shapeOf(a->getOperand(2));
+        double batch = typeElements(query.getType()) / (q[q.size() - 2] * q.back());
         double lq = q[q.size() - 2], lk = k[k.size() - 2];
-        w.flops = batch * 2 * lq * lk * (q.back() + v.back());
+        bool backward = isa<AttentionGradOp>(a);
+        w.flops = batch * 2 * lq * lk *
+                  (backward ? 3 * q.back() + 2 * v.back() : q.back() + v.back());
         w.matmul = true;
         // As the scores' GEMM, batched over batch and heads.
         w.m = batch * lq;

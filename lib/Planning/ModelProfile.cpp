@@ -88,7 +88,8 @@ const TPProfile &SegmentKind::at(int64_t degree) const {
 
 namespace {
 bool isHeavy(Operation *op) {
-  return isa<MatmulOp, ConvOp, ConvTransposeOp, AttentionOp, EmbeddingOp>(op);
+  return isa<MatmulOp, ConvOp, ConvTransposeOp, AttentionOp, AttentionGradOp,
+             EmbeddingOp>(op);
 }
 
 /// A structural signature: op names, result types and where each operand

@@ -199,43 +199,11 @@ Tensor attention(AttentionOp op, const Tensor &q, const Tensor &k,
                  const Tensor &v, const Tensor *mask) {
   Tensor out = resultTensor(op);
   int64_t rank = q.getRank();
-  int64_t lq = q.getShape()[rank - 2], d = q.getShape()[rank - 1];
+  int64_t lq = q.getShape()[rank - 2];
   int64_t lk = k.getShape()[rank - 2], dv = v.getShape()[rank - 1];
-  int64_t batch = q.getNumElements() / (lq * d);
-  double scale = op.getEffectiveScale();
-  SmallVector<int64_t> scoreShape(q.getShape().drop_back(2));
-  scoreShape.push_back(lq);
-  scoreShape.push_back(lk);
-  Tensor scores(q.getElementType(), scoreShape);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < lq; ++i)
-      for (int64_t j = 0; j < lk; ++j) {
-        double s = 0;
-        for (int64_t p = 0; p < d; ++p)
-          s += q.getFloat((b * lq + i) * d + p) * k.getFloat((b * lk + j) * d + p);
-        scores.setFloat((b * lq + i) * lk + j, s * scale);
-      }
-  if (mask) {
-    SmallVector<SmallVector<int64_t>> strides = {
-        broadcastStrides(mask->getShape(), scoreShape)};
-    bool boolean = mask->getElementType().isInteger(1);
-    forEachElement(scoreShape, strides, [&](int64_t i, ArrayRef<int64_t> o) {
-      if (boolean) {
-        if (!mask->getInt(o[0]))
-          scores.setFloat(i, -std::numeric_limits<double>::infinity());
-      } else {
-        scores.setFloat(i, scores.getFloat(i) + mask->getFloat(o[0]));
-      }
-    });
-  }
-  if (op.getIsCausal())
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t i = 0; i < lq; ++i)
-        for (int64_t j = i + 1; j < lk; ++j)
-          scores.setFloat((b * lq + i) * lk + j,
-                          -std::numeric_limits<double>::infinity());
-  Tensor probs(q.getElementType(), scoreShape);
-  softmaxInto(scores, rank - 1, /*log=*/false, probs);
+  int64_t batch = q.getNumElements() / (lq * q.getShape()[rank - 1]);
+  Tensor probs = attentionProbs(q, k, mask, op.getEffectiveScale(),
+                                op.getIsCausal(), q.getElementType());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < lq; ++i)
       for (int64_t p = 0; p < dv; ++p) {
@@ -282,4 +250,47 @@ mlir::ober::reference::detail::evaluateContraction(Operation *op,
     return success();
   }
   return std::nullopt;
+}
+
+Tensor mlir::ober::reference::detail::attentionProbs(
+    const Tensor &q, const Tensor &k, const Tensor *mask, double scale,
+    bool causal, Type elementType) {
+  int64_t rank = q.getRank();
+  int64_t lq = q.getShape()[rank - 2], d = q.getShape()[rank - 1];
+  int64_t lk = k.getShape()[rank - 2];
+  int64_t batch = q.getNumElements() / (lq * d);
+  SmallVector<int64_t> scoreShape(q.getShape().drop_back(2));
+  scoreShape.push_back(lq);
+  scoreShape.push_back(lk);
+  Tensor scores(elementType, scoreShape);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < lq; ++i)
+      for (int64_t j = 0; j < lk; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < d; ++p)
+          s += q.getFloat((b * lq + i) * d + p) * k.getFloat((b * lk + j) * d + p);
+        scores.setFloat((b * lq + i) * lk + j, s * scale);
+      }
+  if (mask) {
+    SmallVector<SmallVector<int64_t>> strides = {
+        broadcastStrides(mask->getShape(), scoreShape)};
+    bool boolean = mask->getElementType().isInteger(1);
+    forEachElement(scoreShape, strides, [&](int64_t i, ArrayRef<int64_t> o) {
+      if (boolean) {
+        if (!mask->getInt(o[0]))
+          scores.setFloat(i, -std::numeric_limits<double>::infinity());
+      } else {
+        scores.setFloat(i, scores.getFloat(i) + mask->getFloat(o[0]));
+      }
+    });
+  }
+  if (causal)
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < lq; ++i)
+        for (int64_t j = i + 1; j < lk; ++j)
+          scores.setFloat((b * lq + i) * lk + j,
+                          -std::numeric_limits<double>::infinity());
+  Tensor probs(elementType, scoreShape);
+  softmaxInto(scores, rank - 1, /*log=*/false, probs);
+  return probs;
 }

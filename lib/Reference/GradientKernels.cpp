@@ -104,6 +104,57 @@ Tensor avgPoolGrad(AvgPoolGradOp op, const Tensor &x, const Tensor &gy) {
   return out;
 }
 
+/// dQ, dK and dV of attention (AttentionGradOp's description), in double
+/// from probabilities held in double, each rounded once.
+void attentionGrad(AttentionGradOp op, ArrayRef<Tensor> operands,
+                   Results &results) {
+  const Tensor &q = operands[0], &k = operands[1], &v = operands[2],
+               &o = operands[3], &go = operands[4];
+  const Tensor *mask = operands.size() > 5 ? &operands[5] : nullptr;
+  int64_t rank = q.getRank();
+  int64_t lq = q.getShape()[rank - 2], d = q.getShape()[rank - 1];
+  int64_t lk = k.getShape()[rank - 2], dv = v.getShape()[rank - 1];
+  int64_t batch = q.getNumElements() / (lq * d);
+  double scale = op.getEffectiveScale();
+  Tensor probs =
+      attentionProbs(q, k, mask, scale, op.getIsCausal(),
+                     Float64Type::get(op.getContext()));
+  std::vector<double> dq(q.getNumElements()), dk(k.getNumElements()),
+      dvalue(v.getNumElements());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < lq; ++i) {
+      auto at = [&](const Tensor &t, int64_t row, int64_t width, int64_t c) {
+        return t.getFloat((b * row + i) * width + c);
+      };
+      double rowDot = 0; // rowsum(dO * O)
+      for (int64_t p = 0; p < dv; ++p)
+        rowDot += at(go, lq, dv, p) * at(o, lq, dv, p);
+      for (int64_t j = 0; j < lk; ++j) {
+        double pr = probs.getFloat((b * lq + i) * lk + j);
+        if (pr == 0)
+          continue; // masked (or underflowed): no gradient through it
+        double dp = 0;
+        for (int64_t p = 0; p < dv; ++p) {
+          double g = at(go, lq, dv, p);
+          dvalue[(b * lk + j) * dv + p] += pr * g;
+          dp += g * v.getFloat((b * lk + j) * dv + p);
+        }
+        double ds = pr * (dp - rowDot) * scale;
+        for (int64_t p = 0; p < d; ++p) {
+          dq[(b * lq + i) * d + p] += ds * k.getFloat((b * lk + j) * d + p);
+          dk[(b * lk + j) * d + p] += ds * at(q, lq, d, p);
+        }
+      }
+    }
+  for (auto [values, like] :
+       {std::pair(&dq, &q), std::pair(&dk, &k), std::pair(&dvalue, &v)}) {
+    Tensor t(like->getElementType(), like->getShape());
+    for (size_t i = 0; i < values->size(); ++i)
+      t.setFloat(static_cast<int64_t>(i), (*values)[i]);
+    results.push_back(std::move(t));
+  }
+}
+
 } // namespace
 
 std::optional<LogicalResult>
@@ -120,6 +171,10 @@ mlir::ober::reference::detail::evaluateGradient(Operation *op,
   }
   if (auto g = dyn_cast<AvgPoolGradOp>(op)) {
     results.push_back(avgPoolGrad(g, operands[0], operands[1]));
+    return success();
+  }
+  if (auto g = dyn_cast<AttentionGradOp>(op)) {
+    attentionGrad(g, operands, results);
     return success();
   }
   if (auto s = dyn_cast<ScatterElementsAddOp>(op)) {

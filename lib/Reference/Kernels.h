@@ -131,6 +131,13 @@ Tensor resultTensor(Operation *op, unsigned i = 0);
 /// softmax or log_softmax of `input` along `axis` into `out`.
 void softmaxInto(const Tensor &input, int64_t axis, bool log, Tensor &out);
 
+/// The probabilities of attention over `q` `[..., Lq, D]` and `k`
+/// `[..., Lk, D]`: softmax over keys of `q k^T * scale` with `mask` (null:
+/// none; i1 keeps where true, a float one is added) and the causal mask,
+/// `[..., Lq, Lk]`, held (and rounded) in `elementType`.
+Tensor attentionProbs(const Tensor &q, const Tensor &k, const Tensor *mask,
+                      double scale, bool causal, Type elementType);
+
 } // namespace mlir::ober::reference::detail
 
 #endif // OBER_LIB_REFERENCE_KERNELS_H

@@ -6,6 +6,7 @@
 
 #include "ober/Tools/GradCheck.h"
 
+#include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Runtime/Random.h"
 #include "ober/Training/Autodiff.h"
@@ -19,15 +20,16 @@ using namespace mlir;
 using namespace mlir::ober;
 using reference::Tensor;
 
-LogicalResult mlir::ober::checkGradients(func::FuncOp func, uint64_t seed,
-                                         double tolerance,
-                                         llvm::raw_ostream &os) {
+/// One check of `func`'s gradients, with attention differentiated through
+/// its decomposition or (`fusedAttention`) by ober.attention_grad.
+static LogicalResult checkOnce(func::FuncOp func, uint64_t seed,
+                               double tolerance, bool fusedAttention,
+                               llvm::raw_ostream &os) {
   auto module = func->getParentOfType<ModuleOp>();
   SmallVector<unsigned> params = parameterArguments(func);
-  if (params.empty())
-    return func.emitError("grad-check: the function has no parameters");
-  FailureOr<func::FuncOp> grad = buildGradientFunction(
-      func, (func.getSymName() + "_gradcheck").str(), params);
+  FailureOr<func::FuncOp> grad =
+      buildGradientFunction(func, (func.getSymName() + "_gradcheck").str(),
+                            params, /*seedArgument=*/false, fusedAttention);
   if (failed(grad))
     return failure();
   double low = -1.0, high = 1.0;
@@ -86,11 +88,26 @@ LogicalResult mlir::ober::checkGradients(func::FuncOp func, uint64_t seed,
     }
   }
   (*grad).erase();
-  os << "grad-check @" << func.getSymName() << ": max error "
+  os << "grad-check @" << func.getSymName()
+     << (fusedAttention ? " (attention_grad)" : "") << ": max error "
      << llvm::format("%.3g", worst) << (where.empty() ? "" : " at ") << where
      << (worst <= tolerance ? " OK" : " FAIL") << "\n";
   if (worst > tolerance)
     return func.emitError("grad-check: gradient error ")
            << worst << " exceeds " << tolerance << " at " << where;
   return success();
+}
+
+LogicalResult mlir::ober::checkGradients(func::FuncOp func, uint64_t seed,
+                                         double tolerance,
+                                         llvm::raw_ostream &os) {
+  if (parameterArguments(func).empty())
+    return func.emitError("grad-check: the function has no parameters");
+  bool attention = false;
+  func.walk([&](AttentionOp) { attention = true; });
+  if (failed(checkOnce(func, seed, tolerance, /*fusedAttention=*/false, os)))
+    return failure();
+  if (!attention)
+    return success();
+  return checkOnce(func, seed, tolerance, /*fusedAttention=*/true, os);
 }

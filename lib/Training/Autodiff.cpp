@@ -152,7 +152,8 @@ mlir::ober::differentiateValues(OpBuilder &builder, Location loc, Value y,
 
 FailureOr<func::FuncOp>
 mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
-                                  ArrayRef<unsigned> wrt, bool seedArgument) {
+                                  ArrayRef<unsigned> wrt, bool seedArgument,
+                                  bool fusedAttention) {
   if (forward.isExternal())
     return forward.emitError("ober-autodiff: the function has no body");
   FunctionType fwdType = forward.getFunctionType();
@@ -185,10 +186,16 @@ mlir::ober::buildGradientFunction(func::FuncOp forward, StringRef name,
   forward.getBody().cloneInto(&grad.getBody(), mapping);
   SymbolTable(forward->getParentOfType<ModuleOp>()).insert(grad);
 
-  // Attention is differentiated through its decomposition.
+  // Attention is differentiated through its decomposition, unless it stays
+  // one op (ober.attention_grad's rule: no float mask).
   {
     RewritePatternSet patterns(grad.getContext());
-    populateDecomposeAttentionPatterns(patterns);
+    populateDecomposeAttentionPatterns(patterns, [&](Operation *op) {
+      auto attention = dyn_cast<AttentionOp>(op);
+      Value mask = attention ? attention.getMask() : Value();
+      return fusedAttention &&
+             (!mask || getElementTypeOrSelf(mask.getType()).isInteger(1));
+    });
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     (void)applyPatternsGreedily(grad, std::move(patterns), config);

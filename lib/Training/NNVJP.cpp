@@ -327,6 +327,21 @@ std::optional<LogicalResult> mlir::ober::training::nnVJP(
           batchNormVJP(gb, op, g, true, out);
         return success();
       })
+      .Case([&](AttentionOp a) -> LogicalResult {
+        // buildGradientFunction decomposes an attention with a float mask
+        // (this op gives no mask gradient) unless asked to keep it.
+        Value mask = a.getMask();
+        if (mask && !getElementTypeOrSelf(mask.getType()).isInteger(1))
+          return a.emitOpError("with a float mask is differentiated through "
+                               "its decomposition (ober-decompose-attention "
+                               "first)");
+        SmallVector<Value> grads = gb.createMulti<AttentionGradOp>(
+            a.getQuery(), a.getKey(), a.getValue(), a.getResult(), g, mask,
+            a.getScaleAttr(), a.getIsCausalAttr());
+        for (int i = 0; i < 3; ++i)
+          out[i] = grads[i];
+        return success();
+      })
       .Case([&](EmbeddingOp e) {
         out[0] = gb.create<ScatterAddOp>(gb.zerosLike(e.getTable().getType()),
                                          e.getIndices(), g, 0);

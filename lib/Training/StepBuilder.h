@@ -31,6 +31,9 @@ struct StepOptions {
   std::string lossScale = "none";
   double lossScaleInit = 32768;
   int64_t lossScaleWindow = 2000;
+  /// Attention stays one op, differentiated by ober.attention_grad (not
+  /// through its decomposition).
+  bool fusedAttention = false;
 };
 
 /// The options `step` was built with, from its `ober.train_step`; fails

@@ -248,6 +248,7 @@ constexpr StringLiteral kLoss = "loss", kOptimizer = "optimizer",
                         kLossScale = "loss_scale",
                         kLossScaleInit = "loss_scale_init",
                         kLossScaleWindow = "loss_scale_window",
+                        kFusedAttention = "fused_attention",
                         kLossFunction = "loss_function";
 } // namespace keys
 
@@ -273,6 +274,7 @@ static DictionaryAttr stepAttribute(Builder &b, const StepOptions &o, double wd,
       b.getNamedAttr(kLossScale, b.getStringAttr(o.lossScale)),
       b.getNamedAttr(kLossScaleInit, b.getF64FloatAttr(o.lossScaleInit)),
       b.getNamedAttr(kLossScaleWindow, b.getI64IntegerAttr(o.lossScaleWindow)),
+      b.getNamedAttr(kFusedAttention, b.getBoolAttr(o.fusedAttention)),
       b.getNamedAttr(kLossFunction,
                      FlatSymbolRefAttr::get(lossFn.getSymNameAttr())),
   });
@@ -333,6 +335,7 @@ mlir::ober::training::readStepOptions(func::FuncOp step) {
   get(kLossScaleInit, o.lossScaleInit);
   get(kLossScaleWindow, o.lossScaleWindow);
   readEntry(attr, kGradNorm, o.gradNorm); // optional: false when absent
+  readEntry(attr, kFusedAttention, o.fusedAttention); // likewise
   if (!absent.empty())
     return step.emitError("'")
            << OberDialect::kTrainStepAttrName << "' has no '" << absent
@@ -752,7 +755,7 @@ mlir::ober::training::buildGradientAndStep(func::FuncOp lossFn,
                                            const StepOptions &o) {
   FailureOr<func::FuncOp> grad = buildGradientFunction(
       lossFn, (lossFn.getSymName() + "_grad").str(), parameterArguments(lossFn),
-      o.lossScale == "dynamic");
+      o.lossScale == "dynamic", o.fusedAttention);
   if (failed(grad))
     return failure();
   grad->setPrivate();
@@ -798,7 +801,8 @@ struct BuildTrainStepPass
     StepOptions o{loss,           optimizer, momentum,  beta1,
                   beta2,          eps,       weightDecay,
                   labelSmoothing, clipNorm,  nesterov,  gradNorm,
-                  microBatches,   lossScale, lossScaleInit, lossScaleWindow};
+                  microBatches,   lossScale, lossScaleInit, lossScaleWindow,
+                  fusedAttention};
     FailureOr<func::FuncOp> lossFn = buildLossFunction(forward, o);
     if (failed(lossFn))
       return signalPassFailure();

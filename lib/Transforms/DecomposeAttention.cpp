@@ -30,49 +30,113 @@ Value scalarConstant(PatternRewriter &rewriter, Location loc,
   return createScalarConstant(rewriter, loc, elementType, value);
 }
 
+SmallVector<int64_t> swapLast2(int64_t rank) {
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+Value transposeLast2(PatternRewriter &rewriter, Location loc, Value v) {
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  return TransposeOp::create(rewriter, loc, v,
+                             rewriter.getDenseI64ArrayAttr(swapLast2(rank)));
+}
+
+/// The attention probabilities `softmax(q k^T * scale + mask)` of `op`
+/// (an AttentionOp or AttentionGradOp) in primitive ops; failure when
+/// `is_causal` meets a dynamic sequence length.
+template <typename OpTy>
+FailureOr<Value> probabilities(OpTy op, PatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  RankedTensorType q = op.getQuery().getType();
+  Type elementType = q.getElementType();
+  int64_t rank = q.getRank();
+  int64_t lq = q.getDimSize(rank - 2);
+  int64_t lk = op.getKey().getType().getDimSize(rank - 2);
+  if (op.getIsCausal() &&
+      (ShapedType::isDynamic(lq) || ShapedType::isDynamic(lk)))
+    return rewriter.notifyMatchFailure(
+        op, "is_causal needs static sequence lengths");
+  Value scores = MatmulOp::create(rewriter, loc, op.getQuery(),
+                                  transposeLast2(rewriter, loc, op.getKey()));
+  scores = MulOp::create(
+      rewriter, loc, scores,
+      scalarConstant(rewriter, loc, elementType, op.getEffectiveScale()));
+  Value negInf = scalarConstant(rewriter, loc, elementType,
+                                -std::numeric_limits<double>::infinity());
+  if (Value mask = op.getMask()) {
+    if (getElementTypeOrSelf(mask.getType()).isInteger(1))
+      scores = SelectOp::create(rewriter, loc, mask, scores, negInf);
+    else
+      scores = AddOp::create(rewriter, loc, scores, mask);
+  }
+  if (op.getIsCausal()) {
+    auto indexType = RankedTensorType::get({lq, lk}, rewriter.getI64Type());
+    Value rows = IotaOp::create(rewriter, loc, indexType, 0);
+    Value cols = IotaOp::create(rewriter, loc, indexType, 1);
+    Value keep = CompareOp::create(rewriter, loc, CompareDirection::ge,
+                                   rows, cols);
+    scores = SelectOp::create(rewriter, loc, keep, scores, negInf);
+  }
+  return Value(SoftmaxOp::create(rewriter, loc, scores, rank - 1));
+}
+
+/// Ops a pattern leaves alone (AutoDiff keeps attention it differentiates
+/// by ober.attention_grad).
+using Keep = std::function<bool(Operation *)>;
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DecomposeAttention(MLIRContext *ctx, Keep keep)
+      : OpRewritePattern(ctx), keep(std::move(keep)) {}
+  Keep keep;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    if (keep && keep(op))
+      return rewriter.notifyMatchFailure(op, "kept");
+    FailureOr<Value> probs = probabilities(op, rewriter);
+    if (failed(probs))
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, *probs, op.getValue());
+    return success();
+  }
+};
+
+/// AttentionGradOp's formulas (its description) over the probabilities
+/// computed again.
+struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  DecomposeAttentionGrad(MLIRContext *ctx, Keep keep)
+      : OpRewritePattern(ctx), keep(std::move(keep)) {}
+  Keep keep;
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (keep && keep(op))
+      return rewriter.notifyMatchFailure(op, "kept");
+    FailureOr<Value> probs = probabilities(op, rewriter);
+    if (failed(probs))
+      return failure();
     Location loc = op.getLoc();
-    RankedTensorType q = op.getQuery().getType();
-    Type elementType = q.getElementType();
-    int64_t rank = q.getRank();
-    int64_t lq = q.getDimSize(rank - 2);
-    int64_t lk = op.getKey().getType().getDimSize(rank - 2);
-    if (op.getIsCausal() &&
-        (ShapedType::isDynamic(lq) || ShapedType::isDynamic(lk)))
-      return rewriter.notifyMatchFailure(
-          op, "is_causal needs static sequence lengths");
-
-    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(perm[rank - 1], perm[rank - 2]);
-    Value keyT = TransposeOp::create(rewriter, loc, op.getKey(),
-                                     rewriter.getDenseI64ArrayAttr(perm));
-    Value scores = MatmulOp::create(rewriter, loc, op.getQuery(), keyT);
-    scores = MulOp::create(
-        rewriter, loc, scores,
+    Value p = *probs, gradOut = op.getOutputGrad();
+    int64_t rank = op.getQuery().getType().getRank();
+    Type elementType = op.getQuery().getType().getElementType();
+    Value dv = MatmulOp::create(rewriter, loc, transposeLast2(rewriter, loc, p),
+                                gradOut);
+    Value dp = MatmulOp::create(rewriter, loc, gradOut,
+                                transposeLast2(rewriter, loc, op.getValue()));
+    Value rowDot = ReduceSumOp::create(
+        rewriter, loc, MulOp::create(rewriter, loc, gradOut, op.getOutput()),
+        rewriter.getDenseI64ArrayAttr({rank - 1}), rewriter.getBoolAttr(true));
+    Value ds = MulOp::create(
+        rewriter, loc,
+        MulOp::create(rewriter, loc, p,
+                      SubOp::create(rewriter, loc, dp, rowDot)),
         scalarConstant(rewriter, loc, elementType, op.getEffectiveScale()));
-
-    Value negInf = scalarConstant(rewriter, loc, elementType,
-                                  -std::numeric_limits<double>::infinity());
-    if (Value mask = op.getMask()) {
-      if (getElementTypeOrSelf(mask.getType()).isInteger(1))
-        scores = SelectOp::create(rewriter, loc, mask, scores, negInf);
-      else
-        scores = AddOp::create(rewriter, loc, scores, mask);
-    }
-    if (op.getIsCausal()) {
-      auto indexType = RankedTensorType::get({lq, lk}, rewriter.getI64Type());
-      Value rows = IotaOp::create(rewriter, loc, indexType, 0);
-      Value cols = IotaOp::create(rewriter, loc, indexType, 1);
-      Value keep = CompareOp::create(rewriter, loc, CompareDirection::ge,
-                                     rows, cols);
-      scores = SelectOp::create(rewriter, loc, keep, scores, negInf);
-    }
-    Value probs = SoftmaxOp::create(rewriter, loc, scores, rank - 1);
-    rewriter.replaceOpWithNewOp<MatmulOp>(op, probs, op.getValue());
+    Value dq = MatmulOp::create(rewriter, loc, ds, op.getKey());
+    Value dk = MatmulOp::create(rewriter, loc,
+                                transposeLast2(rewriter, loc, ds),
+                                op.getQuery());
+    rewriter.replaceOp(op, {dq, dk, dv});
     return success();
   }
 };
@@ -85,10 +149,13 @@ struct DecomposeAttentionPass
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Anything left could not be decomposed: say which and why.
-    WalkResult result = getOperation().walk([](AttentionOp op) {
-      op.emitError("cannot decompose: is_causal needs static sequence "
-                   "lengths, got query ")
-          << op.getQuery().getType() << " and key " << op.getKey().getType();
+    WalkResult result = getOperation().walk([](Operation *op) {
+      if (!isa<AttentionOp, AttentionGradOp>(op))
+        return WalkResult::advance();
+      op->emitError("cannot decompose: is_causal needs static sequence "
+                    "lengths, got query ")
+          << op->getOperand(0).getType() << " and key "
+          << op->getOperand(1).getType();
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())
@@ -98,6 +165,8 @@ struct DecomposeAttentionPass
 
 } // namespace
 
-void mlir::ober::populateDecomposeAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeAttention>(patterns.getContext());
+void mlir::ober::populateDecomposeAttentionPatterns(
+    RewritePatternSet &patterns, std::function<bool(Operation *)> keep) {
+  patterns.add<DecomposeAttention, DecomposeAttentionGrad>(
+      patterns.getContext(), keep);
 }

@@ -84,6 +84,30 @@ def functions(rng):
     fn("reduce_mean_", [("x", s)], "",
        f"  %y = ober.reduce_mean %x {{axes = array<i64: {', '.join(map(str, axes))}>, keepdims = false}}"
        f" : ({t(s)}) -> {t(kept)}", kept)
+    # Attention (checked through its decomposition and by attention_grad):
+    # [batch, heads, L, D] with other key lengths and value widths when not
+    # causal; no mask, causal, or an i1 mask that keeps each query's first
+    # keys (no row is all masked).
+    bh = [rng.randint(1, 2), rng.randint(1, 2)]
+    lq, d, dv = rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3)
+    for kind in ["plain", "causal", "mask"]:
+        lk = lq if kind == "causal" else rng.randint(1, 4)
+        q, k, v, o = bh + [lq, d], bh + [lk, d], bh + [lk, dv], bh + [lq, dv]
+        attrs, mask, body = "", "", ""
+        if kind == "causal":
+            attrs = " {is_causal}"
+        if kind == "mask":
+            keep = rng.randint(0, 2)
+            ti = f"tensor<{lq}x{lk}xi64>"
+            body = (f"  %i = ober.iota {{dimension = 0 : i64}} : {ti}\n"
+                    f"  %j = ober.iota {{dimension = 1 : i64}} : {ti}\n"
+                    f"  %n = ober.constant dense<{keep}> : tensor<i64>\n"
+                    f"  %in = ober.add %i, %n : ({ti}, tensor<i64>) -> {ti}\n"
+                    f"  %m = ober.cmp ge, %in, %j : ({ti}, {ti}) -> tensor<{lq}x{lk}xi1>\n")
+            mask = ", %m"
+        types = f"{t(q)}, {t(k)}, {t(v)}" + (f", tensor<{lq}x{lk}xi1>" if mask else "")
+        fn(f"attention_{kind}_", [("q", q), ("k", k), ("v", v)], "",
+           body + f"  %y = ober.attention %q, %k, %v{mask}{attrs} : ({types}) -> {t(o)}", o)
     # Transpose by a random permutation.
     perm = list(range(3))
     rng.shuffle(perm)

@@ -248,11 +248,22 @@ class Partitioned(unittest.TestCase):
         # vocab] logits; weights from a seed. SGD with momentum: the key
         # bias's gradient is zero in exact arithmetic, and Adam would turn
         # its rounding noise into full-size steps.
+        self.check_emitted_gpt(
+            [(2, 1, 1, 1, 1, "none", "1f1b"), (1, 2, 1, 0, 1, "none", "1f1b"),
+             (1, 2, 1, 0, 1, "selective", "1f1b", 1),
+             (2, 2, 1, 1, 1, "none", "1f1b"), (1, 1, 2, 0, 2, "none", "1f1b"),
+             (1, 2, 2, 0, 2, "full", "gpipe")])
+
+    def test_emitted_gpt_fused_attention(self):
+        # The same with attention kept as one op (ober.attention and
+        # ober.attention_grad): split by batch and heads, recomputed whole.
+        self.check_emitted_gpt(
+            [(2, 1, 1, 1, 1, "none", "1f1b"), (1, 2, 1, 0, 1, "none", "1f1b"),
+             (2, 2, 1, 1, 1, "none", "1f1b"), (1, 2, 2, 0, 2, "full", "gpipe")],
+            build=" fused-attention=true")
+
+    def check_emitted_gpt(self, plans, build=""):
         batch = 4
-        plans = [(2, 1, 1, 1, 1, "none", "1f1b"), (1, 2, 1, 0, 1, "none", "1f1b"),
-                 (1, 2, 1, 0, 1, "selective", "1f1b", 1),
-                 (2, 2, 1, 1, 1, "none", "1f1b"), (1, 1, 2, 0, 2, "none", "1f1b"),
-                 (1, 2, 2, 0, 2, "full", "gpipe")]
         rng = np.random.default_rng(0)
         with tempfile.TemporaryDirectory() as tmp:
             for micro in sorted({p[4] for p in plans}):
@@ -265,7 +276,7 @@ class Partitioned(unittest.TestCase):
                 step = os.path.join(tmp, f"step{micro}.mlir")
                 run([os.path.join(BIN, "ober-opt"), src,
                      "--ober-build-train-step=optimizer=sgd momentum=0.9 "
-                     f"micro-batches={micro}", "-o", step])
+                     f"micro-batches={micro}{build}", "-o", step])
                 args = ["--init-seed", "7"]
                 for name in ("tokens", "targets"):
                     path = os.path.join(tmp, f"{name}{micro}.npy")

@@ -18,7 +18,9 @@ namespace mlir::ober {
 /// loss (the first result). Float arguments are drawn uniformly from
 /// [gc_low, gc_high] (function attributes, default [-1, 1]); integer
 /// arguments from [0, 3). Prints one line and fails when the largest error
-/// exceeds `tolerance` (relative to max(1, |gradient|)).
+/// exceeds `tolerance` (relative to max(1, |gradient|)). A function with
+/// ober.attention is checked twice: attention differentiated through its
+/// decomposition, then by ober.attention_grad (a line each).
 LogicalResult checkGradients(func::FuncOp func, uint64_t seed,
                              double tolerance, llvm::raw_ostream &os);
 

@@ -22,10 +22,16 @@ namespace mlir::ober {
 /// loss's type, tagged `ober.loss_seed`: the gradient of the loss to start
 /// the backward pass from (1 without it). Dynamic loss scaling passes the
 /// scale there, so the loss result itself stays unscaled.
+///
+/// Attention is differentiated through its decomposition (the forward
+/// pass keeps primitive ops), or with `fusedAttention` kept as one op and
+/// differentiated by `ober.attention_grad` (an attention with a float
+/// mask, whose gradient that op does not give, is still decomposed).
 FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp forward,
                                               StringRef name,
                                               ArrayRef<unsigned> wrt,
-                                              bool seedArgument = false);
+                                              bool seedArgument = false,
+                                              bool fusedAttention = false);
 
 /// Emits, at `builder`'s insertion point, the gradient of sum(`y`) with
 /// respect to each of `xs`, through the ops that precede the insertion point

@@ -104,6 +104,9 @@ def BuildTrainStepPass : Pass<"ober-build-train-step", "ModuleOp"> {
     Option<"lossScaleWindow", "loss-scale-window", "int64_t",
            /*default=*/"2000",
            "Overflow-free steps before the loss scale doubles">,
+    Option<"fusedAttention", "fused-attention", "bool", /*default=*/"false",
+           "Keep ober.attention as one op, differentiated by "
+           "ober.attention_grad (else through its decomposition)">,
   ];
   let dependentDialects = ["::mlir::ober::OberDialect",
                            "::mlir::func::FuncDialect",

@@ -11,6 +11,8 @@
 #include "mlir/Pass/Pass.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 
+#include <functional>
+
 namespace mlir::ober {
 
 #define GEN_PASS_DECL
@@ -19,8 +21,11 @@ namespace mlir::ober {
 #define GEN_PASS_REGISTRATION
 #include "ober/Transforms/Passes.h.inc"
 
-/// Adds the pattern that rewrites ober.attention into primitive ops.
-void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
+/// Adds the patterns that rewrite ober.attention and ober.attention_grad
+/// into primitive ops; those ops `keep` says to keep (when given) stay.
+void populateDecomposeAttentionPatterns(
+    RewritePatternSet &patterns,
+    std::function<bool(Operation *)> keep = nullptr);
 
 } // namespace mlir::ober
 

@@ -7,14 +7,17 @@ include "mlir/Pass/PassBase.td"
 
 def DecomposeAttentionPass
     : Pass<"ober-decompose-attention", "func::FuncOp"> {
-  let summary = "Rewrite ober.attention into primitive ober ops";
+  let summary = "Rewrite ober.attention and ober.attention_grad into primitive ober ops";
   let description = [{
     Replaces every `ober.attention` with its definition in primitive ops:
     a transpose of the key, a matmul for the scores, the scale, the mask
     (added when it is a float tensor, applied with `ober.select` and `-inf`
     when it is `i1`, and built from `ober.iota` and `ober.cmp` for
     `is_causal`), `ober.softmax` over the key dimension and a matmul with the
-    value. Later stages that have no fused attention kernel, and autodiff
+    value. `ober.attention_grad` becomes the same probabilities computed
+    again and the gradients' matmuls (`dV = P^T dO`, `dP = dO V^T`,
+    `dS = P * (dP - rowsum(dO * O)) * scale`, `dQ = dS K`, `dK = dS^T Q`).
+    Later stages that have no fused attention kernel, and autodiff
     rules that want primitive ops, run this first.
 
     ```mlir

@@ -303,3 +303,21 @@ func.func @attention_mask_rank(%q: tensor<2x8x16xf32>, %k: tensor<2x10x16xf32>, 
   %0 = ober.attention %q, %k, %v, %m : (tensor<2x8x16xf32>, tensor<2x10x16xf32>, tensor<2x10x32xf32>, tensor<3x2x8x10xi1>) -> tensor<2x8x32xf32>
   return
 }
+
+// -----
+
+func.func @attention_grad_float_mask(%q: tensor<2x8x16xf32>, %o: tensor<2x8x16xf32>, %m: tensor<8x8xf32>) {
+  // expected-error @+2 {{'ober.attention_grad' op mask must be i1 (a float mask's gradient is the decomposition's), got 'f32'}}
+  // expected-error @+1 {{'ober.attention_grad' op failed to infer returned types}}
+  %0:3 = ober.attention_grad %q, %q, %q, %o, %o, %m : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<8x8xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_output(%q: tensor<2x8x16xf32>, %v: tensor<2x8x32xf32>, %o: tensor<2x8x16xf32>) {
+  // expected-error @+2 {{'ober.attention_grad' op output must be the attention's result 2x8x32 of 'f32', got 2x8x16 of 'f32'}}
+  // expected-error @+1 {{'ober.attention_grad' op failed to infer returned types}}
+  %0:3 = ober.attention_grad %q, %q, %v, %o, %o : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x32xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x32xf32>)
+  return
+}

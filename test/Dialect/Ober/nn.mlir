@@ -55,6 +55,13 @@ func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x10x16xf32>, %v: te
   return %2 : tensor<2x4x8x32xf32>
 }
 
+// CHECK-LABEL: func @attention_grad
+func.func @attention_grad(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x10x16xf32>, %v: tensor<2x4x10x32xf32>, %o: tensor<2x4x8x32xf32>, %m: tensor<8x10xi1>) -> tensor<2x4x10x32xf32> {
+  // CHECK: ober.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.250000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<8x10xi1>) -> (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>)
+  %dq, %dk, %dv = ober.attention_grad %q, %k, %v, %o, %o, %m {scale = 0.125 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<8x10xi1>) -> (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>)
+  return %dv : tensor<2x4x10x32xf32>
+}
+
 // CHECK-LABEL: func @reductions
 func.func @reductions(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi64>) -> tensor<2x1x4xf32> {
   // CHECK: ober.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = true} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>

@@ -303,14 +303,9 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  OpDiag diag(loc, getOperationName());
-  RankedTensorType q = tensorOf(adaptor.getQuery());
-  RankedTensorType k = tensorOf(adaptor.getKey());
-  RankedTensorType v = tensorOf(adaptor.getValue());
+FailureOr<RankedTensorType> mlir::ober::detail::inferAttention(
+    const OpDiag &diag, RankedTensorType q, RankedTensorType k,
+    RankedTensorType v, RankedTensorType m, FloatAttr scale) {
   if (q.getRank() < 2 || k.getRank() != q.getRank() ||
       v.getRank() != q.getRank())
     return diag("query, key and value must have one rank >= 2, got ",
@@ -334,17 +329,15 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (!compatibleSize(k.getDimSize(rank - 2), v.getDimSize(rank - 2)))
     return diag("key and value sequence lengths differ: ",
                 shapeString(k.getShape()), " vs ", shapeString(v.getShape()));
-  if (FloatAttr scale = adaptor.getScaleAttr();
-      scale && !scale.getValue().isFiniteNonZero())
+  if (scale && !scale.getValue().isFiniteNonZero())
     return diag("'scale' must be finite and non-zero, got ",
                 scale.getValueAsDouble());
-  if (!adaptor.getScaleAttr() && q.isDynamicDim(rank - 1))
+  if (!scale && q.isDynamicDim(rank - 1))
     return diag("needs a static head size or an explicit 'scale'");
   SmallVector<int64_t> scores(batch);
   scores.push_back(q.getDimSize(rank - 2));
   scores.push_back(k.getDimSize(rank - 2));
-  if (Value mask = adaptor.getMask()) {
-    RankedTensorType m = tensorOf(mask);
+  if (m) {
     if (m.getElementType() != q.getElementType() &&
         !m.getElementType().isInteger(1))
       return diag("mask must be i1 or ", q.getElementType(), ", got ",
@@ -358,13 +351,31 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape(batch);
   shape.push_back(q.getDimSize(rank - 2));
   shape.push_back(v.getDimSize(rank - 1));
-  results.push_back(RankedTensorType::get(shape, q.getElementType()));
+  return RankedTensorType::get(shape, q.getElementType());
+}
+
+double mlir::ober::detail::attentionScale(std::optional<APFloat> scale,
+                                          RankedTensorType query) {
+  if (scale)
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(query.getShape().back()));
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Value mask = adaptor.getMask();
+  FailureOr<RankedTensorType> out = inferAttention(
+      OpDiag(loc, getOperationName()), tensorOf(adaptor.getQuery()),
+      tensorOf(adaptor.getKey()), tensorOf(adaptor.getValue()),
+      mask ? tensorOf(mask) : RankedTensorType(), adaptor.getScaleAttr());
+  if (failed(out))
+    return failure();
+  results.push_back(*out);
   return success();
 }
 
 double AttentionOp::getEffectiveScale() {
-  if (std::optional<APFloat> scale = getScale())
-    return scale->convertToDouble();
-  int64_t d = getQuery().getType().getShape().back();
-  return 1.0 / std::sqrt(static_cast<double>(d));
+  return attentionScale(getScale(), getQuery().getType());
 }

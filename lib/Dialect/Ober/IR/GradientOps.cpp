@@ -112,3 +112,38 @@ LogicalResult ScatterElementsAddOp::inferReturnTypes(
   results.push_back(input);
   return success();
 }
+
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  OpDiag diag(loc, getOperationName());
+  Value mask = adaptor.getMask();
+  RankedTensorType q = tensorOf(adaptor.getQuery());
+  FailureOr<RankedTensorType> out = inferAttention(
+      diag, q, tensorOf(adaptor.getKey()), tensorOf(adaptor.getValue()),
+      mask ? tensorOf(mask) : RankedTensorType(), adaptor.getScaleAttr());
+  if (failed(out))
+    return failure();
+  if (mask && !tensorOf(mask).getElementType().isInteger(1))
+    return diag("mask must be i1 (a float mask's gradient is the "
+                "decomposition's), got ",
+                tensorOf(mask).getElementType());
+  for (auto [name, v] : {std::pair("output", adaptor.getOutput()),
+                         std::pair("output_grad", adaptor.getOutputGrad())}) {
+    RankedTensorType t = tensorOf(v);
+    if (t.getElementType() != out->getElementType() ||
+        !compatibleShapes(t.getShape(), out->getShape()))
+      return diag(name, " must be the attention's result ",
+                  shapeString(out->getShape()), " of ", out->getElementType(),
+                  ", got ", shapeString(t.getShape()), " of ",
+                  t.getElementType());
+  }
+  results.push_back(q);
+  results.push_back(adaptor.getKey().getType());
+  results.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+double AttentionGradOp::getEffectiveScale() {
+  return attentionScale(getScale(), getQuery().getType());
+}

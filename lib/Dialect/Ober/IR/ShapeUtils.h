@@ -7,6 +7,7 @@
 #ifndef OBER_LIB_DIALECT_OBER_IR_SHAPEUTILS_H
 #define OBER_LIB_DIALECT_OBER_IR_SHAPEUTILS_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -64,6 +65,20 @@ bool compatibleShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b);
 /// given).
 std::optional<int64_t> staticElementCount(ArrayRef<int64_t> shape,
                                           bool *overflow = nullptr);
+
+/// The result type of `ober.attention` (and the output of
+/// `ober.attention_grad`) over `query`, `key`, `value` and `mask` (null:
+/// none) with `scale` (null: 1/sqrt(D)); failure after an error through
+/// `diag`.
+FailureOr<RankedTensorType> inferAttention(const OpDiag &diag,
+                                           RankedTensorType query,
+                                           RankedTensorType key,
+                                           RankedTensorType value,
+                                           RankedTensorType mask,
+                                           FloatAttr scale);
+
+/// `scale`'s value, or 1/sqrt(`query`'s head size).
+double attentionScale(std::optional<APFloat> scale, RankedTensorType query);
 
 } // namespace mlir::ober::detail
 

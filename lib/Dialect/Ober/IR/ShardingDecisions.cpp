@@ -652,6 +652,9 @@ AxisDecision mlir::ober::decide(Operation *op,
       .Case([&](ConvWeightGradOp) { return convWeightGrad(rule, *table); })
       .Case<MaxPoolOp, AvgPoolOp, MaxPoolGradOp, AvgPoolGradOp>(
           [&](Operation *) { return byWholeSplit(rule, *table); })
+      // Attention (kept whole by the train step): batch and heads split.
+      .Case<AttentionOp, AttentionGradOp>(
+          [&](Operation *) { return byWholeSplit(rule, *table); })
       .Case([&](BatchNormInferenceOp) {
         // The table has channels and positions parallel too; the
         // partitioner keeps only split samples.

@@ -310,6 +310,6 @@ void mlir::ober::registerShardingInterfaceExternalModels(
         GatherOp, ScatterAddOp, ScatterOp, AttentionOp,
         // Convolution and pooling, and their gradients.
         ConvOp, ConvTransposeOp, ConvWeightGradOp, MaxPoolOp, AvgPoolOp,
-        MaxPoolGradOp, AvgPoolGradOp>(ctx);
+        MaxPoolGradOp, AvgPoolGradOp, AttentionGradOp>(ctx);
   });
 }

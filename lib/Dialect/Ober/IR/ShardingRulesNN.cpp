@@ -247,6 +247,38 @@ static ShardingRule attentionRule(AttentionOp op) {
   return rule.build();
 }
 
+/// `attention_grad(q, k, v, output, output_grad, mask)` -> `(dq, dk, dv)`:
+/// the leading dimensions (batch, heads) are parallel in every tensor;
+/// queries, keys and both head dimensions need whole tensors (each
+/// gradient sums over the others: dK and dV over queries, dQ over keys,
+/// the scores over the head dimension).
+static ShardingRule attentionGradRule(AttentionGradOp op) {
+  RankedTensorType q = typeOf(op.getQuery()), k = typeOf(op.getKey()),
+                   v = typeOf(op.getValue());
+  int64_t r = q.getRank();
+  SmallVector<int64_t> scores(q.getShape());
+  scores.back() = k.getDimSize(r - 2);
+  auto scoreType = RankedTensorType::get(scores, q.getElementType());
+  auto maskDim = [&](int64_t d) {
+    return op.getMask() ? broadcastDim(typeOf(op.getMask()), scoreType, d)
+                        : kNone;
+  };
+  RuleBuilder rule(op);
+  for (int64_t d = 0; d + 2 < r; ++d)
+    rule.add({d, d, d, d, d, maskDim(d)}, {d, d, d},
+             ShardingFactor::parallel(q.getDimSize(d)));
+  rule.add({r - 2, kNone, kNone, r - 2, r - 2, maskDim(r - 2)}, {r - 2},
+           ShardingFactor::replicated(q.getDimSize(r - 2)));
+  rule.add({kNone, r - 2, r - 2, kNone, kNone, maskDim(r - 1)},
+           {kNone, r - 2, r - 2},
+           ShardingFactor::replicated(k.getDimSize(r - 2)));
+  rule.add({r - 1, r - 1}, {r - 1, r - 1},
+           ShardingFactor::replicated(q.getDimSize(r - 1)));
+  rule.add({kNone, kNone, r - 1, r - 1, r - 1}, {kNone, kNone, r - 1},
+           ShardingFactor::replicated(v.getDimSize(r - 1)));
+  return rule.build();
+}
+
 /// `scatter(input, indices, updates)`: the input's dimensions other than
 /// the scattered axis are parallel with the updates'; the axis and the
 /// indices' dimensions need whole tensors (a replaced slice may lie in
@@ -278,5 +310,6 @@ std::optional<ShardingRule> mlir::ober::rules::indexingRule(Operation *op) {
       .Case([](ScatterOp s) { return scatterRule(s); })
       .Case([](OneHotOp o) { return oneHotRule(o); })
       .Case([](AttentionOp a) { return attentionRule(a); })
+      .Case([](AttentionGradOp a) { return attentionGradRule(a); })
       .Default([](Operation *) { return std::nullopt; });
 }

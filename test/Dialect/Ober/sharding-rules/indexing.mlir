@@ -30,6 +30,16 @@ func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x10x16xf32>, %v: te
   return %0, %1 : tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>
 }
 
+// Attention's gradients: batch and heads parallel in every tensor; queries,
+// keys and both head dimensions need whole tensors (each gradient sums over
+// the others).
+// CHECK-LABEL: rules of @attention_grad
+// CHECK-NEXT: ober.attention_grad: ([i, j, k, m], [i, j, l, m], [i, j, l, n], [i, j, k, n], [i, j, k, n], [k, l]) -> ([i, j, k, m], [i, j, l, m], [i, j, l, n]) {i=2, j=4, k=8, l=10, m=16, n=32} replication={k, l, m, n}
+func.func @attention_grad(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x10x16xf32>, %v: tensor<2x4x10x32xf32>, %o: tensor<2x4x8x32xf32>, %m: tensor<8x10xi1>) -> tensor<2x4x8x16xf32> {
+  %dq, %dk, %dv = ober.attention_grad %q, %k, %v, %o, %o, %m {is_causal} : (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>, tensor<2x4x8x32xf32>, tensor<2x4x8x32xf32>, tensor<8x10xi1>) -> (tensor<2x4x8x16xf32>, tensor<2x4x10x16xf32>, tensor<2x4x10x32xf32>)
+  return %dq : tensor<2x4x8x16xf32>
+}
+
 // scatter replaces slices: the scattered axis and the indices' dimensions
 // need whole tensors (a replaced slice may lie in another block), the
 // input's other dimensions are parallel with the updates'.

@@ -1,7 +1,8 @@
 //===- OberGradientOps.td - adjoint ops for training ----------*- tablegen -*-===//
 //
 // Ops that exist for the backward pass: the adjoints of convolution weights,
-// pooling and gather_elements, which have no cheaper expression in other ops.
+// pooling, gather_elements and attention, which have no cheaper expression
+// in other ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +75,38 @@ def Ober_ScatterElementsAddOp : Ober_Op<"scatter_elements_add", [Pure,
   let assemblyFormat = [{
     $input `,` $indices `,` $updates attr-dict `:`
       functional-type(operands, results)
+  }];
+}
+
+def Ober_AttentionGradOp : Ober_Op<"attention_grad", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "gradients of ober.attention with respect to query, key and value";
+  let description = [{
+    For `output = ober.attention(query, key, value, mask)` with the same
+    `scale` and `is_causal`, returns `dL/dquery`, `dL/dkey` and
+    `dL/dvalue` (shaped like them) given `output` and `output_grad =
+    dL/doutput`. With `P` the attention probabilities (the scores computed
+    again: nothing of the forward pass but its output is kept, so a fused
+    kernel needs no score matrix), `dV = P^T dO`, `dS = P * (dO V^T -
+    rowsum(dO * O))`, `dQ = scale * dS K`, `dK = scale * dS^T Q`. The mask,
+    if any, is `i1` (a float mask's gradient is not computed here; autodiff
+    differentiates such an attention through its decomposition).
+    `ober-decompose-attention` rewrites the op into primitive ops.
+  }];
+  let arguments = (ins Ober_FloatTensor:$query, Ober_FloatTensor:$key,
+                       Ober_FloatTensor:$value, Ober_FloatTensor:$output,
+                       Ober_FloatTensor:$output_grad,
+                       Optional<Ober_Tensor>:$mask,
+                       OptionalAttr<F64Attr>:$scale, UnitAttr:$is_causal);
+  let results = (outs Ober_FloatTensor:$query_grad, Ober_FloatTensor:$key_grad,
+                      Ober_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $output_grad (`,` $mask^)?
+      attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale applied to the scores: the attribute, or 1/sqrt(D).
+    double getEffectiveScale();
   }];
 }
 
