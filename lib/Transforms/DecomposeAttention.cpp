@@ -85,39 +85,43 @@ FailureOr<Value> probabilities(OpTy op, PatternRewriter &rewriter) {
 /// by ober.attention_grad).
 using Keep = std::function<bool(Operation *)>;
 
-struct DecomposeAttention : OpRewritePattern<AttentionOp> {
-  DecomposeAttention(MLIRContext *ctx, Keep keep)
-      : OpRewritePattern(ctx), keep(std::move(keep)) {}
+/// Rewrites `OpTy` from its probabilities in primitive ops (`rewrite`),
+/// unless `keep` says to leave it.
+template <typename OpTy> struct FromProbabilities : OpRewritePattern<OpTy> {
+  FromProbabilities(MLIRContext *ctx, Keep keep)
+      : OpRewritePattern<OpTy>(ctx), keep(std::move(keep)) {}
   Keep keep;
 
-  LogicalResult matchAndRewrite(AttentionOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     if (keep && keep(op))
       return rewriter.notifyMatchFailure(op, "kept");
     FailureOr<Value> probs = probabilities(op, rewriter);
     if (failed(probs))
       return failure();
-    rewriter.replaceOpWithNewOp<MatmulOp>(op, *probs, op.getValue());
+    rewrite(op, *probs, rewriter);
     return success();
+  }
+  virtual void rewrite(OpTy op, Value probs,
+                       PatternRewriter &rewriter) const = 0;
+};
+
+struct DecomposeAttention : FromProbabilities<AttentionOp> {
+  using FromProbabilities::FromProbabilities;
+  void rewrite(AttentionOp op, Value probs,
+               PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, probs, op.getValue());
   }
 };
 
 /// AttentionGradOp's formulas (its description) over the probabilities
 /// computed again.
-struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
-  DecomposeAttentionGrad(MLIRContext *ctx, Keep keep)
-      : OpRewritePattern(ctx), keep(std::move(keep)) {}
-  Keep keep;
-
-  LogicalResult matchAndRewrite(AttentionGradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (keep && keep(op))
-      return rewriter.notifyMatchFailure(op, "kept");
-    FailureOr<Value> probs = probabilities(op, rewriter);
-    if (failed(probs))
-      return failure();
+struct DecomposeAttentionGrad : FromProbabilities<AttentionGradOp> {
+  using FromProbabilities::FromProbabilities;
+  void rewrite(AttentionGradOp op, Value p,
+               PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value p = *probs, gradOut = op.getOutputGrad();
+    Value gradOut = op.getOutputGrad();
     int64_t rank = op.getQuery().getType().getRank();
     Type elementType = op.getQuery().getType().getElementType();
     Value dv = MatmulOp::create(rewriter, loc, transposeLast2(rewriter, loc, p),
@@ -137,7 +141,6 @@ struct DecomposeAttentionGrad : OpRewritePattern<AttentionGradOp> {
                                 transposeLast2(rewriter, loc, ds),
                                 op.getQuery());
     rewriter.replaceOp(op, {dq, dk, dv});
-    return success();
   }
 };
 

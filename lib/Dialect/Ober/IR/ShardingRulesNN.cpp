@@ -220,17 +220,30 @@ static ShardingRule oneHotRule(OneHotOp op) {
 /// parallel (queries need replication under a causal mask, which depends
 /// on their global position); keys and the head dimension need the whole
 /// scores.
+/// What both attention rules read: the query, key and value types, their
+/// rank, and the mask's dimension (kNone: none) at each of the scores'.
+struct AttentionShapes {
+  RankedTensorType q, k, v;
+  int64_t r;
+  RankedTensorType scores;
+  Value mask;
+  template <typename OpTy> explicit AttentionShapes(OpTy op)
+      : q(typeOf(op.getQuery())), k(typeOf(op.getKey())),
+        v(typeOf(op.getValue())), r(q.getRank()), mask(op.getMask()) {
+    SmallVector<int64_t> shape(q.getShape());
+    shape.back() = k.getDimSize(r - 2);
+    scores = RankedTensorType::get(shape, q.getElementType());
+  }
+  int64_t maskDim(int64_t d) const {
+    return mask ? broadcastDim(typeOf(mask), scores, d) : kNone;
+  }
+};
+
 static ShardingRule attentionRule(AttentionOp op) {
-  RankedTensorType q = typeOf(op.getQuery()), k = typeOf(op.getKey()),
-                   v = typeOf(op.getValue());
-  int64_t r = q.getRank();
-  SmallVector<int64_t> scores(q.getShape());
-  scores.back() = k.getDimSize(r - 2);
-  auto scoreType = RankedTensorType::get(scores, q.getElementType());
-  auto maskDim = [&](int64_t d) {
-    return op.getMask() ? broadcastDim(typeOf(op.getMask()), scoreType, d)
-                        : kNone;
-  };
+  AttentionShapes a(op);
+  RankedTensorType q = a.q, k = a.k, v = a.v;
+  int64_t r = a.r;
+  auto maskDim = [&](int64_t d) { return a.maskDim(d); };
   RuleBuilder rule(op);
   for (int64_t d = 0; d + 2 < r; ++d)
     rule.add({d, d, d, maskDim(d)}, {d},
@@ -253,16 +266,10 @@ static ShardingRule attentionRule(AttentionOp op) {
 /// gradient sums over the others: dK and dV over queries, dQ over keys,
 /// the scores over the head dimension).
 static ShardingRule attentionGradRule(AttentionGradOp op) {
-  RankedTensorType q = typeOf(op.getQuery()), k = typeOf(op.getKey()),
-                   v = typeOf(op.getValue());
-  int64_t r = q.getRank();
-  SmallVector<int64_t> scores(q.getShape());
-  scores.back() = k.getDimSize(r - 2);
-  auto scoreType = RankedTensorType::get(scores, q.getElementType());
-  auto maskDim = [&](int64_t d) {
-    return op.getMask() ? broadcastDim(typeOf(op.getMask()), scoreType, d)
-                        : kNone;
-  };
+  AttentionShapes a(op);
+  RankedTensorType q = a.q, k = a.k, v = a.v;
+  int64_t r = a.r;
+  auto maskDim = [&](int64_t d) { return a.maskDim(d); };
   RuleBuilder rule(op);
   for (int64_t d = 0; d + 2 < r; ++d)
     rule.add({d, d, d, d, d, maskDim(d)}, {d, d, d},
