@@ -120,6 +120,8 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
         bool backward = isa<AttentionGradOp>(a);
         w.flops = batch * 2 * lq * lk *
                   (backward ? 3 * q.back() + 2 * v.back() : q.back() + v.back());
+        if (backward)
+          w.repeated = batch * 2 * lq * lk * q.back();
         w.matmul = true;
         // As the scores' GEMM, batched over batch and heads.
         w.m = batch * lq;

@@ -619,8 +619,10 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       bwdFlops(p.segments.size()), bwdKernels(p.segments.size());
   for (Operation &op : body) {
     OpWork w = workOf(&op);
-    if (w.matmul)
-      p.trainFlops += w.flops / samples;
+    if (w.matmul) {
+      p.trainFlops += (w.flops - w.repeated) / samples;
+      p.repeatedFlops += w.repeated / samples;
+    }
     if (forward.contains(&op) || &op == ret)
       continue;
     unsigned seg = backwardSegment.lookup(&op);

@@ -564,7 +564,7 @@ static void flopsOfStep(const PlanProblem &problem, const PlanConfig &c,
         e.kindActivationBytes[kind] = std::max(
             e.kindActivationBytes[kind], costs.at(i, rebuilt).saved);
       }
-  e.hardwareFlops = e.modelFlops + again * samples;
+  e.hardwareFlops = e.modelFlops + (again + m.repeatedFlops) * samples;
 }
 
 PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,

@@ -22,6 +22,9 @@ struct OpWork {
   double flops = 0;
   /// Bytes read and written at element-type width.
   double bytes = 0;
+  /// Of `flops`, those that repeat forward work (attention_grad computes
+  /// the scores again): hardware FLOPs, not the model's.
+  double repeated = 0;
   /// True when the op runs on matrix units (matmul, conv, attention).
   bool matmul = false;
   /// True for normalizations, softmax, losses and GELU (exponentials,

@@ -249,8 +249,10 @@ struct ModelProfile {
   std::vector<Segment> segments;
   std::vector<SegmentKind> kinds;
   /// Matrix-unit FLOPs per sample of the whole gradient function (forward
-  /// and backward once), and those outside every segment.
-  double trainFlops = 0;
+  /// and backward once), and those outside every segment; and the FLOPs
+  /// it spends repeating forward work (OpWork::repeated: hardware, not
+  /// model FLOPs).
+  double trainFlops = 0, repeatedFlops = 0;
   /// Parameters in total (elements).
   double parameters = 0;
   /// Each parameter: its shape (ZeRO shards a parameter along a dimension
