@@ -32,10 +32,11 @@ make_mlp() {
   "$py" "$root/utils/onnx/onnxtext.py" "$root/examples/mlp/model.onnxtext" "$work/mlp.onnx"
   echo "$work/mlp.onnx --onnx-dim=N=64 --train-step=eps=1e-3"
 }
-make_gpt() {
+make_gpt() { # [name [extra train-step options]]
+  local name="${1:-gpt}"
   "$bin/ober-translate" --emit-gpt="layers=2 hidden=64 heads=4 seq=16 vocab=64 batch=4" |
-    "$bin/ober-opt" --ober-build-train-step="eps=1e-3" -o "$work/gpt.mlir"
-  echo "$work/gpt.mlir"
+    "$bin/ober-opt" --ober-build-train-step="eps=1e-3${2:+ $2}" -o "$work/$name.mlir"
+  echo "$work/$name.mlir"
 }
 make_resnet() { # torchvision's resnet18 (10 classes) on 4 images of 48x48
   PYTHONPATH="$root/utils/bench:$root/python" "$py" - "$work/resnet18.onnx" <<'PY'
@@ -91,6 +92,9 @@ gpt="$(make_gpt)"
   -o "$work/gpt-bf16.mlir" 2>/dev/null
 model mlp-f32 "$mlp" "" 1e-4
 model gpt-f32 "$gpt" "" 1e-4
+# Attention kept as one op in the step (attention_grad decomposed on the
+# GPU as on the CPU).
+model gpt-fused-f32 "$(make_gpt gpt-fused fused-attention=true)" "" 1e-4
 model gpt-bf16 "$work/gpt-bf16.mlir" "" 2e-2
 model resnet18-f32 "$(make_resnet)" "" 1e-4
 # (b) performance: a GPT of 125M parameters (12 layers, hidden 768,
