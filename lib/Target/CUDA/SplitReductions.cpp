@@ -164,9 +164,11 @@ struct SplitReductions
     SmallVector<linalg::LinalgOp> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       // linalg's split leaves linalg.index the chunk's index, not the
-      // element's: ops that read their indices stay whole.
+      // element's, and takes (as the collapse does) operands indexed by
+      // plain dimensions: ops that read their indices, or a window (a
+      // pooling's `2 * d2 + d4`), stay whole.
       if (op.hasPureTensorSemantics() && op.getNumReductionLoops() > 0 &&
-          !op.hasIndexSemantics())
+          !op.hasIndexSemantics() && op.hasOnlyProjectedPermutations())
         work.push_back(op);
     });
     // Each split's combination is tried again (a whole-tensor sum of a

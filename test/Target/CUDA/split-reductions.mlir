@@ -115,3 +115,20 @@ func.func @empty(%x: tensor<0x8192xf32>, %init: tensor<0xf32>) -> tensor<0xf32> 
   } -> tensor<0xf32>
   func.return %r : tensor<0xf32>
 }
+
+// -----
+
+// A pooling window (an operand indexed by `2 * d2 + d4`): neither
+// collapsed nor split.
+// CHECK-LABEL: func.func @window
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @window(%x: tensor<4x64x25x25xf32>, %w: tensor<3x3xf32>, %init: tensor<4x64x12x12xf32>) -> tensor<4x64x12x12xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<4x64x25x25xf32>, tensor<3x3xf32>) outs(%init : tensor<4x64x12x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<4x64x12x12xf32>
+  func.return %r : tensor<4x64x12x12xf32>
+}

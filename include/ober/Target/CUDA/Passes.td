@@ -68,7 +68,8 @@ def SplitReductionsPass
     one. Ops it cannot split (several outputs, a combiner linalg does not
     recognize, a body that reads its indices (`linalg.index`: a one-hot
     fused into the sum; linalg's split would leave them the chunk's), an
-    empty or dynamic iteration space) are left as they are.
+    operand indexed by more than a dimension (a pooling window's `2 * d2 +
+    d4`), an empty or dynamic iteration space) are left as they are.
   }];
   let options = [
     Option<"minThreads", "min-threads", "int64_t", "16384",
