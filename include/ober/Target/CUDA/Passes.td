@@ -97,18 +97,22 @@ def MapToGPUPass : Pass<"ober-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
     per point of its iteration space (linearized, so any rank and any
     extent fit the grid's x dimension); a thread runs the loop's body
     (reduction loops in it stay sequential). A host `scf.for` around a
-    parallel loop and nothing else (a reduction dimension outside parallel
-    ones, as a bias gradient's sum over tokens lowers) moves inside it:
-    one launch, each thread running the sequential loop, instead of a
-    launch per iteration; so does one with scalar work, loads of buffers
-    it does not write and subviews before the parallel loop (a scatter's
-    loop over indices: the index, the row it names), where each point
-    provably keeps to its own elements across iterations (each access to
-    a buffer the loop writes indexes, with exactly the parallel induction
-    variables, one memref or subviews of one whose offsets vary only in
-    size-1 dimensions). A host `scf.for` that reads or
-    writes memory outside any parallel loop (a reduction over every
-    dimension, a loop that fails that proof) runs in one thread of its
+    parallel loop (a reduction dimension outside parallel ones, as a bias
+    gradient's sum over tokens lowers), possibly after scalar work, device
+    loads of buffers it does not write and subviews (a scatter's loop over
+    indices: the index, the row it names), moves inside it: one launch,
+    each thread running the sequential loop and that work, instead of a
+    launch per iteration. It moves only where each point provably keeps to
+    its own elements across iterations: every access to a buffer the loop
+    writes indexes, with one permutation of the parallel induction
+    variables, one memref of an injective layout (or subviews of one whose
+    offsets vary only in size-1 dimensions), and no access reaches a
+    buffer through a memref of unknown origin (buffers are followed
+    through views to arguments and allocations; distinct arguments are
+    distinct buffers, as the executables pass them). A host `scf.for`
+    that reads or writes memory outside any parallel loop (a reduction
+    over every dimension, a scatter that fails that proof) runs in one
+    thread of its
     own launch, its parallel loops sequential; so does a store outside any
     loop (a rank-0 result), with the loads and arithmetic that feed it. No
     launch is made for an
