@@ -255,14 +255,14 @@ std::optional<Reach> reachOf(scf::ForOp loop, scf::ParallelOp inner,
   Reach reach;
   // Each induction variable once, nothing else: distinct points, distinct
   // indices.
-  llvm::SmallBitVector seen(inner.getNumLoops());
+  SmallVector<Value> ivs = inner.getInductionVars(); // (a copy each call)
+  llvm::SmallBitVector seen(ivs.size());
   for (Value index : indices) {
-    auto iv = llvm::find(inner.getInductionVars(), index);
-    if (iv == inner.getInductionVars().end() ||
-        seen.test(iv - inner.getInductionVars().begin()))
+    auto *iv = llvm::find(ivs, index);
+    if (iv == ivs.end() || seen.test(iv - ivs.begin()))
       return std::nullopt;
-    seen.set(iv - inner.getInductionVars().begin());
-    reach.ivs.push_back(iv - inner.getInductionVars().begin());
+    seen.set(iv - ivs.begin());
+    reach.ivs.push_back(iv - ivs.begin());
   }
   if (!seen.all())
     return std::nullopt;
