@@ -67,16 +67,8 @@ private:
   cuda::CachingAllocator &memory;
 };
 
-GpuMemory &memory() {
-  static thread_local GpuMemory gpu;
-  return gpu;
-}
-
 /// The parameters and optimizer state this thread's rank keeps on its GPU.
-DeviceMirror &kept() {
-  static thread_local DeviceMirror mirror(memory());
-  return mirror;
-}
+using Kept = ThreadMirror<GpuMemory>;
 
 } // namespace
 
@@ -101,12 +93,13 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
   // copy): end the rank, and with it the job, rather than leave the
   // others waiting.
   return cuda::guarded("error", [&] {
-    return invokeOnCopies(entry, program, stage, args, memory(), kept());
+    return invokeOnCopies(entry, program, stage, args, Kept::device(),
+                          Kept::mirror());
   });
 }
 
 void ober::rt::syncToHost(const std::vector<HostTensor> &tensors) {
-  cuda::guarded("error", [&] { kept().syncToHost(tensors); });
+  cuda::guarded("error", [&] { Kept::mirror().syncToHost(tensors); });
 }
 
 double ober::rt::devicePeakBytes() {

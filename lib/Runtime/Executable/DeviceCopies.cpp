@@ -50,19 +50,28 @@ struct ResultPlace {
   char *deviceBase = nullptr;
 };
 
-/// Whether argument `i` stays on the device once a step has used it: a
-/// parameter or optimizer state the step writes in place (not another
-/// stage's, which the function passes through in place untouched).
-bool staysOnDevice(const Program &program, int64_t stage, size_t i) {
-  ArgRole role = program.args[i].role;
-  if ((role != ArgRole::Parameter && role != ArgRole::State) ||
-      !program.touches(stage, i))
-    return false;
-  for (const ProgramResult &r : program.results)
-    if (r.inPlaceIn(stage) == static_cast<int64_t>(i))
-      return true;
-  return false;
-}
+/// What a stage does with each argument: whether it touches it
+/// (Program::touches; another stage's is a stand-in without bytes) and
+/// whether a result is written into it in place.
+struct ArgUse {
+  std::vector<bool> touched, written;
+  ArgUse(const Program &program, int64_t stage)
+      : touched(program.args.size()), written(program.args.size()) {
+    for (size_t i = 0; i < program.args.size(); ++i)
+      touched[i] = program.touches(stage, i);
+    for (const ProgramResult &r : program.results)
+      if (int64_t a = r.inPlaceIn(stage); a >= 0)
+        written[a] = true;
+  }
+  /// Whether argument `i` stays on the device once a step has used it: a
+  /// parameter or optimizer state the step writes in place (not another
+  /// stage's, which the function passes through in place untouched).
+  bool staysOnDevice(const Program &program, size_t i) const {
+    ArgRole role = program.args[i].role;
+    return (role == ArgRole::Parameter || role == ArgRole::State) &&
+           touched[i] && written[i];
+  }
+};
 
 /// Whether result `r` is the new value of a parameter or optimizer state
 /// this stage passes back next step.
@@ -76,7 +85,7 @@ bool returnsState(const ProgramResult &r, int64_t stage) {
 /// copy of its own, and what the step wrote to one would not reach the
 /// other (the executable gives every argument its own buffer; this keeps
 /// a slip from corrupting training silently).
-void refuseAliasing(const Program &program, int64_t stage,
+void refuseAliasing(const Program &program, const ArgUse &use,
                     const std::vector<HostTensor> &args,
                     const DeviceMirror &mirror) {
   struct Span {
@@ -85,7 +94,7 @@ void refuseAliasing(const Program &program, int64_t stage,
   };
   std::vector<Span> spans;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!program.touches(stage, i) || args[i].byteSize() == 0)
+    if (!use.touched[i] || args[i].byteSize() == 0)
       continue;
     if (mirror.overlapsAnother(args[i]))
       throw std::runtime_error("argument '" + program.args[i].name +
@@ -94,26 +103,19 @@ void refuseAliasing(const Program &program, int64_t stage,
     spans.push_back(
         {args[i].data(), args[i].data() + args[i].byteSize(), i});
   }
-  std::vector<bool> written(args.size(), false);
-  for (const ProgramResult &r : program.results)
-    if (int64_t a = r.inPlaceIn(stage); a >= 0)
-      written[a] = true;
   std::sort(spans.begin(), spans.end(),
             [](const Span &a, const Span &b) { return a.begin < b.begin; });
   // Runs of spans that overlap one another: one written is one too many.
-  for (size_t first = 0, k = 1; k <= spans.size(); ++k) {
+  for (size_t first = 0, k; first < spans.size(); first = k) {
     const char *end = spans[first].end;
-    for (size_t j = first; j < k; ++j)
-      end = std::max(end, spans[j].end);
-    if (k < spans.size() && spans[k].begin < end)
-      continue;
+    for (k = first + 1; k < spans.size() && spans[k].begin < end; ++k)
+      end = std::max(end, spans[k].end);
     for (size_t j = first; k - first > 1 && j < k; ++j)
-      if (written[spans[j].arg])
+      if (use.written[spans[j].arg])
         throw std::runtime_error(
             "arguments '" + program.args[spans[first].arg].name + "' and '" +
             program.args[spans[first + 1].arg].name +
             "' share memory and the step writes one of them");
-    first = k;
   }
 }
 
@@ -124,16 +126,17 @@ ober::rt::invokeOnCopies(Entry entry, const Program &program, int64_t stage,
                          const std::vector<HostTensor> &args,
                          DeviceMirror::Device &memory, DeviceMirror &mirror) {
   mirror.collect();
-  refuseAliasing(program, stage, args, mirror);
+  ArgUse use(program, stage);
+  refuseAliasing(program, use, args, mirror);
   StepBlocks copies{memory, {}}, returned{memory, {}};
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<char *> onDevice;
   for (size_t i = 0; i < args.size(); ++i) {
     const HostTensor &t = args[i];
     char *d = mirror.find(t);
-    if (!d && staysOnDevice(program, stage, i))
+    if (!d && use.staysOnDevice(program, i))
       d = mirror.place(t);
-    if (!d && !program.touches(stage, i)) {
+    if (!d && !use.touched[i]) {
       // Another stage's: the descriptor's shape over one element (Run.cpp's
       // stand-in), which the program never reads.
       d = static_cast<char *>(copies.take(dtypeSize(t.dtype())));
@@ -152,19 +155,19 @@ ober::rt::invokeOnCopies(Entry entry, const Program &program, int64_t stage,
   out.reserve(program.results.size()); // ResultPlace points into it
   std::map<void *, ResultPlace> blocks;
   for (size_t i = 0; i < args.size(); ++i) // a stand-in has no bytes
-    blocks[onDevice[i]] = {program.touches(stage, i) ? &args[i] : nullptr,
-                           onDevice[i]};
+    blocks[onDevice[i]] = {use.touched[i] ? &args[i] : nullptr, onDevice[i]};
   size_t at = 0;
   for (const ProgramResult &r : program.results) {
     size_t bytes =
         static_cast<size_t>(elementCount(r.shape)) * dtypeSize(r.dtype);
     if (int64_t arg = r.inPlaceIn(stage); arg >= 0) { // written in place
-      if (!program.touches(stage, arg))
-        ; // another stage's value, passed through unchanged
-      else if (mirror.find(args[arg]))
+      if (!use.touched[arg]) {
+        // Another stage's value, passed through unchanged.
+      } else if (mirror.find(args[arg])) {
         mirror.wrote(args[arg]);
-      else
+      } else {
         memory.toHost(args[arg].data(), onDevice[arg], bytes);
+      }
       out.push_back(args[arg]);
       continue;
     }

@@ -7,6 +7,7 @@
 #include "DeviceMirror.h"
 
 #include <algorithm>
+#include <utility>
 
 using namespace ober::rt;
 
@@ -24,23 +25,31 @@ DeviceMirror::~DeviceMirror() {
 }
 
 namespace {
-bool overlaps(const char *a, size_t aBytes, const char *b, size_t bBytes) {
-  return a < b + bBytes && b < a + aBytes;
+bool overlaps(const HostTensor &a, const HostTensor &b) {
+  return a.data() < b.data() + b.byteSize() &&
+         b.data() < a.data() + a.byteSize();
+}
+
+/// The same host bytes: how a mirrored tensor is known.
+bool sameBytes(const HostTensor &a, const HostTensor &b) {
+  return a.data() == b.data() && a.byteSize() == b.byteSize();
 }
 } // namespace
 
-DeviceMirror::Mirror *DeviceMirror::lookup(const HostTensor &t) {
-  for (Mirror &m : mirrors)
-    if (m.host.data() == t.data() && m.host.byteSize() == t.byteSize())
+const DeviceMirror::Mirror *DeviceMirror::lookup(const HostTensor &t) const {
+  for (const Mirror &m : mirrors)
+    if (sameBytes(m.host, t))
       return &m;
   return nullptr;
 }
 
+DeviceMirror::Mirror *DeviceMirror::lookup(const HostTensor &t) {
+  return const_cast<Mirror *>(std::as_const(*this).lookup(t));
+}
+
 char *DeviceMirror::find(const HostTensor &t) const {
-  for (const Mirror &m : mirrors)
-    if (m.host.data() == t.data() && m.host.byteSize() == t.byteSize())
-      return m.data;
-  return nullptr;
+  const Mirror *m = lookup(t);
+  return m ? m->data : nullptr;
 }
 
 void DeviceMirror::drop(size_t i) {
@@ -55,13 +64,12 @@ char *DeviceMirror::place(const HostTensor &t) {
   // whole first, and only one mirror is kept.
   std::vector<HostTensor> others;
   for (const Mirror &m : mirrors)
-    if (overlaps(m.host.data(), m.host.byteSize(), t.data(), t.byteSize()))
+    if (overlaps(m.host, t))
       others.push_back(m.host);
   if (!others.empty()) {
     syncToHost(others);
     for (size_t i = mirrors.size(); i-- > 0;)
-      if (overlaps(mirrors[i].host.data(), mirrors[i].host.byteSize(),
-                   t.data(), t.byteSize()))
+      if (overlaps(mirrors[i].host, t))
         drop(i);
   }
   size_t bytes = std::max<size_t>(t.byteSize(), 1);
@@ -72,11 +80,9 @@ char *DeviceMirror::place(const HostTensor &t) {
 }
 
 bool DeviceMirror::overlapsAnother(const HostTensor &t) const {
-  for (const Mirror &m : mirrors)
-    if (overlaps(m.host.data(), m.host.byteSize(), t.data(), t.byteSize()) &&
-        !(m.host.data() == t.data() && m.host.byteSize() == t.byteSize()))
-      return true;
-  return false;
+  return std::any_of(mirrors.begin(), mirrors.end(), [&](const Mirror &m) {
+    return overlaps(m.host, t) && !sameBytes(m.host, t);
+  });
 }
 
 void DeviceMirror::wrote(const HostTensor &t) {

@@ -79,11 +79,26 @@ private:
     char *data;
     bool hostStale;
   };
+  const Mirror *lookup(const HostTensor &t) const;
   Mirror *lookup(const HostTensor &t);
   void drop(size_t i);
 
   Device &device;
   std::vector<Mirror> mirrors;
+};
+
+/// This thread's (its rank's) device memory of type `DeviceT` and the
+/// mirror over it. The mirror is made second, so it goes first at the
+/// thread's end and gives its blocks back to a device still there.
+template <typename DeviceT> struct ThreadMirror {
+  static DeviceT &device() {
+    static thread_local DeviceT memory;
+    return memory;
+  }
+  static DeviceMirror &mirror() {
+    static thread_local DeviceMirror kept(device());
+    return kept;
+  }
 };
 
 } // namespace ober::rt

@@ -50,15 +50,7 @@ public:
   void finish() override {}
 };
 
-SeparateMemory &memory() {
-  static thread_local SeparateMemory separate;
-  return separate;
-}
-
-DeviceMirror &kept() {
-  static thread_local DeviceMirror mirror(memory());
-  return mirror;
-}
+using Kept = ThreadMirror<SeparateMemory>;
 
 } // namespace
 
@@ -82,7 +74,8 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
                                          int64_t stage,
                                          const std::vector<HostTensor> &args) {
   if (copyArguments())
-    return invokeOnCopies(entry, program, stage, args, memory(), kept());
+    return invokeOnCopies(entry, program, stage, args, Kept::device(),
+                          Kept::mirror());
   std::vector<std::vector<int64_t>> descriptors;
   for (const HostTensor &t : args)
     descriptors.push_back(t.descriptor());
@@ -115,7 +108,7 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
 
 void ober::rt::syncToHost(const std::vector<HostTensor> &tensors) {
   if (copyArguments())
-    kept().syncToHost(tensors);
+    Kept::mirror().syncToHost(tensors);
 }
 
 double ober::rt::devicePeakBytes() { return -1; }

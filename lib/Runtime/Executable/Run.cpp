@@ -314,6 +314,17 @@ int64_t stageLeader(const Program &program, const Placement &where,
   return where.grid.rankAt(coords);
 }
 
+/// The stages other than the one that computes `res` that read the
+/// argument it updates (a tied weight's other stage).
+std::vector<int64_t> otherReaders(const Program &program,
+                                  const ProgramResult &res) {
+  std::vector<int64_t> stages;
+  for (int64_t t = 0; t < program.stages; ++t)
+    if (t != res.stage && program.args[res.arg].isReadBy(t))
+      stages.push_back(t);
+  return stages;
+}
+
 /// Hands each updated parameter and state block from the stage that
 /// computed it to the other stages that read it (the rank at the same
 /// coordinates on the other axes), in result order.
@@ -321,18 +332,13 @@ void shareAcrossStages(const Program &program, const Placement &where,
                        std::vector<HostTensor> &args) {
   if (program.pipelineAxis < 0)
     return;
-  // What this stage sends (a tied weight another stage reads) leaves from
-  // the host; the rest stays on the device.
+  // What this stage sends leaves from the host; the rest stays on the
+  // device.
   std::vector<HostTensor> sent;
-  for (const ProgramResult &res : program.results) {
-    if (res.arg < 0 || res.stage != where.stage)
-      continue;
-    for (int64_t t = 0; t < program.stages; ++t)
-      if (t != res.stage && program.args[res.arg].isReadBy(t)) {
-        sent.push_back(args[res.arg]);
-        break;
-      }
-  }
+  for (const ProgramResult &res : program.results)
+    if (res.arg >= 0 && res.stage == where.stage &&
+        !otherReaders(program, res).empty())
+      sent.push_back(args[res.arg]);
   syncToHost(sent);
   for (const ProgramResult &res : program.results) {
     if (res.arg < 0 || res.stage < 0)
@@ -344,9 +350,8 @@ void shareAcrossStages(const Program &program, const Placement &where,
       return where.grid.rankAt(c);
     };
     if (where.stage == res.stage) {
-      for (int64_t t = 0; t < program.stages; ++t)
-        if (t != res.stage && a.isReadBy(t))
-          transfer(where, /*send=*/true, rankAt(t), kStageTag, args[res.arg]);
+      for (int64_t t : otherReaders(program, res))
+        transfer(where, /*send=*/true, rankAt(t), kStageTag, args[res.arg]);
     } else if (a.isReadBy(where.stage)) {
       HostTensor fresh(a.dtype, a.shape);
       transfer(where, /*send=*/false, rankAt(res.stage), kStageTag, fresh);

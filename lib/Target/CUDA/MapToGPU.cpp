@@ -37,19 +37,29 @@ bool insideDeviceCode(Operation *op) {
          op->getParentOfType<scf::ParallelOp>();
 }
 
+/// The buffer `value` views (through view-like ops): a function's argument
+/// or an allocation; null when it is neither (a memref.transpose, a select
+/// of two buffers), which may alias anything.
+Value rootOf(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return value;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return Value();
+    value = view.getViewSource();
+  }
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? value
+                                                                 : Value();
+}
+
 /// Whether `buffer` is host memory: a `memref.alloca` (through views), as
 /// the deallocation helpers keep their pointer lists in; every other
 /// buffer of a CUDA program is on the device.
 bool onHost(Value buffer) {
-  while (Operation *def = buffer.getDefiningOp()) {
-    if (isa<memref::AllocaOp>(def))
-      return true;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return false;
-    buffer = view.getViewSource();
-  }
-  return false;
+  Value root = rootOf(buffer);
+  return root && root.getDefiningOp<memref::AllocaOp>();
 }
 
 /// A load or store of device memory.
@@ -163,23 +173,6 @@ SmallVector<SmallVector<Operation *>> scalarStretches(func::FuncOp func) {
     flush();
   });
   return stretches;
-}
-
-/// The buffer `value` views (through view-like ops): a function's argument
-/// or an allocation; null when it is neither (a memref.transpose, a select
-/// of two buffers), which may alias anything.
-Value rootOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<memref::AllocOp, memref::AllocaOp>(def))
-      return value;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return Value();
-    value = view.getViewSource();
-  }
-  auto arg = dyn_cast<BlockArgument>(value);
-  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? value
-                                                                 : Value();
 }
 
 /// Whether distinct indices of `type` are distinct elements: static,
@@ -315,9 +308,10 @@ bool pointsOwnTheirElements(scf::ForOp loop, scf::ParallelOp inner,
     if (!memref)
       return WalkResult::advance();
     Value root = rootOf(memref);
-    if (!root || !written.contains(root))
-      return readsWritten(root, written) ? WalkResult::interrupt()
-                                         : WalkResult::advance();
+    if (!root)
+      return WalkResult::interrupt(); // an alias of unknown origin
+    if (!written.contains(root))
+      return WalkResult::advance();
     std::optional<Reach> reach = reachOf(loop, inner, memref, indices);
     if (!reach)
       return WalkResult::interrupt();
