@@ -454,9 +454,14 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   if (options.target == ExecutableOptions::CUDA) {
     CUDAPipelineOptions cuda;
     cuda.chips = options.cudaChips;
+    if (!options.attention.empty())
+      cuda.attention = options.attention;
     buildCUDAPipeline(pm, cuda);
   } else {
-    buildCPUPipeline(pm);
+    ConvertOberToLinalgOptions lowering;
+    if (!options.attention.empty())
+      lowering.attention = options.attention;
+    buildCPUPipeline(pm, lowering);
   }
   if (failed(pm.run(*lowered)))
     return failure();

@@ -147,21 +147,7 @@ struct DecomposeAttentionGrad : FromProbabilities<AttentionGradOp> {
 struct DecomposeAttentionPass
     : mlir::ober::impl::DecomposeAttentionPassBase<DecomposeAttentionPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateDecomposeAttentionPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    // Anything left could not be decomposed: say which and why.
-    WalkResult result = getOperation().walk([](Operation *op) {
-      if (!isa<AttentionOp, AttentionGradOp>(op))
-        return WalkResult::advance();
-      op->emitError("cannot decompose: is_causal needs static sequence "
-                    "lengths, got query ")
-          << op->getOperand(0).getType() << " and key "
-          << op->getOperand(1).getType();
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
+    if (failed(decomposeAttention(getOperation())))
       signalPassFailure();
   }
 };
@@ -172,4 +158,23 @@ void mlir::ober::populateDecomposeAttentionPatterns(
     RewritePatternSet &patterns, std::function<bool(Operation *)> keep) {
   patterns.add<DecomposeAttention, DecomposeAttentionGrad>(
       patterns.getContext(), keep);
+}
+
+LogicalResult mlir::ober::decomposeAttention(
+    Operation *root, std::function<bool(Operation *)> keep) {
+  RewritePatternSet patterns(root->getContext());
+  populateDecomposeAttentionPatterns(patterns, keep);
+  if (failed(applyPatternsGreedily(root, std::move(patterns))))
+    return failure();
+  // Anything left that was not kept could not be decomposed: say which.
+  WalkResult result = root->walk([&](Operation *op) {
+    if (!isa<AttentionOp, AttentionGradOp>(op) || (keep && keep(op)))
+      return WalkResult::advance();
+    op->emitError("cannot decompose: is_causal needs static sequence "
+                  "lengths, got query ")
+        << op->getOperand(0).getType() << " and key "
+        << op->getOperand(1).getType();
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }

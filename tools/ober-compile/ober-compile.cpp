@@ -70,6 +70,12 @@ static cl::list<std::string>
                        "(default sm_80,sm_90,sm_100; the newest also as "
                        "PTX for later GPUs)"),
               cl::CommaSeparated, cl::cat(category));
+static cl::opt<std::string> attention(
+    "attention",
+    cl::desc("How attention compiles: 'fused' (memory-efficient loops that "
+             "hold no score matrix; the default for cuda) or 'decomposed' "
+             "(primitive ops; the default for cpu)"),
+    cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     targetCpu("target-cpu",
               cl::desc("LLVM CPU to generate code for (default: native, "
@@ -176,6 +182,7 @@ static LogicalResult compile(MLIRContext &context) {
   options.target =
       target == "cuda" ? ExecutableOptions::CUDA : ExecutableOptions::CPU;
   options.cudaChips.assign(cudaChips.begin(), cudaChips.end());
+  options.attention = attention;
   options.model = modelPath;
   options.weights = weightsPath;
   options.planReport = planReportFile;

@@ -101,6 +101,11 @@ static cl::opt<std::string> convolutions(
     cl::desc("With --engine=cpu, how convolutions compile: 'library' (the "
              "kernel library's, the default) or 'gemm' (matrix products over "
              "gathered windows, as on GPUs)"));
+static cl::opt<std::string> attention(
+    cl::cat(category), "attention",
+    cl::desc("With --engine=cpu, how attention compiles: 'decomposed' "
+             "(primitive ops, the default) or 'fused' (memory-efficient "
+             "loops, as on GPUs)"));
 static cl::opt<uint64_t> initSeed(
     cl::cat(category), "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
@@ -266,9 +271,10 @@ static LogicalResult runModel(MLIRContext &context) {
     return emitError(UnknownLoc::get(&context))
            << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
   // Its values are checked by convert-ober-to-linalg, which takes them.
-  if (convolutions.getNumOccurrences() && engine != "cpu")
+  if ((convolutions.getNumOccurrences() || attention.getNumOccurrences()) &&
+      engine != "cpu")
     return emitError(UnknownLoc::get(&context))
-           << "--convolutions applies to --engine=cpu only";
+           << "--convolutions and --attention apply to --engine=cpu only";
   if (engine == "cpu" && findGrid(*module))
     return emitError(UnknownLoc::get(&context))
            << "--engine=cpu runs on one device; this module has simulated "
@@ -355,6 +361,8 @@ static LogicalResult runModel(MLIRContext &context) {
     ConvertOberToLinalgOptions lowering;
     if (convolutions.getNumOccurrences())
       lowering.convolutions = convolutions;
+    if (attention.getNumOccurrences())
+      lowering.attention = attention;
     results = runCompiled(*module, func, args, lowering);
   } else {
     reference::Interpreter interpreter(*module);

@@ -62,15 +62,25 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     - `dropout` draws the interpreter's counter-based uniforms
       (`ober/Runtime/Random.h`) in integer arithmetic.
 
-    `attention` is rewritten by `ober-decompose-attention` first (the CPU
-    pipeline runs it); `string_normalize` has no lowering. An op left
-    without a lowering is an error naming it.
+    `attention` and `attention_grad` are rewritten into primitive ops
+    first (`ober-decompose-attention`'s rewrite), unless `attention=fused`:
+    then those with static shapes and rows (D, Dv) of at most 256 elements
+    become memory-efficient loop nests that never hold the score matrix
+    (the online softmax, in f32 for bf16 and f16; the gradients recompute
+    the scores from Q and K, parallel over queries for dQ and over keys for
+    dK and dV), an `scf.parallel` over rows on buffers with rows as
+    vectors; the others are still decomposed. `string_normalize` has no
+    lowering. An op left without a lowering is an error naming it.
   }];
   let options = [
     Option<"convolutions", "convolutions", "std::string", "\"library\"",
            "How convolutions lower: 'library' (the kernel library's "
            "convolutions) or 'gemm' (windows gathered into columns, the "
-           "kernel library's matrix products)">
+           "kernel library's matrix products)">,
+    Option<"attention", "attention", "std::string", "\"decomposed\"",
+           "How attention lowers: 'decomposed' (primitive ops: the score "
+           "matrix through the kernel library's products) or 'fused' "
+           "(memory-efficient loop nests)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -79,6 +89,7 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
                            "::mlir::func::FuncDialect"];
 }
 

@@ -32,6 +32,9 @@ struct ExecutableOptions {
   /// The CUDA chips to compile machine code for (sm_NN; empty: the CUDA
   /// pipeline's default).
   std::vector<std::string> cudaChips;
+  /// How attention compiles ("fused" or "decomposed"; empty: the
+  /// target's default, fused on CUDA and decomposed on the CPU).
+  std::string attention;
   /// The target CPU ("native": the host's) of the host code.
   std::string cpu = "native";
   /// The model's path (for messages and to find its weights).

@@ -27,6 +27,12 @@ void populateDecomposeAttentionPatterns(
     RewritePatternSet &patterns,
     std::function<bool(Operation *)> keep = nullptr);
 
+/// Rewrites the attention ops under `root` into primitive ops but for
+/// those `keep` says to keep; an error on the first one left that could not
+/// be (is_causal with a dynamic sequence length).
+LogicalResult decomposeAttention(Operation *root,
+                                 std::function<bool(Operation *)> keep = nullptr);
+
 } // namespace mlir::ober
 
 #endif // OBER_TRANSFORMS_PASSES_H

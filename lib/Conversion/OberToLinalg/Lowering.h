@@ -101,6 +101,16 @@ void populateConvolutionGemmPatterns(RewritePatternSet &patterns);
 void populatePoolingPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 
+/// The longest row (head dimension D or Dv) the fused attention holds as
+/// one vector: registers on the GPU.
+constexpr int64_t kMaxFusedAttentionRow = 256;
+/// Whether `op` (an attention or attention_grad) lowers to the fused loop
+/// nests: static shapes, rows of at most kMaxFusedAttentionRow.
+bool fusableAttention(Operation *op);
+/// attention and attention_grad as memory-efficient loop nests (those
+/// fusableAttention accepts).
+void populateFusedAttentionPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::ober::lowering
 
 #endif // OBER_LIB_CONVERSION_OBERTOLINALG_LOWERING_H

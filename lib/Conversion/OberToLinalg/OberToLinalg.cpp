@@ -9,6 +9,7 @@
 
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ober {
@@ -39,6 +41,16 @@ struct ConvertOberToLinalg
           << convolutions << "' is not one of library, gemm";
       return signalPassFailure();
     }
+    if (attention != "decomposed" && attention != "fused") {
+      getOperation().emitError("convert-ober-to-linalg: attention='")
+          << attention << "' is not one of decomposed, fused";
+      return signalPassFailure();
+    }
+    bool fuse = attention == "fused";
+    if (failed(decomposeAttention(getOperation(), [&](Operation *op) {
+          return fuse && lowering::fusableAttention(op);
+        })))
+      return signalPassFailure();
     RewritePatternSet rewrites(ctx);
     lowering::populateContractionRewrites(rewrites);
     if (failed(applyPatternsGreedily(getOperation(), std::move(rewrites))))
@@ -57,6 +69,7 @@ struct ConvertOberToLinalg
       lowering::populateConvolutionPatterns(patterns);
     lowering::populatePoolingPatterns(patterns);
     lowering::populateDropoutPatterns(patterns);
+    lowering::populateFusedAttentionPatterns(patterns);
     // One rewrite per op, each replacing it; what is left has no lowering.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
@@ -69,8 +82,7 @@ struct ConvertOberToLinalg
       return;
     first->emitError("convert-ober-to-linalg: no lowering for '")
           << first->getName()
-          << "' (lowered: every op but string_normalize and attention, "
-             "which ober-decompose-attention rewrites first)";
+          << "' (lowered: every op but string_normalize)";
     signalPassFailure();
   }
 };

@@ -103,8 +103,6 @@ mlir::ober::prepareForCodegen(ModuleOp module, ArrayRef<func::FuncOp> funcs,
 void mlir::ober::buildBufferizationPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> onTensors,
     const ConvertOberToLinalgOptions &lowering) {
-  // No fused attention kernel yet: its definition in primitive ops.
-  pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
   // Collectives and transfers: asynchronous runtime calls.
   pm.addPass(createConvertShardToRuntime());
   pm.addPass(createConvertOberToLinalg(lowering));
@@ -147,6 +145,10 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // The fused attention's rows.
+  ConvertVectorToLLVMPassOptions vectors;
+  vectors.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectors));
   // Polynomials for what vectorizes; intrinsics (fma, floor, sqrt, ...)
   // for what LLVM has; libm for the rest (erf of f64, the inverse
   // trigonometric functions).

@@ -19,6 +19,7 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -80,6 +81,7 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
   // products over gathered windows.
   ConvertOberToLinalgOptions lowering;
   lowering.convolutions = "gemm";
+  lowering.attention = options.attention;
   buildBufferizationPipeline(
       pm,
       [](OpPassManager &pm) {
@@ -143,6 +145,7 @@ void mlir::ober::registerCUDAPipelineDialects(DialectRegistry &registry) {
   registerConvertFuncToLLVMInterface(registry);
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
   registerGPUDialectTranslation(registry);
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);

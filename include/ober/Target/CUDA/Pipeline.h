@@ -36,6 +36,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       *this, "threads-per-block",
       llvm::cl::desc("Threads per block of generated kernels"),
       llvm::cl::init(256)};
+  Option<std::string> attention{
+      *this, "attention",
+      llvm::cl::desc("How attention compiles: 'fused' (memory-efficient "
+                     "loops, no score matrix) or 'decomposed' (primitive "
+                     "ops, the scores through cuBLASLt)"),
+      llvm::cl::init("fused")};
 
   /// The chips, defaulted.
   SmallVector<std::string> chipList() const;
