@@ -2,7 +2,7 @@
 //
 // Part of Ober-Train. Checks what needs no GPU: NCCL's type and reduction
 // mapping, NcclTransport's collectives over the loopback NCCL (thread
-// ranks, host memory), the caching allocator over a fake device, image format
+// ranks, host memory) and a channel over it, the caching allocator over a fake device, image format
 // detection, GEMM type validation, that registering device code leaves the
 // driver alone, and (on a machine without a driver) that every entry point
 // reports "no CUDA device" cleanly.
@@ -14,6 +14,8 @@
 #include "ober/Runtime/Devices/CuBLASLt.h"
 #include "ober/Runtime/Devices/Modules.h"
 #include "ober/Runtime/Devices/NCCL.h"
+
+#include "ChannelChecks.h"
 
 #include "../TestSupport.h"
 
@@ -286,6 +288,43 @@ void testNcclLoopback() {
   ncclComm_t comm = nullptr;
   EXPECT(api->commInitRank(&comm, 1, ncclUniqueId{}, 0) == ncclInvalidArgument);
   EXPECT(contains(api->errorString(ncclInvalidArgument), "not an id of"));
+}
+
+/// The executable's device channel: a Channel over NcclTransport (the
+/// loopback: its copies and scratch through the NcclApi), ids exchanged
+/// through the host channel's world group without replacing its groups,
+/// runs every collective of ChannelChecks.h; the host channel still works
+/// afterwards.
+void testChannelOverNccl() {
+  std::unique_ptr<NcclApi> api = loopbackNccl(/*timeoutSeconds=*/20);
+  std::shared_ptr<ThreadHub> hub = makeThreadHub(4, 30);
+  std::vector<std::thread> ranks;
+  for (int64_t r = 0; r < 4; ++r)
+    ranks.emplace_back([&, r] {
+      std::unique_ptr<Transport> bootstrap = threadTransport(hub, r);
+      try {
+        Grid grid({2, 2});
+        Channel host(*bootstrap, grid, r, test::kCheckGroups);
+        NcclTransport::Options options;
+        options.api = api.get();
+        options.bootstrapWorldGroup = 2; // axes [0, 1]: every rank, in order
+        NcclTransport device(*bootstrap, static_cast<int>(r), options);
+        test::checkChannel(device, r);
+        // The host channel's groups are still its own: a sum over axis 1.
+        float x = static_cast<float>(r), sum = 0;
+        host.run(test::desc(OBER_COLL_ALL_REDUCE, {1}, {1}, 1), &x, &sum);
+        int64_t first = r - r % 2;
+        std::lock_guard<std::mutex> lock(test::checks);
+        EXPECT(sum == static_cast<float>(2 * first + 1));
+      } catch (const std::exception &e) {
+        std::fprintf(stderr, "rank %lld: %s\n", static_cast<long long>(r),
+                     e.what());
+        EXPECT(!"a rank of the NCCL channel threw");
+        failThreadHub(*hub, e.what());
+      }
+    });
+  for (std::thread &t : ranks)
+    t.join();
 }
 
 //===----------------------------------------------------------------------===//
@@ -589,6 +628,7 @@ int main() {
   testModuleRegistration(); // first: nothing may have loaded the driver
   testNcclMapping();
   testNcclLoopback();
+  testChannelOverNccl();
   testRounding();
   testReuseAndSplitting();
   testStreams();

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -76,6 +77,23 @@ public:
   virtual void send(int64_t to, int64_t tag, const void *data,
                     int64_t bytes) = 0;
   virtual void recv(int64_t from, int64_t tag, void *data, int64_t bytes) = 0;
+
+  // The memory the operations' buffers are in (the host's by default;
+  // NcclTransport's are device memory). The channel rearranges blocks
+  // through these.
+
+  /// Copies `rows` rows of `width` bytes from `src` (each `srcPitch` bytes
+  /// after the last) to `dst` (each `dstPitch` bytes after the last); done
+  /// when it returns.
+  virtual void copyRows(void *dst, int64_t dstPitch, const void *src,
+                        int64_t srcPitch, int64_t width, int64_t rows);
+  /// `bytes` of scratch memory, freed with the last reference.
+  virtual std::shared_ptr<char> scratch(int64_t bytes);
+  /// Called on the thread that starts an operation on buffers it computed:
+  /// what the channel's thread runs before the operation so that it sees
+  /// them (a device transport waits for the caller's queued kernels).
+  /// Null where the buffers are ready once the call is made (host memory).
+  virtual std::function<void()> readyMarker() { return nullptr; }
 };
 
 /// What statistics and the planner's report count of a collective: its
@@ -149,7 +167,13 @@ private:
     CollectiveDesc desc;
     const void *in;
     void *out;
+    /// The transport's readyMarker at start (may be null).
+    std::function<void()> ready;
   };
+  /// Copies [parts][outer][inner] (`srcPartsMajor`) to [outer][parts]
+  /// [inner] or back through the transport; `inner` in bytes.
+  void regroup(const char *src, char *dst, int64_t outer, int64_t parts,
+               int64_t inner, bool srcPartsMajor);
   void loop();
   void execute(const Task &task);
   std::string describe(const CollectiveDesc &desc) const;

@@ -9,12 +9,25 @@
 
 #include "ober/Runtime/Comm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
 using namespace ober::rt;
 
 Transport::~Transport() = default;
+
+void Transport::copyRows(void *dst, int64_t dstPitch, const void *src,
+                         int64_t srcPitch, int64_t width, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<char *>(dst) + r * dstPitch,
+                static_cast<const char *>(src) + r * srcPitch, width);
+}
+
+std::shared_ptr<char> Transport::scratch(int64_t bytes) {
+  return std::shared_ptr<char>(new char[std::max<int64_t>(bytes, 1)],
+                               std::default_delete<char[]>());
+}
 
 namespace {
 double now() {
@@ -28,20 +41,6 @@ int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
   for (size_t i = from; i < to && i < v.size(); ++i)
     p *= v[i];
   return p;
-}
-
-/// Copies between [parts][outer][inner] (`partsMajor`) and
-/// [outer][parts][inner] layouts; `inner` is in bytes.
-void regroup(const char *src, char *dst, int64_t outer, int64_t parts,
-             int64_t inner, bool srcPartsMajor) {
-  for (int64_t p = 0; p < parts; ++p)
-    for (int64_t o = 0; o < outer; ++o) {
-      const char *s = srcPartsMajor ? src + (p * outer + o) * inner
-                                    : src + (o * parts + p) * inner;
-      char *d = srcPartsMajor ? dst + (o * parts + p) * inner
-                              : dst + (p * outer + o) * inner;
-      std::memcpy(d, s, inner);
-    }
 }
 
 /// A tensor of `shape` split along `axis` into `parts` blocks, as
@@ -105,10 +104,13 @@ int64_t Channel::start(const CollectiveDesc &desc, const void *in, void *out) {
     throw CommError(std::string(desc.kindName()) + " names group " +
                     std::to_string(desc.group) + " of " +
                     std::to_string(groupAxes.size()));
+  // On the caller's thread: the point its own work (a device's queued
+  // kernels) has reached.
+  std::function<void()> ready = transport.readyMarker();
   std::lock_guard<std::mutex> lock(mutex);
   if (queue.empty())
     lastProgress = now();
-  queue.push_back({nextId, desc, in, out});
+  queue.push_back({nextId, desc, in, out, std::move(ready)});
   changed.notify_all();
   return nextId++;
 }
@@ -207,7 +209,24 @@ void Channel::loop() {
   }
 }
 
+void Channel::regroup(const char *src, char *dst, int64_t outer,
+                      int64_t parts, int64_t inner, bool srcPartsMajor) {
+  // One strided copy per part: its `outer` rows are `inner` bytes apart
+  // in the parts-major layout and `parts * inner` in the other.
+  for (int64_t p = 0; p < parts; ++p) {
+    int64_t major = p * outer * inner, minor = p * inner;
+    if (srcPartsMajor)
+      transport.copyRows(dst + minor, parts * inner, src + major, inner, inner,
+                         outer);
+    else
+      transport.copyRows(dst + major, inner, src + minor, parts * inner, inner,
+                         outer);
+  }
+}
+
 void Channel::execute(const Task &task) {
+  if (task.ready)
+    task.ready();
   const CollectiveDesc &d = task.desc;
   size_t esize = dtypeSize(d.dtype);
   int64_t count = product(d.shape, 0, d.shape.size());
@@ -237,7 +256,7 @@ void Channel::execute(const Task &task) {
     for (size_t i = 0; i < sub.size(); ++i)
       sub[i] = layout.shape()[d.gridAxes[i]];
     int64_t root = Grid(sub).rankAt(d.peer);
-    std::memcpy(out, in, bytes);
+    transport.copyRows(out, bytes, in, bytes, bytes, 1);
     transport.broadcast(g, out, bytes, root);
     return;
   }
@@ -245,9 +264,9 @@ void Channel::execute(const Task &task) {
     Blocks b(d.shape, d.axis, 1, esize);
     if (b.outer == 1)
       return transport.allGather(g, in, out, bytes);
-    std::vector<char> all(bytes * n);
-    transport.allGather(g, in, all.data(), bytes);
-    regroup(all.data(), out, b.outer, n, b.inner, /*srcPartsMajor=*/true);
+    std::shared_ptr<char> all = transport.scratch(bytes * n);
+    transport.allGather(g, in, all.get(), bytes);
+    regroup(all.get(), out, b.outer, n, b.inner, /*srcPartsMajor=*/true);
     return;
   }
   case OBER_COLL_REDUCE_SCATTER: {
@@ -255,27 +274,28 @@ void Channel::execute(const Task &task) {
     int64_t per = count / n;
     if (b.outer == 1)
       return transport.reduceScatter(g, in, out, per, d.dtype, d.reduction);
-    std::vector<char> packed(bytes);
-    regroup(in, packed.data(), b.outer, n, b.inner, /*srcPartsMajor=*/false);
-    transport.reduceScatter(g, packed.data(), out, per, d.dtype, d.reduction);
+    std::shared_ptr<char> packed = transport.scratch(bytes);
+    regroup(in, packed.get(), b.outer, n, b.inner, /*srcPartsMajor=*/false);
+    transport.reduceScatter(g, packed.get(), out, per, d.dtype, d.reduction);
     return;
   }
   case OBER_COLL_ALL_SLICE: {
     Blocks b(d.shape, d.axis, n, esize);
-    for (int64_t o = 0; o < b.outer; ++o)
-      std::memcpy(out + o * b.inner, in + (o * n + index) * b.inner, b.inner);
+    transport.copyRows(out, b.inner, in + index * b.inner, n * b.inner,
+                       b.inner, b.outer);
     return;
   }
   case OBER_COLL_ALL_TO_ALL: {
     Blocks split(d.shape, d.axis, n, esize);
-    std::vector<char> sendBuf(bytes), recvBuf(bytes);
-    regroup(in, sendBuf.data(), split.outer, n, split.inner,
+    std::shared_ptr<char> sendBuf = transport.scratch(bytes),
+                          recvBuf = transport.scratch(bytes);
+    regroup(in, sendBuf.get(), split.outer, n, split.inner,
             /*srcPartsMajor=*/false);
-    transport.allToAll(g, sendBuf.data(), recvBuf.data(), split.bytesPerPart());
+    transport.allToAll(g, sendBuf.get(), recvBuf.get(), split.bytesPerPart());
     std::vector<int64_t> block = d.shape;
     block[d.axis] /= n;
     Blocks joined(block, d.concatAxis, 1, esize);
-    regroup(recvBuf.data(), out, joined.outer, n, joined.inner,
+    regroup(recvBuf.get(), out, joined.outer, n, joined.inner,
             /*srcPartsMajor=*/true);
     return;
   }

@@ -361,6 +361,25 @@ void ober::rt::cuda::copyAsync(void *to, const void *from, size_t bytes,
         "cuMemcpyAsync of " + bytesText(bytes));
 }
 
+void ober::rt::cuda::copyRowsAsync(void *to, size_t toPitch, const void *from,
+                                   size_t fromPitch, size_t width, size_t rows,
+                                   CUstream stream) {
+  if (!rows || !width)
+    return;
+  CUDA_MEMCPY2D copy = {};
+  copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.srcDevice = devicePointer(from);
+  copy.srcPitch = fromPitch;
+  copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.dstDevice = devicePointer(to);
+  copy.dstPitch = toPitch;
+  copy.WidthInBytes = width;
+  copy.Height = rows;
+  check(driver().cuMemcpy2DAsync_v2(&copy, stream),
+        "cuMemcpy2DAsync of " + std::to_string(rows) + " rows of " +
+            bytesText(width));
+}
+
 void ober::rt::cuda::copyToDevice(void *device, const void *host,
                                   size_t bytes) {
   check(driver().cuMemcpyHtoD_v2(devicePointer(device), host, bytes),

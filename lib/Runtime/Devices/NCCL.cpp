@@ -9,6 +9,7 @@
 
 #include "ober/Runtime/Devices/NCCL.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
+#include "ober/Runtime/Devices/Modules.h"
 
 #include "Library.h"
 
@@ -209,6 +210,15 @@ public:
   void copy(void *to, const void *from, size_t bytes,
             CUstream stream) override {
     copyDeviceAsync(to, from, bytes, stream);
+  }
+  void copyRows(void *to, size_t toPitch, const void *from, size_t fromPitch,
+                size_t width, size_t rows, CUstream stream) override {
+    copyRowsAsync(to, toPitch, from, fromPitch, width, rows, stream);
+  }
+  std::shared_ptr<Event> markProgram() override {
+    auto point = std::make_shared<Event>(/*timing=*/false);
+    point->record(programStream());
+    return point;
   }
   void retireStream(int device, CUstream stream) override {
     deviceAllocator(device).retireStream(stream);

@@ -313,6 +313,13 @@ public:
   void copy(void *to, const void *from, size_t bytes, CUstream) override {
     std::memcpy(to, from, bytes);
   }
+  void copyRows(void *to, size_t toPitch, const void *from, size_t fromPitch,
+                size_t width, size_t rows, CUstream) override {
+    for (size_t r = 0; r < rows; ++r)
+      std::memcpy(static_cast<char *>(to) + r * toPitch,
+                  static_cast<const char *>(from) + r * fromPitch, width);
+  }
+  std::shared_ptr<Event> markProgram() override { return nullptr; }
   void retireStream(int, CUstream) override {}
 
 private:

@@ -110,6 +110,20 @@ void NcclTransport::exchangeIds(const std::vector<GroupSpec> &specs,
                       std::to_string(i));
   }
   ids.assign(specs.size(), ncclUniqueId{});
+  if (options.idDirectory.empty() && options.bootstrapWorldGroup >= 0) {
+    // Each group's first member makes its id; one all-gather of every
+    // rank's slots gives each rank its groups' ids.
+    std::vector<ncclUniqueId> mine(specs.size()), all(specs.size() * size());
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].members.front() == rank())
+        checkNccl(api.getUniqueId(&mine[i]), "ncclGetUniqueId");
+    bootstrap.allGather(static_cast<size_t>(options.bootstrapWorldGroup),
+                        mine.data(), all.data(),
+                        static_cast<int64_t>(mine.size() * sizeof(ncclUniqueId)));
+    for (size_t i = 0; i < specs.size(); ++i)
+      ids[i] = all[specs[i].members.front() * specs.size() + i];
+    return;
+  }
   if (options.idDirectory.empty())
     bootstrap.createGroups(specs);
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -353,4 +367,36 @@ void NcclTransport::recv(int64_t from, int64_t /*tag*/, void *data,
             "ncclRecv of " + std::to_string(bytes) + " bytes from rank " +
                 std::to_string(from));
   finish(nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// NcclTransport: memory
+//===----------------------------------------------------------------------===//
+
+void NcclTransport::copyRows(void *dst, int64_t dstPitch, const void *src,
+                             int64_t srcPitch, int64_t width, int64_t rows) {
+  api.useDevice(ordinal);
+  api.copyRows(dst, countOf(dstPitch, "copy"), src, countOf(srcPitch, "copy"),
+               countOf(width, "copy"), countOf(rows, "copy"), stream());
+  api.synchronize(stream());
+}
+
+std::shared_ptr<char> NcclTransport::scratch(int64_t bytes) {
+  api.useDevice(ordinal);
+  auto *memory = static_cast<char *>(api.allocate(
+      ordinal, std::max<size_t>(countOf(bytes, "scratch"), 1), stream()));
+  NcclApi *owner = &api;
+  int device = ordinal;
+  return std::shared_ptr<char>(
+      memory, [owner, device](char *m) { owner->release(device, m); });
+}
+
+std::function<void()> NcclTransport::readyMarker() {
+  std::shared_ptr<Event> point = api.markProgram();
+  if (!point)
+    return nullptr;
+  return [this, point] {
+    api.useDevice(ordinal);
+    api.waitFor(stream(), *point);
+  };
 }

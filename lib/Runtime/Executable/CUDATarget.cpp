@@ -22,6 +22,7 @@
 #include "ober/Runtime/Devices/CUDA.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
 #include "ober/Runtime/Devices/Modules.h"
+#include "ober/Runtime/Devices/NCCL.h"
 #include "ober/Runtime/LaunchEnv.h"
 
 #include <cstdio>
@@ -33,14 +34,18 @@ using namespace ober::rt;
 namespace {
 
 /// The GPU of this rank: its local rank's among those visible.
-int rankDevice() {
+/// The GPU of rank `where`: its place among the ranks on its node (the
+/// launcher's local rank, or its own rank where the ranks are threads).
+int rankDevice(const Placement &where) {
+  int64_t local = 0;
   ober_rt_launch_env env;
   char error[256];
-  int local = 0;
-  if (ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error)) ==
-      0)
+  if (where.ranksInProcess > 1)
+    local = where.rank;
+  else if (ober_rt_read_launch_env(&env, nullptr, nullptr, error,
+                                   sizeof(error)) == 0)
     local = env.local_rank;
-  return local % cuda::deviceCount();
+  return static_cast<int>(local % cuda::deviceCount());
 }
 
 /// This thread's GPU memory as the mirror reaches it: the device's
@@ -72,17 +77,32 @@ using Kept = ThreadMirror<GpuMemory>;
 
 } // namespace
 
-bool ober::rt::prepareRank(const Program &program, int threads,
-                           const std::string &self) {
+bool ober::rt::prepareRank(const Program &program, const Placement &where,
+                           int threads, const std::string &self) {
   (void)program;
   (void)threads;
   try {
-    int ordinal = rankDevice();
+    int ordinal = rankDevice(where);
     cuda::sharedDevice(ordinal).makeCurrent();
     return true;
   } catch (const cuda::CudaError &e) {
     reportError(self, e.what());
     return false;
+  }
+}
+
+std::unique_ptr<Transport> ober::rt::programTransport(Transport &bootstrap,
+                                                      const Program &program,
+                                                      const Placement &where) {
+  if (program.devices() == 1)
+    return nullptr;
+  cuda::NcclTransport::Options options;
+  options.bootstrapWorldGroup = where.worldGroup;
+  try {
+    return std::make_unique<cuda::NcclTransport>(
+        bootstrap, cuda::currentDevice(), options);
+  } catch (const cuda::CudaError &e) {
+    throw CommError(e.what());
   }
 }
 

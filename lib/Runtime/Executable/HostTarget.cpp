@@ -54,8 +54,8 @@ using Kept = ThreadMirror<SeparateMemory>;
 
 } // namespace
 
-bool ober::rt::prepareRank(const Program &program, int threads,
-                           const std::string &self) {
+bool ober::rt::prepareRank(const Program &program, const Placement &,
+                           int threads, const std::string &self) {
   ober_rt_cpu_set_threads(threads);
   for (const ProgramKernel &k : program.kernels)
     if (ober_rt_cpu_prepare_kernel(k.name.c_str(), k.desc.data(),
@@ -68,6 +68,12 @@ bool ober::rt::prepareRank(const Program &program, int threads,
       return false;
     }
   return true;
+}
+
+std::unique_ptr<Transport> ober::rt::programTransport(Transport &,
+                                                      const Program &,
+                                                      const Placement &) {
+  return nullptr; // generated code's buffers are host memory
 }
 
 std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,

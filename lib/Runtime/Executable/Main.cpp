@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
     return trainOnRanks(ober_program_entries, program, options, self);
   // Kernels are created on this thread, the one that runs the steps, so
   // that the first step's time is the steps'.
-  if (!prepareRank(program, options.threads, self))
+  if (!prepareRank(program, Placement(), options.threads, self))
     return 70;
   return program.kind == Program::Train
              ? train(ober_program_entries[0], program, options, self,

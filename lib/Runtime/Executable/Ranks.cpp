@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
@@ -102,9 +103,21 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
                                     "start every rank with the same one",
                                 2)
                        : 2;
-    if (!prepareRank(program, threads, self))
+    if (!prepareRank(program, where, threads, self))
       return 70;
     Watchdog watchdog(channel, options.commTimeout, end);
+    // Generated code's collectives on their own transport where its
+    // buffers are the device's.
+    std::unique_ptr<Transport> onDevice =
+        programTransport(transport, program, where);
+    std::optional<Channel> deviceChannel;
+    std::optional<Watchdog> deviceWatchdog;
+    if (onDevice) {
+      deviceChannel.emplace(*onDevice, where.grid, rank, groups);
+      where.programChannel = &*deviceChannel;
+      setCurrentChannel(&*deviceChannel);
+      deviceWatchdog.emplace(*deviceChannel, options.commTimeout, end);
+    }
     return train(entries[where.stage], program, options, self, where);
   } catch (const CommError &e) {
     return reportError(self, "rank " + std::to_string(rank) + ": " + e.what(), 1);

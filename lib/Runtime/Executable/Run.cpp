@@ -797,11 +797,12 @@ void summarize(const Program &program, const std::vector<double> &seconds,
 /// the pipeline's), as the planner's report counts them.
 void printTraffic(const Program &program, const Options &options,
                   const Placement &where) {
-  if (!where.channel || options.steps <= 0 ||
+  Channel *code = where.programChannel ? where.programChannel : where.channel;
+  if (!code || options.steps <= 0 ||
       !ownsBlock(program, where, where.rank, Split(), where.stage))
     return;
   std::string line;
-  for (auto &[kind, bytes] : where.channel->traffic())
+  for (auto &[kind, bytes] : code->traffic())
     line += ", " + kind + " " + std::to_string(bytes / options.steps);
   std::fprintf(stderr, "traffic: rank %lld, bytes per step%s\n",
                static_cast<long long>(where.rank),

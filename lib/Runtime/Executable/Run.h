@@ -26,6 +26,9 @@ struct Placement {
   /// The rank's collectives (null with one device) and the index of the
   /// group of every rank among its groups.
   Channel *channel = nullptr;
+  /// The channel of generated code's collectives where its buffers are
+  /// not the host's (CUDA: NCCL); null: `channel`.
+  Channel *programChannel = nullptr;
   int64_t worldGroup = 0;
   /// The group of the data-parallel replicas under local SGD (-1: none).
   int64_t replicaGroup = -1;

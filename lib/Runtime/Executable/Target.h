@@ -14,18 +14,34 @@
 #include "Buffers.h"
 #include "DeviceMirror.h"
 
+#include "ober/Runtime/Comm.h"
+
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ober::rt {
 
+struct Placement; // Run.h
+
 /// A compiled function (`ober_program_entries[stage]`).
 using Entry = void (*)(void **);
 
-/// Readies this thread to run the program: the CPU sets the threads of
-/// its kernels and loops and creates the program's library kernels; CUDA
-/// opens the rank's GPU. False (with a message) when it cannot.
-bool prepareRank(const Program &program, int threads, const std::string &self);
+/// Readies this thread to run the program as rank `where`: the CPU sets
+/// the threads of its kernels and loops and creates the program's library
+/// kernels; CUDA opens the rank's GPU. False (with a message) when it
+/// cannot.
+bool prepareRank(const Program &program, const Placement &where, int threads,
+                 const std::string &self);
+
+/// The transport of the collectives generated code starts, where its
+/// buffers are not host memory (CUDA: NCCL among the ranks' GPUs, its ids
+/// sent through `bootstrap`'s group `worldGroup`); null where the rank's
+/// own transport serves (the CPU, or one device). Called after
+/// prepareRank, by every rank; throws CommError when it cannot be made.
+std::unique_ptr<Transport> programTransport(Transport &bootstrap,
+                                            const Program &program,
+                                            const Placement &where);
 
 /// Calls `entry` (the function of `stage`) on `args` (the program's
 /// arguments, in order) and returns its results; a result in an

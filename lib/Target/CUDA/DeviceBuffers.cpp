@@ -116,6 +116,25 @@ struct ConstantsOnDevice
   }
 };
 
+/// The collective kind (OBER_COLL_*) of a start call's descriptor, when
+/// its first operand is a constant global.
+std::optional<int64_t> collectiveKind(func::CallOp call) {
+  Value desc = call.getOperand(0);
+  while (auto cast = desc.getDefiningOp<memref::CastOp>())
+    desc = cast.getSource();
+  auto get = desc.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return std::nullopt;
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  auto fields = global ? dyn_cast_or_null<DenseIntElementsAttr>(
+                             global.getInitialValue().value_or(Attribute()))
+                       : DenseIntElementsAttr();
+  if (!fields || fields.getNumElements() <= OBER_COLL_KIND)
+    return std::nullopt;
+  return (*(fields.value_begin<APInt>() + OBER_COLL_KIND)).getSExtValue();
+}
+
 struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -127,12 +146,22 @@ struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
         call.setCalleeAttr(FlatSymbolRefAttr::get(renamed));
         return WalkResult::advance();
       }
-      if (callee.starts_with(OBER_RT_COLL_START) ||
-          callee.starts_with(OBER_RT_COLL_WAIT)) {
-        call.emitOpError("collectives and pipeline transfers are not wired "
-                         "to NCCL on the CUDA target yet: plan for one GPU");
-        return WalkResult::interrupt();
+      // Collectives run on device buffers through the executable's NCCL
+      // channel; pipeline transfers do not yet (NCCL's send blocks its
+      // stream until the peer receives, and two stages that both send
+      // first would wait for each other).
+      if (callee.starts_with(OBER_RT_COLL_START)) {
+        std::optional<int64_t> kind = collectiveKind(call);
+        if (!kind || *kind == OBER_COLL_SEND || *kind == OBER_COLL_RECV) {
+          call.emitOpError("pipeline transfers (send, recv) are not wired to "
+                           "NCCL on the CUDA target yet: plan without "
+                           "pipeline stages (pp=1)");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
       }
+      if (callee.starts_with(OBER_RT_COLL_WAIT))
+        return WalkResult::advance();
       if (callee.starts_with("ober_rt_cpu_")) {
         call.emitOpError("'")
             << callee

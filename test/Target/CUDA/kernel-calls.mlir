@@ -23,9 +23,30 @@ func.func @convolution(%d: memref<*xi64>, %x: memref<*xf32>, %w: memref<*xf32>, 
 
 // -----
 
+// Collectives stay: the executable runs them on the device through NCCL.
+// CHECK-LABEL: func.func @reduce
+// CHECK: call @ober_rt_coll_start_float32(
+// CHECK: call @ober_rt_coll_wait_float32(
+memref.global "private" constant @__coll_desc0 : memref<9xi64> = dense<[0, 0, 1, 0, 0, 0, 0, 1, 4]>
 func.func private @ober_rt_coll_start_float32(memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64 attributes {llvm.emit_c_interface}
-func.func @reduce(%d: memref<*xi64>, %x: memref<*xf32>, %y: memref<*xf32>) -> i64 {
-  // expected-error @below {{collectives and pipeline transfers are not wired to NCCL on the CUDA target yet}}
+func.func private @ober_rt_coll_wait_float32(i64, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @reduce(%x: memref<*xf32>, %y: memref<*xf32>) {
+  %g = memref.get_global @__coll_desc0 : memref<9xi64>
+  %d = memref.cast %g : memref<9xi64> to memref<*xi64>
+  %h = call @ober_rt_coll_start_float32(%d, %x, %y) : (memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64
+  call @ober_rt_coll_wait_float32(%h, %x, %y) : (i64, memref<*xf32>, memref<*xf32>) -> ()
+  return
+}
+
+// -----
+
+// A pipeline transfer (kind 6, send) is refused at the call.
+memref.global "private" constant @__coll_desc0 : memref<9xi64> = dense<[6, 0, 1, 0, 0, 0, 0, 1, 4]>
+func.func private @ober_rt_coll_start_float32(memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64 attributes {llvm.emit_c_interface}
+func.func @send(%x: memref<*xf32>, %y: memref<*xf32>) -> i64 {
+  %g = memref.get_global @__coll_desc0 : memref<9xi64>
+  %d = memref.cast %g : memref<9xi64> to memref<*xi64>
+  // expected-error @below {{pipeline transfers (send, recv) are not wired to NCCL on the CUDA target yet: plan without pipeline stages (pp=1)}}
   %h = call @ober_rt_coll_start_float32(%d, %x, %y) : (memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64
   return %h : i64
 }

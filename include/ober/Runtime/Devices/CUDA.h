@@ -44,7 +44,8 @@ inline constexpr const char *kNoDevice = "no CUDA device";
   X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuMemAlloc_v2) X(cuMemFree_v2)       \
   X(cuMemAllocManaged) X(cuMemGetInfo_v2) X(cuMemcpyHtoD_v2)                   \
   X(cuMemcpyDtoH_v2) X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2)           \
-  X(cuMemcpyDtoDAsync_v2) X(cuMemcpyAsync) X(cuMemsetD8Async)                  \
+  X(cuMemcpyDtoDAsync_v2) X(cuMemcpyAsync) X(cuMemcpy2DAsync_v2)              \
+  X(cuMemsetD8Async)                                                           \
   X(cuMemsetD16Async) X(cuMemsetD32Async) X(cuStreamCreate)                    \
   X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuStreamWaitEvent)            \
   X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)      \
@@ -193,6 +194,11 @@ void copyToHostAsync(void *host, const void *device, size_t bytes,
 void copyDeviceAsync(void *to, const void *from, size_t bytes, CUstream stream);
 /// Any direction, the driver finding out from the pointers.
 void copyAsync(void *to, const void *from, size_t bytes, CUstream stream);
+/// `rows` rows of `width` bytes, each `fromPitch` (`toPitch`) bytes after
+/// the last, in any direction.
+void copyRowsAsync(void *to, size_t toPitch, const void *from,
+                   size_t fromPitch, size_t width, size_t rows,
+                   CUstream stream);
 void copyToDevice(void *device, const void *host, size_t bytes);
 void copyToHost(void *host, const void *device, size_t bytes);
 

@@ -95,6 +95,13 @@ public:
   virtual void release(int device, void *memory) = 0;
   virtual void copy(void *to, const void *from, size_t bytes,
                     CUstream stream) = 0;
+  /// `rows` rows of `width` bytes, `fromPitch` and `toPitch` apart.
+  virtual void copyRows(void *to, size_t toPitch, const void *from,
+                        size_t fromPitch, size_t width, size_t rows,
+                        CUstream stream) = 0;
+  /// The point the calling thread's program stream (generated code's
+  /// kernels) has reached, for waitFor; null where there is none.
+  virtual std::shared_ptr<Event> markProgram() = 0;
   /// `stream` is being destroyed: its cached blocks may serve others.
   virtual void retireStream(int device, CUstream stream) = 0;
 };
@@ -124,6 +131,11 @@ public:
     /// NCCL and the device; null: systemNccl(). Must outlive the
     /// transport.
     NcclApi *api = nullptr;
+    /// A group of the bootstrap transport holding every rank in rank
+    /// order, through which the ids travel (one all-gather) without
+    /// replacing the bootstrap's groups; -1: createGroups makes the
+    /// bootstrap's groups its own.
+    int64_t bootstrapWorldGroup = -1;
   };
 
   /// `bootstrap` gives the rank and world size and carries the unique ids;
@@ -166,6 +178,15 @@ public:
                        Event &done, const Event *ready = nullptr);
   void enqueueBroadcast(size_t g, void *data, int64_t bytes, int64_t root,
                         Event &done, const Event *ready = nullptr);
+
+  // Device memory: the channel's rearranging copies run on stream()
+  // (done on return), its scratch comes from the device's allocator, and
+  // an operation started by generated code first waits for the kernels
+  // its thread queued so far.
+  void copyRows(void *dst, int64_t dstPitch, const void *src,
+                int64_t srcPitch, int64_t width, int64_t rows) override;
+  std::shared_ptr<char> scratch(int64_t bytes) override;
+  std::function<void()> readyMarker() override;
 
   /// The stream the collectives run on.
   CUstream stream() const { return commStream.get(); }

@@ -30,9 +30,11 @@ def KernelCallsPass : Pass<"ober-cuda-kernel-calls", "ModuleOp"> {
     Matrix products lowered to `ober_rt_cpu_matmul` calls take
     `ober_rt_cuda_matmul` (the same descriptor and buffers, on the device:
     cuBLASLt). Convolutions have no CUDA kernel yet: the pass fails at the
-    call, naming it; so are collectives and pipeline transfers (not wired
-    to NCCL yet). The module's list of CPU kernels to create ahead of
-    the first step (`ober_cpu.kernels`) goes.
+    call, naming it. Collectives stay as they are: the executable runs them
+    on the device buffers through NCCL. Pipeline transfers (a send or recv
+    descriptor) are refused, naming the call: they are not wired to NCCL
+    yet. The module's list of CPU kernels to create ahead of the first
+    step (`ober_cpu.kernels`) goes.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
