@@ -70,17 +70,22 @@ PY
 }
 
 : > "$out/models.txt"
-model() { # name, step source (with options), extra compile options, tolerance
-  local name="$1" src="$2" extra="$3" tol="$4"
+: > "$out/models-multi.txt"
+model() { # name, step source (with options), extra compile options, tolerance[, GPUs]
+  local name="$1" src="$2" extra="$3" tol="$4" gpus="${5:-1}"
   # shellcheck disable=SC2086
   "$bin/ober-compile" $src $extra -o "$work/$name.cpu" >/dev/null
   # shellcheck disable=SC2086
   "$bin/ober-compile" $src $extra --target=cuda -o "$out/$name" >/dev/null
   local flags; flags="$(inputs "$name")"
+  # The CPU reference of a plan for several devices runs its ranks as
+  # threads of one process.
   # shellcheck disable=SC2086
   "$work/$name.cpu" --steps $steps $flags --lr 0.01 --save-params "$out/$name.cpu-params" > "$out/$name.cpu-losses"
   for f in $flags; do [[ "$f" == --input ]] || cp "$f" "$out/"; done
-  echo "$name $tol $(for f in $flags; do [[ "$f" == --input ]] && printf -- '--input ' || printf '%s ' "$(basename "$f")"; done)" >> "$out/models.txt"
+  local list="$out/models.txt"
+  ((gpus > 1)) && list="$out/models-multi.txt"
+  echo "$name $tol $gpus $(for f in $flags; do [[ "$f" == --input ]] && printf -- '--input ' || printf '%s ' "$(basename "$f")"; done)" >> "$list"
   echo "bundle: $name"
 }
 
@@ -92,22 +97,33 @@ gpt="$(make_gpt)"
   -o "$work/gpt-bf16.mlir" 2>/dev/null
 model mlp-f32 "$mlp" "" 1e-4
 model gpt-f32 "$gpt" "" 1e-4
-# Attention kept as one op in the step (attention_grad decomposed on the
-# GPU as on the CPU).
+# The CUDA target computes attention as fused loops (no score matrix);
+# the same GPT with the scores through cuBLASLt, as the CPU computes them.
+model gpt-decomposed-f32 "$gpt" "--attention=decomposed" 1e-4
+# Attention kept as one op in the step: attention_grad as the fused loops
+# on the GPU, decomposed on the CPU.
 model gpt-fused-f32 "$(make_gpt gpt-fused fused-attention=true)" "" 1e-4
 model gpt-bf16 "$work/gpt-bf16.mlir" "" 2e-2
 model resnet18-f32 "$(make_resnet)" "" 1e-4
+# Several GPUs (run where the machine has them): data parallel with ZeRO-1
+# and tensor parallel, their collectives through NCCL.
+for plan in "dp=2 tp=1 zero=1" "dp=1 tp=2 zero=0"; do
+  model "gpt-$(echo "$plan" | cut -d' ' -f1,2 | tr -d ' =')-f32" "$gpt" \
+    "--plan=cluster=h200-sxm gpus=2 pp=1 global-batch=4 $plan" 1e-4 2
+done
 # (b) performance: a GPT of 125M parameters (12 layers, hidden 768,
 # sequence 1024, batch 8, bf16), planned for one H200; its executable
 # prints the measured step time and MFU next to the plan's.
 "$bin/ober-translate" --emit-gpt="layers=12 hidden=768 heads=12 seq=1024 vocab=50304 batch=8" |
   "$bin/ober-opt" --ober-build-train-step -o "$work/perf.mlir"
-"$bin/ober-compile" "$work/perf.mlir" --target=cuda \
-  --plan="cluster=h200-sxm gpus=1 global-batch=8 precision=bf16" \
-  --plan-report="$out/perf-plan.json" -o "$out/perf-gpt125m" >/dev/null 2>&1
+for attention in fused decomposed; do
+  "$bin/ober-compile" "$work/perf.mlir" --target=cuda --attention=$attention \
+    --plan="cluster=h200-sxm gpus=1 global-batch=8 precision=bf16" \
+    --plan-report="$out/perf-plan.json" -o "$out/perf-gpt125m-$attention" >/dev/null 2>&1
+  echo "bundle: perf-gpt125m-$attention"
+done
 inputs perf > /dev/null
 cp "$work"/perf.in*.npy "$out/"
-echo "bundle: perf-gpt125m"
 
 cp "$build/unittests/ober-rt-cuda-gpu-test" "$bin/ober-gpu-calibrate" "$root/utils/gpu/compare.py" "$out/"
 # Shared libraries beyond libc, libm, libstdc++, libgcc_s (Open MPI's, for

@@ -8,7 +8,10 @@
 #       within 2e-2, relative to the largest value); the first model
 #       checkpointed after step 2 and resumed ends bit for bit where its
 #       uninterrupted run did (parameters and optimizer state live on the
-#       GPU and come back for the checkpoint);
+#       GPU and come back for the checkpoint); where the machine has two
+#       GPUs, data- and tensor-parallel plans (collectives through NCCL)
+#       against the CPU executable's ranks; the 125M GPT's step time with
+#       attention as the fused loops and through cuBLASLt;
 #   (c) the GPU's GEMM, bandwidth and launch figures (ober-gpu-calibrate),
 #       written as a cluster file the planner reads: $OUT/gpu-cluster.json
 #       (or ./gpu-cluster.json).
@@ -45,25 +48,31 @@ else
   echo "FAIL runtime:"; grep -v '^PASS' "$results/runtime-test.log" | tail -20; failed=1
 fi
 
-echo "== (b) parity"
-while read -r name tol flags; do
+parity() { # name tolerance flags...: 5 steps on the GPU against the CPU's
+  local name="$1" tol="$2"; shift 2
   cd "$bundle" || exit 1
-  # shellcheck disable=SC2086
-  timeout 120 "./$name" --steps 5 $flags --lr 0.01 --save-params "$results/$name.gpu-params" \
+  # Without a launcher the ranks of a plan for several GPUs are threads of
+  # one process, a GPU each.
+  timeout 180 "./$name" --steps 5 "$@" --lr 0.01 --save-params "$results/$name.gpu-params" \
     > "$results/$name.gpu-losses" 2> "$results/$name.gpu-err"
-  code=$?
+  local code=$?
   if ((code)); then
-    echo "FAIL parity $name: exit $code: $(tail -3 "$results/$name.gpu-err")"; failed=1; continue
+    echo "FAIL parity $name: exit $code: $(tail -3 "$results/$name.gpu-err")"; failed=1; return
   fi
   "$py" "$bundle/compare.py" "$name" "$tol" "$bundle/$name.cpu-losses" \
     "$results/$name.gpu-losses" "$bundle/$name.cpu-params" "$results/$name.gpu-params" || failed=1
+}
+echo "== (b) parity"
+while read -r name tol _ flags; do
+  # shellcheck disable=SC2086
+  parity "$name" "$tol" $flags
 done < "$bundle/models.txt"
 
 echo "== (b) checkpoints of device-resident state"
 # The first model again: 3 steps with a checkpoint after step 2 (the
 # parameters and optimizer state brought back from the GPU), resumed to
 # step 5; it must end where the uninterrupted run did, bit for bit.
-read -r name _ flags < "$bundle/models.txt"
+read -r name _ _ flags < "$bundle/models.txt"
 ckpt="$results/$name.ckpt" resumed="$results/$name.resumed-params"
 rm -rf "$ckpt" "$resumed"
 cd "$bundle" || exit 1
@@ -94,13 +103,24 @@ else
   echo "FAIL resume $name: $(tail -3 "$results/$name.ckpt-err")"; failed=1
 fi
 
-if [[ -x "$bundle/perf-gpt125m" ]]; then
-  echo "== (b) performance: GPT 125M, bf16, 3 steps"
+echo "== (b) parity on several GPUs (collectives through NCCL)"
+gpus="$(nvidia-smi --list-gpus 2>/dev/null | grep -c '^GPU' || true)"
+while read -r name tol need flags; do
+  if ((gpus < need)); then
+    echo "SKIP parity $name: needs $need GPUs, this machine has ${gpus:-0}"; continue
+  fi
+  # shellcheck disable=SC2086
+  parity "$name" "$tol" $flags
+done < "$bundle/models-multi.txt"
+# Attention as the fused loops (the default) and through cuBLASLt.
+for perf in "$bundle"/perf-gpt125m-*; do
+  [[ -x "$perf" ]] || continue
+  echo "== (b) performance: GPT 125M, bf16, 3 steps, attention ${perf##*-}"
   cd "$bundle" || exit 1
-  timeout 150 ./perf-gpt125m --steps 3 --input perf.in0.npy --input perf.in1.npy \
-    2>&1 | tee "$results/perf.log" | grep -E "step|measured|error" || {
+  timeout 150 "$perf" --steps 3 --input perf.in0.npy --input perf.in1.npy \
+    2>&1 | tee "$results/perf-${perf##*-}.log" | grep -E "step|measured|error" || {
     echo "FAIL performance run"; failed=1; }
-fi
+done
 
 echo "== (c) GEMM, bandwidth and launch figures"
 if timeout 120 "$bundle/ober-gpu-calibrate" -o "$results/gpu-cluster.json"; then

@@ -159,6 +159,25 @@ struct Rows {
         b, loc, arith::MulFOp::create(b, loc, l, rescale), p);
     return {next, sum, rescale, p};
   }
+  /// For query `i` and key `j` (their rows, the query's dO row, the key's
+  /// value row, log-sum-exp and D = dO . O): the probability p_ij and
+  /// p_ij (dO_i . v_j - D_i), the score's gradient over the scale.
+  std::pair<Value, Value> probabilityAndGrad(ValueRange batch, Value i,
+                                             Value j, Value qRow, Value kRow,
+                                             Value gRow, Value vRow,
+                                             Value rowLse, Value rowDot) {
+    Value p = exp(arith::SubFOp::create(b, loc, score(batch, i, j, qRow, kRow),
+                                        rowLse));
+    Value dp = dot(gRow, vRow);
+    return {p, arith::MulFOp::create(b, loc, p,
+                                     arith::SubFOp::create(b, loc, dp, rowDot))};
+  }
+  /// Stores `row * scale` at row `r` of `buffer`.
+  void storeScaled(Value row, Value buffer, ValueRange batch, Value r) {
+    auto width = cast<VectorType>(row.getType()).getDimSize(0);
+    store(arith::MulFOp::create(b, loc, row, splat(scalar(scale), width)),
+          buffer, batch, r);
+  }
   /// log sum_j e^(s_ij) over the keys query `i` sees.
   Value logSumExp(ValueRange batch, Value i, Value qRow) {
     Value negInf = scalar(-std::numeric_limits<double>::infinity());
@@ -307,7 +326,6 @@ struct FusedAttentionGrad : OpRewritePattern<AttentionGradOp> {
     Value dv = newBuffer(rewriter, loc, rowsShape(r, r.lk, r.dv), r.ct);
     Value lse = newBuffer(rewriter, loc, rowsShape(r, r.lq, 0), r.ct);
     Value delta = newBuffer(rewriter, loc, rowsShape(r, r.lq, 0), r.ct);
-    Value scale = r.scalar(r.scale);
     // Per query: the row's log-sum-exp and dO . O, then dQ.
     r.forEachRow(r.lq, [&](ValueRange batch, Value i) {
       Value qRow = r.load(r.q, batch, i, r.d);
@@ -321,16 +339,13 @@ struct FusedAttentionGrad : OpRewritePattern<AttentionGradOp> {
           ValueRange{r.splat(r.scalar(0), r.d)},
           [&](OpBuilder &, Location, Value j, ValueRange it) {
             Value kRow = r.load(r.k, batch, j, r.d);
-            Value p = r.exp(arith::SubFOp::create(
-                rewriter, loc, r.score(batch, i, j, qRow, kRow), rowLse));
-            Value dp = r.dot(gRow, r.load(r.v, batch, j, r.dv));
-            Value ds = arith::MulFOp::create(
-                rewriter, loc, p, arith::SubFOp::create(rewriter, loc, dp, rowDot));
+            Value ds = r.probabilityAndGrad(batch, i, j, qRow, kRow, gRow,
+                                            r.load(r.v, batch, j, r.dv),
+                                            rowLse, rowDot)
+                           .second;
             scf::YieldOp::create(rewriter, loc, r.axpy(it[0], ds, kRow));
           });
-      r.store(arith::MulFOp::create(rewriter, loc, loop.getResult(0),
-                                    r.splat(scale, r.d)),
-              dq, batch, i);
+      r.storeScaled(loop.getResult(0), dq, batch, i);
     });
     // Per key: dK and dV over the queries that see it.
     r.forEachRow(r.lk, [&](ValueRange batch, Value j) {
@@ -346,18 +361,13 @@ struct FusedAttentionGrad : OpRewritePattern<AttentionGradOp> {
                 memref::LoadOp::create(rewriter, loc, lse, r.atRow(batch, i));
             Value rowDot =
                 memref::LoadOp::create(rewriter, loc, delta, r.atRow(batch, i));
-            Value p = r.exp(arith::SubFOp::create(
-                rewriter, loc, r.score(batch, i, j, qRow, kRow), rowLse));
-            Value dp = r.dot(gRow, vRow);
-            Value ds = arith::MulFOp::create(
-                rewriter, loc, p, arith::SubFOp::create(rewriter, loc, dp, rowDot));
+            auto [p, ds] = r.probabilityAndGrad(batch, i, j, qRow, kRow, gRow,
+                                                vRow, rowLse, rowDot);
             scf::YieldOp::create(
                 rewriter, loc,
                 ValueRange{r.axpy(it[0], ds, qRow), r.axpy(it[1], p, gRow)});
           });
-      r.store(arith::MulFOp::create(rewriter, loc, loop.getResult(0),
-                                    r.splat(scale, r.d)),
-              dk, batch, j);
+      r.storeScaled(loop.getResult(0), dk, batch, j);
       r.store(loop.getResult(1), dv, batch, j);
     });
     rewriter.replaceOp(
