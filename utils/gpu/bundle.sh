@@ -71,12 +71,13 @@ PY
 
 : > "$out/models.txt"
 : > "$out/models-multi.txt"
-model() { # name, step source (with options), extra compile options, tolerance[, GPUs]
-  local name="$1" src="$2" extra="$3" tol="$4" gpus="${5:-1}"
+model() { # name, step source (with options), tolerance, GPUs, ober-compile's extra options...
+  local name="$1" src="$2" tol="$3" gpus="$4"
+  shift 4
   # shellcheck disable=SC2086
-  "$bin/ober-compile" $src $extra -o "$work/$name.cpu" >/dev/null
+  "$bin/ober-compile" $src "$@" -o "$work/$name.cpu" >/dev/null
   # shellcheck disable=SC2086
-  "$bin/ober-compile" $src $extra --target=cuda -o "$out/$name" >/dev/null
+  "$bin/ober-compile" $src "$@" --target=cuda -o "$out/$name" >/dev/null
   local flags; flags="$(inputs "$name")"
   # The CPU reference of a plan for several devices runs its ranks as
   # threads of one process.
@@ -95,21 +96,21 @@ gpt="$(make_gpt)"
 "$bin/ober-opt" "$work/gpt.mlir" \
   --ober-plan="cluster=h200-sxm gpus=1 global-batch=4 precision=bf16" \
   -o "$work/gpt-bf16.mlir" 2>/dev/null
-model mlp-f32 "$mlp" "" 1e-4
-model gpt-f32 "$gpt" "" 1e-4
+model mlp-f32 "$mlp" 1e-4 1
+model gpt-f32 "$gpt" 1e-4 1
 # The CUDA target computes attention as fused loops (no score matrix);
 # the same GPT with the scores through cuBLASLt, as the CPU computes them.
-model gpt-decomposed-f32 "$gpt" "--attention=decomposed" 1e-4
+model gpt-decomposed-f32 "$gpt" 1e-4 1 --attention=decomposed
 # Attention kept as one op in the step: attention_grad as the fused loops
 # on the GPU, decomposed on the CPU.
-model gpt-fused-f32 "$(make_gpt gpt-fused fused-attention=true)" "" 1e-4
-model gpt-bf16 "$work/gpt-bf16.mlir" "" 2e-2
-model resnet18-f32 "$(make_resnet)" "" 1e-4
+model gpt-fused-f32 "$(make_gpt gpt-fused fused-attention=true)" 1e-4 1
+model gpt-bf16 "$work/gpt-bf16.mlir" 2e-2 1
+model resnet18-f32 "$(make_resnet)" 1e-4 1
 # Several GPUs (run where the machine has them): data parallel with ZeRO-1
 # and tensor parallel, their collectives through NCCL.
 for plan in "dp=2 tp=1 zero=1" "dp=1 tp=2 zero=0"; do
-  model "gpt-$(echo "$plan" | cut -d' ' -f1,2 | tr -d ' =')-f32" "$gpt" \
-    "--plan=cluster=h200-sxm gpus=2 pp=1 global-batch=4 $plan" 1e-4 2
+  model "gpt-$(echo "$plan" | cut -d' ' -f1,2 | tr -d ' =')-f32" "$gpt" 1e-4 2 \
+    "--plan=cluster=h200-sxm gpus=2 pp=1 global-batch=4 precision=f32 $plan"
 done
 # (b) performance: a GPT of 125M parameters (12 layers, hidden 768,
 # sequence 1024, batch 8, bf16), planned for one H200; its executable
@@ -119,7 +120,7 @@ done
 for attention in fused decomposed; do
   "$bin/ober-compile" "$work/perf.mlir" --target=cuda --attention=$attention \
     --plan="cluster=h200-sxm gpus=1 global-batch=8 precision=bf16" \
-    --plan-report="$out/perf-plan.json" -o "$out/perf-gpt125m-$attention" >/dev/null 2>&1
+    --plan-report="$out/perf-plan-$attention.json" -o "$out/perf-gpt125m-$attention" >/dev/null 2>&1
   echo "bundle: perf-gpt125m-$attention"
 done
 inputs perf > /dev/null

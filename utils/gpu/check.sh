@@ -54,7 +54,7 @@ parity() { # name tolerance flags...: 5 steps on the GPU against the CPU's
   # Without a launcher the ranks of a plan for several GPUs are threads of
   # one process, a GPU each.
   timeout 180 "./$name" --steps 5 "$@" --lr 0.01 --save-params "$results/$name.gpu-params" \
-    > "$results/$name.gpu-losses" 2> "$results/$name.gpu-err"
+    < /dev/null > "$results/$name.gpu-losses" 2> "$results/$name.gpu-err"
   local code=$?
   if ((code)); then
     echo "FAIL parity $name: exit $code: $(tail -3 "$results/$name.gpu-err")"; failed=1; return

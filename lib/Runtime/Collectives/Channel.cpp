@@ -256,7 +256,8 @@ void Channel::execute(const Task &task) {
     for (size_t i = 0; i < sub.size(); ++i)
       sub[i] = layout.shape()[d.gridAxes[i]];
     int64_t root = Grid(sub).rankAt(d.peer);
-    transport.copyRows(out, bytes, in, bytes, bytes, 1);
+    if (out != in)
+      transport.copyRows(out, bytes, in, bytes, bytes, 1);
     transport.broadcast(g, out, bytes, root);
     return;
   }

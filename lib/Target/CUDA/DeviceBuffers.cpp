@@ -152,7 +152,12 @@ struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
       // first would wait for each other).
       if (callee.starts_with(OBER_RT_COLL_START)) {
         std::optional<int64_t> kind = collectiveKind(call);
-        if (!kind || *kind == OBER_COLL_SEND || *kind == OBER_COLL_RECV) {
+        if (!kind) {
+          call.emitOpError("the collective's descriptor is not a constant "
+                           "global: the CUDA target cannot tell its kind");
+          return WalkResult::interrupt();
+        }
+        if (*kind == OBER_COLL_SEND || *kind == OBER_COLL_RECV) {
           call.emitOpError("pipeline transfers (send, recv) are not wired to "
                            "NCCL on the CUDA target yet: plan without "
                            "pipeline stages (pp=1)");
