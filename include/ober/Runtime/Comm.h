@@ -96,6 +96,11 @@ public:
   virtual std::function<void()> readyMarker() { return nullptr; }
 };
 
+/// Copies `rows` rows of `width` bytes of host memory from `src` (each
+/// `srcPitch` bytes after the last) to `dst` (each `dstPitch` after).
+void copyHostRows(void *dst, int64_t dstPitch, const void *src,
+                  int64_t srcPitch, int64_t width, int64_t rows);
+
 /// What statistics and the planner's report count of a collective: its
 /// name ("all-reduce", "all-gather", "reduce-scatter", "all-to-all",
 /// "send/recv"; empty for what moves nothing or is counted at the other

@@ -209,38 +209,11 @@ struct Rows {
   }
 };
 
-/// `v` with the compute type's elements, as a dense buffer the kernels
-/// read (an `i1` mask stays `i1`).
+/// `v` with the compute type's elements, as a dense buffer the loops read
+/// (an `i1` mask stays `i1`).
 Value readBuffer(OpBuilder &b, Location loc, Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  Type ct = computeType(type.getElementType());
-  if (ct != type.getElementType())
-    v = mapElements(b, loc, type.clone(ct), v,
-                    [](OpBuilder &nb, Location l, ValueRange a) {
-                      return widen(nb, l, a[0]);
-                    });
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), ct), v, /*read_only=*/true);
-}
-
-Value newBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type ct) {
-  return memref::AllocOp::create(b, loc, MemRefType::get(shape, ct),
-                                 b.getI64IntegerAttr(kRuntimeBufferAlignment));
-}
-
-/// `buffer` (written by the loops) as a tensor of `type`'s elements.
-Value resultTensor(OpBuilder &b, Location loc, Value buffer,
-                   RankedTensorType type) {
-  auto memref = cast<MemRefType>(buffer.getType());
-  Value t = bufferization::ToTensorOp::create(
-      b, loc, type.clone(memref.getElementType()), buffer, /*restrict=*/true,
-      /*writable=*/true);
-  if (memref.getElementType() == type.getElementType())
-    return t;
-  return mapElements(b, loc, type, t,
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       return narrow(nb, l, a[0], type.getElementType());
-                     });
+  Type element = cast<RankedTensorType>(v.getType()).getElementType();
+  return readOnlyBuffer(b, loc, v, computeType(element));
 }
 
 template <typename OpTy>
@@ -286,7 +259,7 @@ struct FusedAttention : OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, "not fusable");
     Rows r = rowsOf(op, rewriter);
     Location loc = op.getLoc();
-    Value out = newBuffer(rewriter, loc, rowsShape(r, r.lq, r.dv), r.ct);
+    Value out = newRuntimeBuffer(rewriter, loc, rowsShape(r, r.lq, r.dv), r.ct);
     r.forEachRow(r.lq, [&](ValueRange batch, Value i) {
       Value qRow = r.load(r.q, batch, i, r.d);
       Value zeros = r.splat(r.scalar(0), r.dv);
@@ -306,7 +279,7 @@ struct FusedAttention : OpRewritePattern<AttentionOp> {
                                       r.splat(loop.getResult(1), r.dv));
       r.store(o, out, batch, i);
     });
-    rewriter.replaceOp(op, resultTensor(rewriter, loc, out, op.getType()));
+    rewriter.replaceOp(op, tensorOfBuffer(rewriter, loc, out, op.getType()));
     return success();
   }
 };
@@ -321,11 +294,11 @@ struct FusedAttentionGrad : OpRewritePattern<AttentionGradOp> {
     Location loc = op.getLoc();
     Value o = readBuffer(rewriter, loc, op.getOutput());
     Value dO = readBuffer(rewriter, loc, op.getOutputGrad());
-    Value dq = newBuffer(rewriter, loc, rowsShape(r, r.lq, r.d), r.ct);
-    Value dk = newBuffer(rewriter, loc, rowsShape(r, r.lk, r.d), r.ct);
-    Value dv = newBuffer(rewriter, loc, rowsShape(r, r.lk, r.dv), r.ct);
-    Value lse = newBuffer(rewriter, loc, rowsShape(r, r.lq, 0), r.ct);
-    Value delta = newBuffer(rewriter, loc, rowsShape(r, r.lq, 0), r.ct);
+    Value dq = newRuntimeBuffer(rewriter, loc, rowsShape(r, r.lq, r.d), r.ct);
+    Value dk = newRuntimeBuffer(rewriter, loc, rowsShape(r, r.lk, r.d), r.ct);
+    Value dv = newRuntimeBuffer(rewriter, loc, rowsShape(r, r.lk, r.dv), r.ct);
+    Value lse = newRuntimeBuffer(rewriter, loc, rowsShape(r, r.lq, 0), r.ct);
+    Value delta = newRuntimeBuffer(rewriter, loc, rowsShape(r, r.lq, 0), r.ct);
     // Per query: the row's log-sum-exp and dO . O, then dQ.
     r.forEachRow(r.lq, [&](ValueRange batch, Value i) {
       Value qRow = r.load(r.q, batch, i, r.d);
@@ -371,9 +344,9 @@ struct FusedAttentionGrad : OpRewritePattern<AttentionGradOp> {
       r.store(loop.getResult(1), dv, batch, j);
     });
     rewriter.replaceOp(
-        op, {resultTensor(rewriter, loc, dq, op.getQueryGrad().getType()),
-             resultTensor(rewriter, loc, dk, op.getKeyGrad().getType()),
-             resultTensor(rewriter, loc, dv, op.getValueGrad().getType())});
+        op, {tensorOfBuffer(rewriter, loc, dq, op.getQueryGrad().getType()),
+             tensorOfBuffer(rewriter, loc, dk, op.getKeyGrad().getType()),
+             tensorOfBuffer(rewriter, loc, dv, op.getValueGrad().getType())});
     return success();
   }
 };

@@ -51,14 +51,46 @@ static memref::GlobalOp kernelDescriptor(OpBuilder &b, ModuleOp module,
   return global;
 }
 
-Value lowering::asF32(OpBuilder &b, Location loc, Value v) {
+Value lowering::widenTo(OpBuilder &b, Location loc, Value v, Type element) {
   auto type = cast<RankedTensorType>(v.getType());
-  if (type.getElementType().isF32())
+  if (type.getElementType() == element)
     return v;
-  return mapElements(b, loc, type.clone(b.getF32Type()), v,
-                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return arith::ExtFOp::create(nb, l, nb.getF32Type(),
-                                                    a[0]);
+  return mapElements(b, loc, type.clone(element), v,
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return arith::ExtFOp::create(nb, l, element, a[0]);
+                     });
+}
+
+Value lowering::asF32(OpBuilder &b, Location loc, Value v) {
+  return widenTo(b, loc, v, b.getF32Type());
+}
+
+Value lowering::readOnlyBuffer(OpBuilder &b, Location loc, Value v,
+                               Type element) {
+  Value dense = widenTo(b, loc, v, element);
+  auto type = cast<RankedTensorType>(dense.getType());
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), element), dense,
+      /*read_only=*/true);
+}
+
+Value lowering::newRuntimeBuffer(OpBuilder &b, Location loc,
+                                 ArrayRef<int64_t> shape, Type element) {
+  return memref::AllocOp::create(b, loc, MemRefType::get(shape, element),
+                                 b.getI64IntegerAttr(kRuntimeBufferAlignment));
+}
+
+Value lowering::tensorOfBuffer(OpBuilder &b, Location loc, Value buffer,
+                               RankedTensorType result) {
+  Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+  Value tensor = bufferization::ToTensorOp::create(
+      b, loc, result.clone(stored), buffer, /*restrict=*/true,
+      /*writable=*/true);
+  if (result.getElementType() == stored)
+    return tensor;
+  return mapElements(b, loc, result, tensor,
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       return narrow(nb, l, a[0], result.getElementType());
                      });
 }
 
@@ -69,27 +101,12 @@ Value lowering::callKernel(OpBuilder &b, Location loc, StringRef name,
   Type f32 = b.getF32Type();
   SmallVector<Value> args = {
       descriptorValue(b, loc, kernelDescriptor(b, module, name, fields))};
-  for (Value in : inputs) {
-    Value dense = asF32(b, loc, in);
-    auto type = cast<RankedTensorType>(dense.getType());
-    Value buffer = bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(type.getShape(), f32), dense,
-        /*read_only=*/true);
-    args.push_back(unrankedBuffer(b, loc, buffer));
-  }
-  auto outType = MemRefType::get(result.getShape(), f32);
-  Value out = memref::AllocOp::create(
-      b, loc, outType, b.getI64IntegerAttr(kRuntimeBufferAlignment));
+  for (Value in : inputs)
+    args.push_back(unrankedBuffer(b, loc, readOnlyBuffer(b, loc, in, f32)));
+  Value out = newRuntimeBuffer(b, loc, result.getShape(), f32);
   args.push_back(unrankedBuffer(b, loc, out));
   func::CallOp::create(
       b, loc, runtimeFunction(b, module, name, ValueRange(args).getTypes(), {}),
       args);
-  Value tensor = bufferization::ToTensorOp::create(
-      b, loc, result.clone(f32), out, /*restrict=*/true, /*writable=*/true);
-  if (result.getElementType() == f32)
-    return tensor;
-  return mapElements(b, loc, result, tensor,
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       return narrow(nb, l, a[0], result.getElementType());
-                     });
+  return tensorOfBuffer(b, loc, out, result);
 }

@@ -75,8 +75,20 @@ Value isNaN(OpBuilder &b, Location loc, Value v);
 Value replacesBest(OpBuilder &b, Location loc, Value candidate, Value best,
                    bool isMax, bool last);
 
+/// `v` (a float tensor) with its elements extended to `element`.
+Value widenTo(OpBuilder &b, Location loc, Value v, Type element);
 /// `v` (a float tensor) as f32.
 Value asF32(OpBuilder &b, Location loc, Value v);
+/// `v` with its elements extended to `element`, as a dense row-major
+/// read-only buffer (`bufferization.to_buffer`, a copy of a strided view).
+Value readOnlyBuffer(OpBuilder &b, Location loc, Value v, Type element);
+/// A new buffer of `shape` and `element`, aligned as the runtime's are.
+Value newRuntimeBuffer(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       Type element);
+/// `buffer` (written by a call or by loops) as a tensor of `result`'s type,
+/// its elements rounded to `result`'s element type.
+Value tensorOfBuffer(OpBuilder &b, Location loc, Value buffer,
+                     RankedTensorType result);
 /// A call of kernel `name` of the CPU kernel library
 /// (ober/Runtime/CPUKernels.h) with descriptor `fields` on `inputs` (read
 /// as dense row-major f32) into a new tensor of type `result` (computed in

@@ -17,11 +17,16 @@ using namespace ober::rt;
 
 Transport::~Transport() = default;
 
-void Transport::copyRows(void *dst, int64_t dstPitch, const void *src,
-                         int64_t srcPitch, int64_t width, int64_t rows) {
+void ober::rt::copyHostRows(void *dst, int64_t dstPitch, const void *src,
+                            int64_t srcPitch, int64_t width, int64_t rows) {
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(static_cast<char *>(dst) + r * dstPitch,
                 static_cast<const char *>(src) + r * srcPitch, width);
+}
+
+void Transport::copyRows(void *dst, int64_t dstPitch, const void *src,
+                         int64_t srcPitch, int64_t width, int64_t rows) {
+  copyHostRows(dst, dstPitch, src, srcPitch, width, rows);
 }
 
 std::shared_ptr<char> Transport::scratch(int64_t bytes) {

@@ -315,9 +315,9 @@ public:
   }
   void copyRows(void *to, size_t toPitch, const void *from, size_t fromPitch,
                 size_t width, size_t rows, CUstream) override {
-    for (size_t r = 0; r < rows; ++r)
-      std::memcpy(static_cast<char *>(to) + r * toPitch,
-                  static_cast<const char *>(from) + r * fromPitch, width);
+    copyHostRows(to, static_cast<int64_t>(toPitch), from,
+                 static_cast<int64_t>(fromPitch), static_cast<int64_t>(width),
+                 static_cast<int64_t>(rows));
   }
   std::shared_ptr<Event> markProgram() override { return nullptr; }
   void retireStream(int, CUstream) override {}
