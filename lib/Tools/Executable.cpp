@@ -456,11 +456,13 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
     cuda.chips = options.cudaChips;
     if (!options.attention.empty())
       cuda.attention = options.attention;
+    cuda.attentionBlock = options.attentionBlock;
     buildCUDAPipeline(pm, cuda);
   } else {
     ConvertOberToLinalgOptions lowering;
     if (!options.attention.empty())
       lowering.attention = options.attention;
+    lowering.attentionBlock = options.attentionBlock;
     buildCPUPipeline(pm, lowering);
   }
   if (failed(pm.run(*lowered)))

@@ -662,9 +662,10 @@ def threaded_cases():
 
 
 def attention_cases():
-    """ober.attention and ober.attention_grad compiled both ways: decomposed
-    (the default) and as the fused loops (--attention=fused, the CUDA
-    target's): plain and causal (queries fewer and more than keys), an i1
+    """ober.attention and ober.attention_grad compiled three ways: whole
+    (--attention=decomposed), a block of queries at a time (blocked, the
+    default, here with blocks small enough that there are three) and as the
+    fused loops (--attention=fused): plain and causal (queries fewer and more than keys), an i1
     mask broadcast over batch and heads with a fully masked row, a float
     mask, no head dimension, bf16, and rows long enough for threads."""
     def att(name, b, lq, lk, d, dv, dtype="f32", causal=False, mask=None,
@@ -711,10 +712,15 @@ def attention_cases():
                         ("%r#2", b + (lk, dv), dtype)]
         # bf16 decomposed rounds the probabilities and dS to bf16 (as
         # PyTorch's math path does): only the fused loops, which round
-        # once, meet the bf16 tolerance.
-        for how in ["fused"] if dtype == "bf16" else ["decomposed", "fused"]:
+        # once, meet the bf16 tolerance. Blocked: three blocks of queries
+        # (the last smaller where they do not divide).
+        block = f"--attention-block={(lq + 2) // 3}"
+        flags = {"decomposed": ["--attention=decomposed"],
+                 "blocked": ["--attention=blocked", block],
+                 "fused": ["--attention=fused"]}
+        for how in ["fused"] if dtype == "bf16" else flags:
             yield Case(f"attention-{name}-{how}", args, body, results,
-                       cpu_flags=[f"--attention={how}"], of_largest=True)
+                       cpu_flags=flags[how], of_largest=True)
 
     yield from att("plain", (2, 3), 5, 7, 8, 6, scale=0.3)
     yield from att("causal-wide", (2, 2), 5, 7, 4, 4, causal=True)
@@ -778,9 +784,12 @@ def train_parity(tmp):
     # and ober.attention_grad, the interpreter runs them as they are.
     runs_of.append((gpt, "optimizer=adamw eps=1e-4 fused-attention=true"))
     runs_of = [(m, o, []) for m, o in runs_of]
-    # ... and compiled as the fused loops (the CUDA target's lowering).
+    # ... and compiled as the fused loops, and in blocks of 3 queries
+    # (two blocks, the second causal through a mask).
     runs_of.append((gpt, "optimizer=adamw eps=1e-4 fused-attention=true",
                     ["--attention=fused"]))
+    runs_of.append((gpt, "optimizer=adamw eps=1e-4 fused-attention=true",
+                    ["--attention=blocked", "--attention-block=3"]))
     for k, (model, opts, cpu_flags) in enumerate(runs_of):
         d = os.path.join(tmp, f"train{k}")
         os.makedirs(d, exist_ok=True)

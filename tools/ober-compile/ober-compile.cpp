@@ -72,10 +72,16 @@ static cl::list<std::string>
               cl::CommaSeparated, cl::cat(category));
 static cl::opt<std::string> attention(
     "attention",
-    cl::desc("How attention compiles: 'fused' (memory-efficient loops that "
-             "hold no score matrix; the default for cuda) or 'decomposed' "
-             "(primitive ops; the default for cpu)"),
+    cl::desc("How attention compiles: 'blocked' (primitive ops a block of "
+             "queries at a time, the scores through the GEMM library; the "
+             "default), 'decomposed' (the whole score matrix at once) or "
+             "'fused' (memory-efficient loops that hold no score matrix)"),
     cl::init(""), cl::cat(category));
+static cl::opt<int64_t> attentionBlock(
+    "attention-block",
+    cl::desc("With --attention=blocked, queries a block (default 0: chosen "
+             "from the scores' size)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     targetCpu("target-cpu",
               cl::desc("LLVM CPU to generate code for (default: native, "
@@ -183,6 +189,7 @@ static LogicalResult compile(MLIRContext &context) {
       target == "cuda" ? ExecutableOptions::CUDA : ExecutableOptions::CPU;
   options.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   options.attention = attention;
+  options.attentionBlock = attentionBlock;
   options.model = modelPath;
   options.weights = weightsPath;
   options.planReport = planReportFile;

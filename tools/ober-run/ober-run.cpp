@@ -103,9 +103,14 @@ static cl::opt<std::string> convolutions(
              "gathered windows, as on GPUs)"));
 static cl::opt<std::string> attention(
     cl::cat(category), "attention",
-    cl::desc("With --engine=cpu, how attention compiles: 'decomposed' "
-             "(primitive ops, the default) or 'fused' (memory-efficient "
-             "loops, as on GPUs)"));
+    cl::desc("With --engine=cpu, how attention compiles: 'blocked' "
+             "(primitive ops a block of queries at a time, the default), "
+             "'decomposed' (the whole score matrix at once) or 'fused' "
+             "(memory-efficient loops)"));
+static cl::opt<int64_t> attentionBlock(
+    cl::cat(category), "attention-block",
+    cl::desc("With --engine=cpu and --attention=blocked, queries a block "
+             "(0: chosen from the scores' size)"));
 static cl::opt<uint64_t> initSeed(
     cl::cat(category), "init-seed",
     cl::desc("Seed of the initialization of parameters without weights"),
@@ -271,10 +276,12 @@ static LogicalResult runModel(MLIRContext &context) {
     return emitError(UnknownLoc::get(&context))
            << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
   // Its values are checked by convert-ober-to-linalg, which takes them.
-  if ((convolutions.getNumOccurrences() || attention.getNumOccurrences()) &&
+  if ((convolutions.getNumOccurrences() || attention.getNumOccurrences() ||
+       attentionBlock.getNumOccurrences()) &&
       engine != "cpu")
     return emitError(UnknownLoc::get(&context))
-           << "--convolutions and --attention apply to --engine=cpu only";
+           << "--convolutions, --attention and --attention-block apply to "
+              "--engine=cpu only";
   if (engine == "cpu" && findGrid(*module))
     return emitError(UnknownLoc::get(&context))
            << "--engine=cpu runs on one device; this module has simulated "
@@ -363,6 +370,8 @@ static LogicalResult runModel(MLIRContext &context) {
       lowering.convolutions = convolutions;
     if (attention.getNumOccurrences())
       lowering.attention = attention;
+    if (attentionBlock.getNumOccurrences())
+      lowering.attentionBlock = attentionBlock;
     results = runCompiled(*module, func, args, lowering);
   } else {
     reference::Interpreter interpreter(*module);

@@ -58,8 +58,11 @@ arrays = {"mlp": [r.standard_normal((64, 8)).astype(np.float32),
                   r.integers(0, 64, (4, 16)).astype(np.int64)],
           "resnet18": [r.standard_normal((4, 3, 48, 48)).astype(np.float32),
                        r.integers(0, 10, (4,)).astype(np.int64)],
-          "perf": [r.integers(0, 50304, (8, 1024)).astype(np.int64),
-                   r.integers(0, 50304, (8, 1024)).astype(np.int64)]}[name.split("-")[0]]
+          "perf-gpt125m": [r.integers(0, 50304, (8, 1024)).astype(np.int64),
+                           r.integers(0, 50304, (8, 1024)).astype(np.int64)],
+          "perf-gpt1p3b": [r.integers(0, 50304, (8, 2048)).astype(np.int64),
+                           r.integers(0, 50304, (8, 2048)).astype(np.int64)]}
+arrays = arrays[name] if name in arrays else arrays[name.split("-")[0]]
 flags = []
 for i, a in enumerate(arrays):
     path = f"{work}/{name}.in{i}.npy"
@@ -112,19 +115,27 @@ for plan in "dp=2 tp=1 zero=1" "dp=1 tp=2 zero=0"; do
   model "gpt-$(echo "$plan" | cut -d' ' -f1,2 | tr -d ' =')-f32" "$gpt" 1e-4 2 \
     "--plan=cluster=h200-sxm gpus=2 pp=1 global-batch=4 precision=f32 $plan"
 done
-# (b) performance: a GPT of 125M parameters (12 layers, hidden 768,
-# sequence 1024, batch 8, bf16), planned for one H200; its executable
-# prints the measured step time and MFU next to the plan's.
-"$bin/ober-translate" --emit-gpt="layers=12 hidden=768 heads=12 seq=1024 vocab=50304 batch=8" |
-  "$bin/ober-opt" --ober-build-train-step -o "$work/perf.mlir"
-for attention in fused decomposed; do
-  "$bin/ober-compile" "$work/perf.mlir" --target=cuda --attention=$attention \
+# (b) performance. Attention stays one op in these steps
+# (fused-attention=true), so that --attention decides how it runs; the
+# executables print the measured step time and MFU next to the plan's.
+# A GPT of 125M parameters (12 layers, hidden 768, sequence 1024, batch
+# 8, bf16) with attention in blocks of queries (the default) and as the
+# fused loops, and the issue's GPT of 1.3B (24 layers, hidden 2048,
+# sequence 2048, batch 8, bf16), both planned for one H200.
+perf() { # name, --emit-gpt's options, attention
+  "$bin/ober-translate" --emit-gpt="$2" |
+    "$bin/ober-opt" --ober-build-train-step=fused-attention=true -o "$work/$1.mlir"
+  "$bin/ober-compile" "$work/$1.mlir" --target=cuda --attention="$3" \
     --plan="cluster=h200-sxm gpus=1 global-batch=8 precision=bf16" \
-    --plan-report="$out/perf-plan-$attention.json" -o "$out/perf-gpt125m-$attention" >/dev/null 2>&1
-  echo "bundle: perf-gpt125m-$attention"
+    --plan-report="$out/$1-$3-plan.json" -o "$out/$1-$3" >/dev/null 2>&1
+  echo "bundle: $1-$3"
+}
+for attention in blocked fused; do
+  perf perf-gpt125m "layers=12 hidden=768 heads=12 seq=1024 vocab=50304 batch=8" $attention
 done
-inputs perf > /dev/null
-cp "$work"/perf.in*.npy "$out/"
+perf perf-gpt1p3b "layers=24 hidden=2048 heads=16 seq=2048 vocab=50304 batch=8" blocked
+for name in perf-gpt125m perf-gpt1p3b; do inputs $name > /dev/null; done
+cp "$work"/perf-*.in*.npy "$out/"
 
 cp "$build/unittests/ober-rt-cuda-gpu-test" "$bin/ober-gpu-calibrate" "$root/utils/gpu/compare.py" "$out/"
 # Shared libraries beyond libc, libm, libstdc++, libgcc_s (Open MPI's, for

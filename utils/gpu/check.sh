@@ -10,8 +10,10 @@
 #       uninterrupted run did (parameters and optimizer state live on the
 #       GPU and come back for the checkpoint); where the machine has two
 #       GPUs, data- and tensor-parallel plans (collectives through NCCL)
-#       against the CPU executable's ranks; the 125M GPT's step time with
-#       attention as the fused loops and through cuBLASLt;
+#       against the CPU executable's ranks; performance: the 125M GPT's
+#       step time with attention in blocks of queries (cuBLASLt) and as
+#       the fused loops, and the 1.3B GPT's (24 layers, hidden 2048,
+#       sequence 2048) over 10 steps: tokens/s, MFU, the plan's prediction;
 #   (c) the GPU's GEMM, bandwidth and launch figures (ober-gpu-calibrate),
 #       written as a cluster file the planner reads: $OUT/gpu-cluster.json
 #       (or ./gpu-cluster.json).
@@ -112,14 +114,17 @@ while read -r name tol need flags; do
   # shellcheck disable=SC2086
   parity "$name" "$tol" $flags
 done < "$bundle/models-multi.txt"
-# Attention as the fused loops (the default) and through cuBLASLt.
-for perf in "$bundle"/perf-gpt125m-*; do
+# The 125M GPT with attention in blocks of queries (through cuBLASLt, the
+# default) and as the fused loops, 3 steps each; the 1.3B GPT, 10 steps.
+for perf in "$bundle"/perf-gpt*-*; do
   [[ -x "$perf" ]] || continue
-  echo "== (b) performance: GPT 125M, bf16, 3 steps, attention ${perf##*-}"
+  exe="${perf##*/}" model="${exe%-*}"
+  steps=3; [[ "$model" == perf-gpt1p3b ]] && steps=10
+  echo "== (b) performance: ${model#perf-}, bf16, $steps steps, attention ${exe##*-}"
   cd "$bundle" || exit 1
-  timeout 150 "$perf" --steps 3 --input perf.in0.npy --input perf.in1.npy \
-    2>&1 | tee "$results/perf-${perf##*-}.log" | grep -E "step|measured|error" || {
-    echo "FAIL performance run"; failed=1; }
+  timeout 240 "$perf" --steps $steps --input "$model.in0.npy" --input "$model.in1.npy" \
+    < /dev/null 2>&1 | tee "$results/$exe.log" | grep -E "step|measured|predicted|error" || {
+    echo "FAIL performance run $exe"; failed=1; }
 done
 
 echo "== (c) GEMM, bandwidth and launch figures"

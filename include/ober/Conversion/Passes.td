@@ -63,8 +63,11 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
       (`ober/Runtime/Random.h`) in integer arithmetic.
 
     `attention` and `attention_grad` are rewritten into primitive ops
-    first (`ober-decompose-attention`'s rewrite), unless `attention=fused`:
-    then those with static shapes and rows (D, Dv) of at most 256 elements
+    first (`ober-decompose-attention`'s rewrite). With `attention=blocked`
+    (the default) those with static shapes are first cut into blocks of
+    queries (`ober-block-attention` with `block=attention-block`): only
+    one block's scores are live at a time, and causal blocks skip the keys
+    they cannot see. With `attention=fused` those with static shapes and rows (D, Dv) of at most 256 elements
     become memory-efficient loop nests that never hold the score matrix
     (the online softmax, in f32 for bf16 and f16; the gradients recompute
     the scores from Q and K, parallel over queries for dQ and over keys for
@@ -77,10 +80,14 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
            "How convolutions lower: 'library' (the kernel library's "
            "convolutions) or 'gemm' (windows gathered into columns, the "
            "kernel library's matrix products)">,
-    Option<"attention", "attention", "std::string", "\"decomposed\"",
-           "How attention lowers: 'decomposed' (primitive ops: the score "
-           "matrix through the kernel library's products) or 'fused' "
-           "(memory-efficient loop nests)">
+    Option<"attention", "attention", "std::string", "\"blocked\"",
+           "How attention lowers: 'blocked' (primitive ops a block of "
+           "queries at a time, the scores through the kernel library's "
+           "products), 'decomposed' (primitive ops on the whole score "
+           "matrix) or 'fused' (memory-efficient loop nests)">,
+    Option<"attentionBlock", "attention-block", "int64_t", /*default=*/"0",
+           "With attention=blocked, queries a block (0: chosen from the "
+           "scores' size)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

@@ -32,9 +32,12 @@ struct ExecutableOptions {
   /// The CUDA chips to compile machine code for (sm_NN; empty: the CUDA
   /// pipeline's default).
   std::vector<std::string> cudaChips;
-  /// How attention compiles ("fused" or "decomposed"; empty: the
-  /// target's default, fused on CUDA and decomposed on the CPU).
+  /// How attention compiles ("blocked", "decomposed" or "fused"; empty:
+  /// the target's default, blocked on both).
   std::string attention;
+  /// With attention "blocked", queries a block (0: chosen from the
+  /// scores' size).
+  int64_t attentionBlock = 0;
   /// The target CPU ("native": the host's) of the host code.
   std::string cpu = "native";
   /// The model's path (for messages and to find its weights).

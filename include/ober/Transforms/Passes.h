@@ -21,6 +21,11 @@ namespace mlir::ober {
 #define GEN_PASS_REGISTRATION
 #include "ober/Transforms/Passes.h.inc"
 
+/// Splits the attention ops with static shapes under `root` into blocks of
+/// `blockQueries` queries (0: chosen from the scores' size), as
+/// `ober-block-attention` describes (the blocks: AttentionBlocks.h).
+void blockAttention(Operation *root, int64_t blockQueries);
+
 /// Adds the patterns that rewrite ober.attention and ober.attention_grad
 /// into primitive ops; those ops `keep` says to keep (when given) stay.
 void populateDecomposeAttentionPatterns(

@@ -31,6 +31,44 @@ def DecomposeAttentionPass
   let dependentDialects = ["::mlir::ober::OberDialect"];
 }
 
+def BlockAttentionPass : Pass<"ober-block-attention", "func::FuncOp"> {
+  let summary = "Split ober.attention and ober.attention_grad into blocks of queries";
+  let description = [{
+    Rewrites each `ober.attention` and `ober.attention_grad` with static
+    shapes into the same op on blocks of `block` consecutive queries (the
+    last block may have fewer), so that once each block is decomposed
+    (`ober-decompose-attention`) only one block's scores are live at a
+    time. With `block=0` the size is chosen: an op whose scores (batch x
+    heads x Lq x Lk elements) fit in 2^26 elements stays one block, a
+    larger one gets the most queries that fit, a multiple of 64 from 64 up.
+
+    A block sees the value and mask rows of its queries. With `is_causal`
+    (top-left aligned) a block reads only the keys up to its last query's
+    position, which skips about half of the products of a long causal
+    sequence; the first block stays `is_causal`, a later one gets the
+    causal rule shifted by its offset as an `i1` mask, joined with the
+    op's own mask (`ober.and` for `i1`, `-inf` where a float mask's
+    position is hidden). The outputs and `dQ` are concatenated along the
+    queries; `dK` and `dV` are summed over the blocks, padded with zeros
+    over the keys a block does not read. An op that is one block seeing
+    every key is left as it is, as are ops with dynamic shapes.
+
+    ```mlir
+    // Before: 8 queries, block=4
+    %o = ober.attention %q, %k, %v {is_causal}
+        : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>)
+        -> tensor<2x8x16xf32>
+    // After: queries 0-3 against keys 0-3 (is_causal), queries 4-7
+    // against keys 0-7 under the mask row + 4 >= column; ober.concat.
+    ```
+  }];
+  let options = [
+    Option<"block", "block", "int64_t", /*default=*/"0",
+           "Queries a block (0: chosen from the scores' size)">,
+  ];
+  let dependentDialects = ["::mlir::ober::OberDialect"];
+}
+
 def TestShardingRulesPass
     : Pass<"test-ober-sharding-rules", "ModuleOp"> {
   let summary = "Print each op's sharding rule (test pass)";

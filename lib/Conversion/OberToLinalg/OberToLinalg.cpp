@@ -41,12 +41,21 @@ struct ConvertOberToLinalg
           << convolutions << "' is not one of library, gemm";
       return signalPassFailure();
     }
-    if (attention != "decomposed" && attention != "fused") {
+    if (attention != "blocked" && attention != "decomposed" &&
+        attention != "fused") {
       getOperation().emitError("convert-ober-to-linalg: attention='")
-          << attention << "' is not one of decomposed, fused";
+          << attention << "' is not one of blocked, decomposed, fused";
+      return signalPassFailure();
+    }
+    if (attentionBlock < 0) {
+      getOperation().emitError("convert-ober-to-linalg: attention-block=")
+          << static_cast<int64_t>(attentionBlock)
+          << " is negative (0 sizes blocks automatically)";
       return signalPassFailure();
     }
     bool fuse = attention == "fused";
+    if (attention == "blocked")
+      blockAttention(getOperation(), attentionBlock);
     if (failed(decomposeAttention(getOperation(), [&](Operation *op) {
           return fuse && lowering::fusableAttention(op);
         })))

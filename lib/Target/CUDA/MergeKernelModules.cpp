@@ -6,6 +6,9 @@
 
 #include "ober/Target/CUDA/Passes.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
 namespace mlir::ober {
 #define GEN_PASS_DEF_MERGEKERNELMODULESPASS
 #include "ober/Target/CUDA/Passes.h.inc"
@@ -15,38 +18,65 @@ using namespace mlir;
 
 namespace {
 
+/// `kernel` as text without its name: equal for kernels that differ only
+/// in name (its body never names itself).
+std::string kernelText(gpu::GPUFuncOp kernel) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernel->print(os, OpPrintingFlags().useLocalScope());
+  std::string name = "@" + kernel.getName().str() + "(";
+  if (size_t at = text.find(name); at != std::string::npos)
+    text.erase(at + 1, name.size() - 2);
+  return text;
+}
+
 struct MergeKernelModules
     : public ober::impl::MergeKernelModulesPassBase<MergeKernelModules> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> modules(module.getOps<gpu::GPUModuleOp>());
-    if (modules.size() < 2)
+    if (modules.empty())
       return;
     gpu::GPUModuleOp into = modules.front();
     SymbolTable kernels(into);
-    // Where each moved kernel went: (old module, old name) -> new name.
+    // Where each kernel went: (old module, old name) -> new name.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
-    for (gpu::GPUModuleOp from : ArrayRef(modules).drop_front()) {
-      for (Operation &op : llvm::make_early_inc_range(from.getBody()->getOperations())) {
+    // The kept kernel of each text.
+    llvm::StringMap<StringAttr> kept;
+    for (gpu::GPUModuleOp from : modules) {
+      for (Operation &op :
+           llvm::make_early_inc_range(from.getBody()->getOperations())) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
         if (!symbol)
           continue;
         StringAttr old = symbol.getNameAttr();
-        op.remove();
-        // Inserting renames on a clash with a kernel already there.
-        StringAttr now = kernels.insert(&op);
-        renamed[{from.getNameAttr(), old}] = now;
+        auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
+        std::string text = kernel ? kernelText(kernel) : "";
+        if (auto same = kept.find(text); kernel && same != kept.end()) {
+          renamed[{from.getNameAttr(), old}] = same->second;
+          op.erase();
+          continue;
+        }
+        StringAttr now = old;
+        if (from != into) {
+          op.remove();
+          // Inserting renames on a clash with a kernel already there.
+          now = kernels.insert(&op);
+          renamed[{from.getNameAttr(), old}] = now;
+        }
+        if (kernel)
+          kept[text] = now;
       }
     }
     StringAttr target = into.getNameAttr();
     module.walk([&](gpu::LaunchFuncOp launch) {
       SymbolRefAttr kernel = launch.getKernel();
-      auto it = renamed.find(
-          {kernel.getRootReference(), kernel.getLeafReference()});
+      auto it =
+          renamed.find({kernel.getRootReference(), kernel.getLeafReference()});
       if (it == renamed.end())
         return;
-      launch.setKernelAttr(SymbolRefAttr::get(
-          target, {FlatSymbolRefAttr::get(it->second)}));
+      launch.setKernelAttr(
+          SymbolRefAttr::get(target, {FlatSymbolRefAttr::get(it->second)}));
     });
     for (gpu::GPUModuleOp from : ArrayRef(modules).drop_front())
       from.erase();

@@ -21,6 +21,15 @@
 // IR-DAG: call void @mgpuLaunchKernel(
 // IR-DAG: declare ptr @_mlir_memref_to_llvm_alloc(i64)
 
+// The host lowers to blocks with no guard left around a launch of known,
+// non-empty work (each would split the function: quadratic in long steps).
+// RUN: ober-opt %s --ober-cuda-pipeline --mlir-print-ir-before=convert-scf-to-cf -o /dev/null 2>&1 | FileCheck %s --check-prefix=GUARDS
+// GUARDS: func.func @dense(
+// GUARDS-NOT: scf.if
+// GUARDS: gpu.launch_func
+// GUARDS-NOT: scf.if
+// GUARDS: gpu.module
+
 // One chip, no PTX: the fatbin has exactly that machine code.
 // RUN: ober-opt %s --ober-cuda-pipeline="chips=sm_90" --mlir-print-ir-after=ober-cuda-fatbin -o /dev/null 2>&1 | FileCheck %s --check-prefix=ONE
 // ONE: #gpu.object<#nvvm.target<O = 3, chip = "sm_90">, "P\EDU\BA

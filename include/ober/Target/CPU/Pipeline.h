@@ -40,7 +40,7 @@ constexpr llvm::StringLiteral kResultsInPlaceAttrName =
     "ober_cpu.results_in_place";
 
 /// The first half of every target's pipeline: ober programs on tensors to
-/// linalg on buffers (attention decomposed, collectives as runtime calls,
+/// linalg on buffers (attention as `lowering` says, collectives as runtime calls,
 /// elementwise chains fused, one-shot bufferization, results written in
 /// place). `onTensors` adds the target's passes on tensors, run just before
 /// bufferizing (the CPU's: large loop nests in chunks for its threads,

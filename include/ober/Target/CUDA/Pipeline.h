@@ -38,10 +38,17 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(256)};
   Option<std::string> attention{
       *this, "attention",
-      llvm::cl::desc("How attention compiles: 'fused' (memory-efficient "
-                     "loops, no score matrix) or 'decomposed' (primitive "
-                     "ops, the scores through cuBLASLt)"),
-      llvm::cl::init("fused")};
+      llvm::cl::desc("How attention compiles: 'blocked' (primitive ops a "
+                     "block of queries at a time, the scores through "
+                     "cuBLASLt), 'decomposed' (the whole score matrix at "
+                     "once) or 'fused' (memory-efficient loops on CUDA "
+                     "cores, no score matrix)"),
+      llvm::cl::init("blocked")};
+  Option<int64_t> attentionBlock{
+      *this, "attention-block",
+      llvm::cl::desc("With attention=blocked, queries a block (0: chosen "
+                     "from the scores' size)"),
+      llvm::cl::init(0)};
 
   /// The chips, defaulted.
   SmallVector<std::string> chipList() const;

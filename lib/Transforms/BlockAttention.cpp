@@ -1,0 +1,253 @@
+//===- BlockAttention.cpp - attention a block of queries at a time --------===//
+//
+// Part of Ober-Train.
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites an ober.attention or ober.attention_grad whose scores are large
+// into the same op on blocks of queries (AttentionBlocks.h): a block's
+// scores are all that is live at once when each is then decomposed, and a
+// causal block skips the keys its queries cannot see. The forward results
+// are concatenated; dQ likewise, dK and dV summed over the blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Transforms/AttentionBlocks.h"
+
+#include "ober/Dialect/Ober/IR/OberBuilders.h"
+#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_BLOCKATTENTIONPASS
+#include "ober/Transforms/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+using namespace mlir::ober;
+
+SmallVector<AttentionBlock> mlir::ober::attentionBlocks(int64_t batch,
+                                                        int64_t lq, int64_t lk,
+                                                        bool causal,
+                                                        int64_t blockQueries) {
+  int64_t size = blockQueries;
+  if (size <= 0) {
+    size = lq;
+    if (batch * lq * lk > kAttentionBlockScores) {
+      size = std::max<int64_t>(1, kAttentionBlockScores / (batch * lk));
+      if (size >= 64)
+        size -= size % 64;
+    }
+  }
+  SmallVector<AttentionBlock> blocks;
+  for (int64_t offset = 0; offset < lq; offset += size) {
+    int64_t queries = std::min(size, lq - offset);
+    int64_t keys = causal ? std::min(lk, offset + queries) : lk;
+    blocks.push_back({offset, queries, keys});
+  }
+  return blocks;
+}
+
+namespace {
+
+/// `v`'s entries [begin, end) along `axis` (`v` itself when that is all).
+Value sliceAxis(OpBuilder &b, Location loc, Value v, int64_t axis,
+                int64_t begin, int64_t end) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (begin == 0 && end == type.getDimSize(axis))
+    return v;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> starts(rank, 0), limits(type.getShape()),
+      strides(rank, 1), shape(type.getShape());
+  starts[axis] = begin;
+  limits[axis] = end;
+  shape[axis] = end - begin;
+  return SliceOp::create(
+      b, loc, type.clone(shape), v, b.getDenseI64ArrayAttr(starts),
+      b.getDenseI64ArrayAttr(limits), b.getDenseI64ArrayAttr(strides));
+}
+
+/// `v` with `extra` zeros after its entries along `axis`.
+Value padAxis(OpBuilder &b, Location loc, Value v, int64_t axis,
+              int64_t extra) {
+  if (extra == 0)
+    return v;
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  high[axis] = extra;
+  return PadOp::create(b, loc, v, b.getDenseI64ArrayAttr(low),
+                       b.getDenseI64ArrayAttr(high),
+                       PadModeAttr::get(b.getContext(), PadMode::constant),
+                       b.getF64FloatAttr(0));
+}
+
+/// What one block of an attention op reads, and how it masks.
+struct BlockOperands {
+  Value query, key, value, mask;
+  UnitAttr causal;
+};
+
+/// The operands of `op` (an AttentionOp or AttentionGradOp) for `block`.
+/// A causal block that starts at query 0 is causal itself; a later one
+/// gets the causal rule as an `i1` mask shifted by its offset, joined with
+/// the op's own mask.
+template <typename OpTy>
+BlockOperands blockOperands(OpBuilder &b, OpTy op, const AttentionBlock &block,
+                            int64_t lq, int64_t lk) {
+  Location loc = op.getLoc();
+  int64_t axis = op.getQuery().getType().getRank() - 2;
+  int64_t end = block.offset + block.queries;
+  BlockOperands o;
+  o.query = sliceAxis(b, loc, op.getQuery(), axis, block.offset, end);
+  o.key = sliceAxis(b, loc, op.getKey(), axis, 0, block.keys);
+  o.value = sliceAxis(b, loc, op.getValue(), axis, 0, block.keys);
+  // The mask's query and key axes, where it does not broadcast along them.
+  if (Value mask = op.getMask()) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    int64_t rank = type.getRank();
+    if (rank >= 2 && type.getDimSize(rank - 2) == lq)
+      mask = sliceAxis(b, loc, mask, rank - 2, block.offset, end);
+    if (rank >= 1 && type.getDimSize(rank - 1) == lk)
+      mask = sliceAxis(b, loc, mask, rank - 1, 0, block.keys);
+    o.mask = mask;
+  }
+  if (!op.getIsCausal())
+    return o;
+  if (block.offset == 0) {
+    o.causal = b.getUnitAttr();
+    return o;
+  }
+  Type i64 = b.getI64Type();
+  auto indexType = RankedTensorType::get({block.queries, block.keys}, i64);
+  Value rows = AddOp::create(b, loc, IotaOp::create(b, loc, indexType, 0),
+                             createScalarConstant(b, loc, i64, block.offset));
+  Value keep = CompareOp::create(b, loc, CompareDirection::ge, rows,
+                                 IotaOp::create(b, loc, indexType, 1));
+  if (!o.mask) {
+    o.mask = keep;
+  } else if (getElementTypeOrSelf(o.mask.getType()).isInteger(1)) {
+    o.mask = AndOp::create(b, loc, o.mask, keep);
+  } else {
+    Type element = getElementTypeOrSelf(o.mask.getType());
+    o.mask = SelectOp::create(
+        b, loc, keep, o.mask,
+        createScalarConstant(b, loc, element,
+                             -std::numeric_limits<double>::infinity()));
+  }
+  return o;
+}
+
+/// `sum` (over keys [0, its length)) plus `piece` (over at least as many
+/// keys): their sum over `piece`'s keys.
+Value addKeys(OpBuilder &b, Location loc, Value sum, Value piece,
+              int64_t axis) {
+  if (!sum)
+    return piece;
+  int64_t have = cast<RankedTensorType>(sum.getType()).getDimSize(axis);
+  int64_t want = cast<RankedTensorType>(piece.getType()).getDimSize(axis);
+  return AddOp::create(b, loc, piece, padAxis(b, loc, sum, axis, want - have));
+}
+
+Value concatQueries(OpBuilder &b, Location loc, Type type,
+                    ArrayRef<Value> pieces, int64_t axis) {
+  if (pieces.size() == 1)
+    return pieces.front();
+  return ConcatOp::create(b, loc, type, pieces, b.getI64IntegerAttr(axis));
+}
+
+void blockForward(AttentionOp op, ArrayRef<AttentionBlock> blocks, int64_t lq,
+                  int64_t lk) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> outputs;
+  for (const AttentionBlock &block : blocks) {
+    BlockOperands o = blockOperands(b, op, block, lq, lk);
+    outputs.push_back(AttentionOp::create(b, loc, o.query, o.key, o.value,
+                                          o.mask, op.getScaleAttr(), o.causal));
+  }
+  int64_t axis = op.getQuery().getType().getRank() - 2;
+  op.replaceAllUsesWith(concatQueries(b, loc, op.getType(), outputs, axis));
+  op.erase();
+}
+
+void blockGradient(AttentionGradOp op, ArrayRef<AttentionBlock> blocks,
+                   int64_t lq, int64_t lk) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  int64_t axis = op.getQuery().getType().getRank() - 2;
+  SmallVector<Value> dq;
+  Value dk, dv;
+  for (const AttentionBlock &block : blocks) {
+    BlockOperands o = blockOperands(b, op, block, lq, lk);
+    int64_t end = block.offset + block.queries;
+    auto grads = AttentionGradOp::create(
+        b, loc, o.query, o.key, o.value,
+        sliceAxis(b, loc, op.getOutput(), axis, block.offset, end),
+        sliceAxis(b, loc, op.getOutputGrad(), axis, block.offset, end), o.mask,
+        op.getScaleAttr(), o.causal);
+    dq.push_back(grads.getQueryGrad());
+    dk = addKeys(b, loc, dk, grads.getKeyGrad(), axis);
+    dv = addKeys(b, loc, dv, grads.getValueGrad(), axis);
+  }
+  // Keys no query sees (causal, fewer queries than keys) get no gradient.
+  int64_t seen = blocks.back().keys;
+  op.getQueryGrad().replaceAllUsesWith(
+      concatQueries(b, loc, op.getQueryGrad().getType(), dq, axis));
+  op.getKeyGrad().replaceAllUsesWith(padAxis(b, loc, dk, axis, lk - seen));
+  op.getValueGrad().replaceAllUsesWith(padAxis(b, loc, dv, axis, lk - seen));
+  op.erase();
+}
+
+struct BlockAttentionPass
+    : mlir::ober::impl::BlockAttentionPassBase<BlockAttentionPass> {
+  using BlockAttentionPassBase::BlockAttentionPassBase;
+  void runOnOperation() override {
+    if (block < 0) {
+      getOperation().emitError("ober-block-attention: block=")
+          << static_cast<int64_t>(block)
+          << " is negative (0 sizes blocks automatically)";
+      return signalPassFailure();
+    }
+    blockAttention(getOperation(), block);
+  }
+};
+
+} // namespace
+
+void mlir::ober::blockAttention(Operation *root, int64_t blockQueries) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<AttentionOp, AttentionGradOp>(op) &&
+        llvm::all_of(op->getOperandTypes(), [](Type t) {
+          return cast<RankedTensorType>(t).hasStaticShape();
+        }))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    auto query = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto key = cast<RankedTensorType>(op->getOperand(1).getType());
+    int64_t rank = query.getRank();
+    int64_t lq = query.getDimSize(rank - 2), lk = key.getDimSize(rank - 2);
+    if (query.getNumElements() == 0 || key.getNumElements() == 0)
+      continue;
+    int64_t batch = query.getNumElements() / (lq * query.getShape().back());
+    bool causal = isa<AttentionOp>(op)
+                      ? cast<AttentionOp>(op).getIsCausal()
+                      : cast<AttentionGradOp>(op).getIsCausal();
+    SmallVector<AttentionBlock> blocks =
+        attentionBlocks(batch, lq, lk, causal, blockQueries);
+    // One block that sees every key: the op as it is.
+    if (blocks.size() == 1 && blocks.front().keys == lk)
+      continue;
+    if (auto forward = dyn_cast<AttentionOp>(op))
+      blockForward(forward, blocks, lq, lk);
+    else
+      blockGradient(cast<AttentionGradOp>(op), blocks, lq, lk);
+  }
+}

@@ -1,0 +1,88 @@
+// RUN: ober-opt %s --ober-cuda-merge-kernel-modules | FileCheck %s
+
+// Every kernel moves into the first module; kernels that differ only in
+// name are kept once (@scale and @scale_again, @scale_2 is the same body
+// in another module), and their launches follow. A different constant
+// (@scale_by_3) or signature (@scale_f16) keeps its own kernel; a name
+// clash (@scale_by_3 twice, different bodies) is renamed.
+// CHECK-LABEL: gpu.module @scale
+// CHECK-COUNT-1: gpu.func @scale(
+// CHECK-NOT: gpu.func @scale_again
+// CHECK: gpu.func @scale_by_3(
+// CHECK: gpu.func @scale_f16(
+// CHECK: gpu.func @scale_by_3_0(
+// CHECK-NOT: gpu.module
+// CHECK-LABEL: func.func @step
+// CHECK: gpu.launch_func @scale::@scale
+// CHECK: gpu.launch_func @scale::@scale
+// CHECK: gpu.launch_func @scale::@scale
+// CHECK: gpu.launch_func @scale::@scale_by_3 
+// CHECK: gpu.launch_func @scale::@scale_f16
+// CHECK: gpu.launch_func @scale::@scale_by_3_0
+module attributes {gpu.container_module} {
+  gpu.module @scale {
+    gpu.func @scale(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 2.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.mulf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+    gpu.func @scale_again(%y: memref<64xf32>) kernel {
+      %j = gpu.thread_id x
+      %d = arith.constant 2.0 : f32
+      %u = memref.load %y[%j] : memref<64xf32>
+      %t = arith.mulf %u, %d : f32
+      memref.store %t, %y[%j] : memref<64xf32>
+      gpu.return
+    }
+  }
+  gpu.module @scale_2 {
+    gpu.func @scale_2(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 2.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.mulf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+    gpu.func @scale_by_3(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 3.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.mulf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+    gpu.func @scale_f16(%x: memref<64xf16>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 2.0 : f16
+      %v = memref.load %x[%i] : memref<64xf16>
+      %w = arith.mulf %v, %c : f16
+      memref.store %w, %x[%i] : memref<64xf16>
+      gpu.return
+    }
+  }
+  gpu.module @other {
+    gpu.func @scale_by_3(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 3.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.addf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+  func.func @step(%x: memref<64xf32>, %h: memref<64xf16>) {
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @scale::@scale blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    gpu.launch_func @scale::@scale_again blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    gpu.launch_func @scale_2::@scale_2 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    gpu.launch_func @scale_2::@scale_by_3 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    gpu.launch_func @scale_2::@scale_f16 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%h : memref<64xf16>)
+    gpu.launch_func @other::@scale_by_3 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    return
+  }
+}
