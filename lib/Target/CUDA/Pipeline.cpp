@@ -104,6 +104,7 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
   // step's function, moving all that follows it, which is quadratic in a
   // long step (minutes and tens of GB for a 24-layer GPT).
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createQueueLaunchesPass());
   for (const std::string &chip : options.chipList()) {
     GpuNVVMAttachTargetOptions target;
     target.chip = chip;

@@ -23,7 +23,7 @@
 // BLOCKS-DAG: memref<2x2x16x64x
 // CHECK-NOT: ober_rt_cuda_matmul
 // CHECK: llvm.func @step(
-// CHECK-COUNT-3: gpu.launch_func @step_kernel::@step_kernel
+// CHECK-COUNT-3: gpu.launch_func <%[[STREAM:[0-9]+]] : !llvm.ptr> @step_kernel::@step_kernel
 // CHECK: gpu.binary @step_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, "P\EDU\BA
 // DECOMPOSED: llvm.call @ober_rt_cuda_matmul(
 func.func @step(%q: tensor<2x2x64x32xbf16>, %k: tensor<2x2x64x32xbf16>, %v: tensor<2x2x64x32xbf16>, %g: tensor<2x2x64x32xbf16>) -> (tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>) {

@@ -10,9 +10,17 @@
 // CHECK-NOT: memref.
 // CHECK-NOT: scf.
 // CHECK-NOT: ciface_ober_rt_cpu
+// The launches queue on the stream the function takes at its entry; the
+// host waits for it once, before returning (ober-cuda-queue-launches).
 // CHECK: llvm.func @dense(
+// CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK-NOT: mgpuStreamSynchronize
 // CHECK: llvm.call @ober_rt_cuda_matmul(
-// CHECK: gpu.launch_func @dense_kernel::@dense_kernel blocks in
+// CHECK-NOT: mgpuStreamSynchronize
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @dense_kernel::@dense_kernel blocks in
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
+// CHECK-NEXT: llvm.call @mgpuStreamDestroy(%[[STREAM]])
+// CHECK-NEXT: llvm.return
 // The one object is a fatbin (its magic number) for every chip.
 // CHECK: gpu.binary @dense_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">, "P\EDU\BA
 // CHECK-NOT: #gpu.object

@@ -148,6 +148,25 @@ def MergeKernelModulesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def QueueLaunchesPass : Pass<"ober-cuda-queue-launches", "::mlir::func::FuncOp"> {
+  let summary = "Queue a host function's kernel launches without waiting on each";
+  let description = [{
+    A synchronous `gpu.launch_func` lowers to a launch followed by a wait
+    for the kernel to finish: the host sits idle while each kernel runs and
+    the GPU while the host prepares the next, a few microseconds for each
+    of a training step's thousands of kernels. Everything a program does on
+    the device is ordered on one stream (the runtime's program stream:
+    kernels, the kernel library's products, copies, the caching allocator's
+    stream-ordered reuse, collectives that wait on events recorded there),
+    and the host never reads device memory itself (`ober-cuda-map-to-gpu`
+    refuses such code). So this pass makes each launch of the function
+    asynchronous on one stream taken at the function's entry
+    (`gpu.wait async`), and waits for that stream once, before each
+    return: a kernel's fault then surfaces at the end of the function.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def FatbinPass : Pass<"ober-cuda-fatbin", "ModuleOp"> {
   let summary = "Assemble each GPU binary's PTX into one fatbin";
   let description = [{
