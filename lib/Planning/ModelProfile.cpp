@@ -10,6 +10,8 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Training/TrainStep.h"
+#include "ober/Transforms/Passes.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -42,6 +44,41 @@ static bool fusedAway(Value v, const DenseSet<Value> &materialized) {
            isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, SoftmaxOp,
                LogSoftmaxOp, LayerNormOp, RMSNormOp, CrossEntropyOp>(u);
   });
+}
+
+SideWork mlir::ober::planning::attentionSideWork(Operation *op,
+                                                const Cluster &cluster,
+                                                StringRef precision) {
+  if (!isa<AttentionOp, AttentionGradOp>(op) ||
+      !llvm::all_of(op->getOperandTypes(), [](Type t) {
+        return cast<RankedTensorType>(t).hasStaticShape();
+      }))
+    return {};
+  // The op alone in a function of its own, lowered as the pipelines do.
+  Location loc = op->getLoc();
+  OpBuilder b(op->getContext());
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(scratch->getBody());
+  auto fn = func::FuncOp::create(
+      b, loc, "attention",
+      b.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  IRMapping operands;
+  operands.map(op->getOperands(), body->getArguments());
+  Operation *copy = b.clone(*op, operands);
+  func::ReturnOp::create(b, loc, copy->getResults());
+  blockAttention(fn, /*blockQueries=*/0);
+  if (failed(decomposeAttention(fn)))
+    return {};
+  SideWork side;
+  for (Operation &o : body->without_terminator()) {
+    if (isa<MatmulOp>(o))
+      continue;
+    side.seconds += opSeconds(&o, cluster, precision, {});
+    side.kernels += endsKernel(&o, {});
+  }
+  return side;
 }
 
 bool mlir::ober::planning::endsKernel(Operation *op,
@@ -629,6 +666,9 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     double seconds = opSeconds(&op, cluster, precision, saved) / samples;
     (w.matmul ? bwdMatmul : bwdOther)[seg] += seconds;
     bwdKernels[seg] += endsKernel(&op, saved);
+    SideWork side = attentionSideWork(&op, cluster, precision);
+    bwdOther[seg] += side.seconds / samples;
+    bwdKernels[seg] += side.kernels;
     if (w.matmul)
       bwdFlops[seg] += w.flops / samples;
   }

@@ -702,7 +702,11 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
       a.out.gemms.back().needed = needed;
     }
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
-    bool kernel = endsKernel(op, saved);
+    double kernel = endsKernel(op, saved);
+    // Attention's work between its products: the other class's.
+    SideWork side = attentionSideWork(op, cluster, precision);
+    side.seconds /= samples;
+    kernel += side.kernels;
     a.out.forwardKernels += kernel;
     if (auto softmax = dyn_cast<SoftmaxOp>(op))
       if (std::optional<TPProfile::Softmax> s = attentionSoftmax(a, softmax)) {
@@ -716,14 +720,16 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
       return split ? time.split : (act && !matrix) ? time.seq : time.full;
     };
     slotOf(matrix ? a.out.forwardMatmul : a.out.forwardOther) += seconds;
+    slotOf(a.out.forwardOther) += side.seconds;
     if (needed) {
       slotOf(matrix ? a.out.neededMatmul : a.out.neededOther) += seconds;
+      slotOf(a.out.neededOther) += side.seconds;
       a.out.neededKernels += kernel;
       if (matrix)
         a.out.neededFlops += work.flops / samples;
     }
     if (selective.contains(op)) {
-      slotOf(a.out.selectiveTime) += seconds;
+      slotOf(a.out.selectiveTime) += seconds + side.seconds;
       if (matrix)
         a.out.selectiveFlops += work.flops / samples;
     }
