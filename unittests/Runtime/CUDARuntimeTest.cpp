@@ -19,6 +19,8 @@
 
 #include "../TestSupport.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -288,6 +290,121 @@ void testNcclLoopback() {
   ncclComm_t comm = nullptr;
   EXPECT(api->commInitRank(&comm, 1, ncclUniqueId{}, 0) == ncclInvalidArgument);
   EXPECT(contains(api->errorString(ncclInvalidArgument), "not an id of"));
+}
+
+/// The loopback NCCL, but a stream that never finishes (a collective a
+/// failed peer never joins) and communicators counted as they are
+/// destroyed and aborted.
+class StuckNccl final : public NcclApi {
+public:
+  explicit StuckNccl(NcclApi &real) : real(real) {}
+  NcclApi &real;
+  std::atomic<int> destroyed{0}, aborted{0};
+
+  ncclResult_t getUniqueId(ncclUniqueId *id) override {
+    return real.getUniqueId(id);
+  }
+  ncclResult_t commInitRank(ncclComm_t *comm, int ranks, ncclUniqueId id,
+                            int rank) override {
+    return real.commInitRank(comm, ranks, id, rank);
+  }
+  ncclResult_t commDestroy(ncclComm_t comm) override {
+    ++destroyed;
+    return real.commDestroy(comm);
+  }
+  ncclResult_t commAbort(ncclComm_t comm) override {
+    ++aborted;
+    return real.commAbort(comm);
+  }
+  const char *errorString(ncclResult_t r) override {
+    return real.errorString(r);
+  }
+  ncclResult_t allReduce(const void *in, void *out, size_t count,
+                         ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                         CUstream stream) override {
+    return real.allReduce(in, out, count, type, op, comm, stream);
+  }
+  ncclResult_t allGather(const void *in, void *out, size_t count,
+                         ncclDataType_t type, ncclComm_t comm,
+                         CUstream stream) override {
+    return real.allGather(in, out, count, type, comm, stream);
+  }
+  ncclResult_t reduceScatter(const void *in, void *out, size_t count,
+                             ncclDataType_t type, ncclRedOp_t op,
+                             ncclComm_t comm, CUstream stream) override {
+    return real.reduceScatter(in, out, count, type, op, comm, stream);
+  }
+  ncclResult_t broadcast(const void *in, void *out, size_t count,
+                         ncclDataType_t type, int root, ncclComm_t comm,
+                         CUstream stream) override {
+    return real.broadcast(in, out, count, type, root, comm, stream);
+  }
+  ncclResult_t send(const void *data, size_t count, ncclDataType_t type,
+                    int peer, ncclComm_t comm, CUstream stream) override {
+    return real.send(data, count, type, peer, comm, stream);
+  }
+  ncclResult_t recv(void *data, size_t count, ncclDataType_t type, int peer,
+                    ncclComm_t comm, CUstream stream) override {
+    return real.recv(data, count, type, peer, comm, stream);
+  }
+  ncclResult_t groupStart() override { return real.groupStart(); }
+  ncclResult_t groupEnd() override { return real.groupEnd(); }
+  void useDevice(int device) override { real.useDevice(device); }
+  std::shared_ptr<CUstream_st> createStream() override {
+    return real.createStream();
+  }
+  void synchronize(CUstream) override {
+    EXPECT(!"synchronize on a stream that never finishes");
+  }
+  bool finished(CUstream) override { return false; }
+  void waitFor(CUstream stream, const Event &ready) override {
+    real.waitFor(stream, ready);
+  }
+  void record(Event &done, CUstream stream) override {
+    real.record(done, stream);
+  }
+  void *allocate(int device, size_t bytes, CUstream stream) override {
+    return real.allocate(device, bytes, stream);
+  }
+  void release(int device, void *memory) override {
+    real.release(device, memory);
+  }
+  void copy(void *to, const void *from, size_t bytes,
+            CUstream stream) override {
+    real.copy(to, from, bytes, stream);
+  }
+  void copyRows(void *to, size_t toPitch, const void *from, size_t fromPitch,
+                size_t width, size_t rows, CUstream stream) override {
+    real.copyRows(to, toPitch, from, fromPitch, width, rows, stream);
+  }
+  std::shared_ptr<Event> markProgram() override { return real.markProgram(); }
+  void retireStream(int device, CUstream stream) override {
+    real.retireStream(device, stream);
+  }
+};
+
+/// A transport whose stream never drains (a peer failed with collectives
+/// queued) closes after teardownSeconds, aborting its communicators (its
+/// group's and the world's) rather than destroying them; one that drains
+/// destroys them.
+void testNcclTeardown() {
+  std::unique_ptr<NcclApi> loopback = loopbackNccl(/*timeoutSeconds=*/20);
+  StuckNccl stuck(*loopback);
+  NcclTransport::Options options;
+  options.teardownSeconds = 0.2;
+  auto start = std::chrono::steady_clock::now();
+  onNcclRanks(2, stuck, options, [](NcclTransport &t) {
+    t.createGroups({{{0, 1}, 0}});
+  });
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  EXPECT(stuck.aborted == 4);   // 2 ranks x (the group, the world)
+  EXPECT(stuck.destroyed == 0);
+  EXPECT(seconds >= 0.2 && seconds < 10);
+  onNcclRanks(2, *loopback, options, [](NcclTransport &t) {
+    t.createGroups({{{0, 1}, 0}});
+  });
 }
 
 /// The executable's device channel: a Channel over NcclTransport (the
@@ -628,6 +745,7 @@ int main() {
   testModuleRegistration(); // first: nothing may have loaded the driver
   testNcclMapping();
   testNcclLoopback();
+  testNcclTeardown();
   testChannelOverNccl();
   testRounding();
   testReuseAndSplitting();

@@ -77,7 +77,7 @@ namespace {
 // clang-format off
 #define OBER_NCCL_FUNCTIONS(X)                                                 \
   X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRank) X(ncclCommDestroy)  \
-  X(ncclGetErrorString) X(ncclAllReduce) X(ncclAllGather)                      \
+  X(ncclCommAbort) X(ncclGetErrorString) X(ncclAllReduce) X(ncclAllGather)     \
   X(ncclReduceScatter) X(ncclBroadcast) X(ncclSend) X(ncclRecv)                \
   X(ncclGroupStart) X(ncclGroupEnd)
 // clang-format on
@@ -153,6 +153,9 @@ public:
   ncclResult_t commDestroy(ncclComm_t comm) override {
     return nccl().ncclCommDestroy(comm);
   }
+  ncclResult_t commAbort(ncclComm_t comm) override {
+    return nccl().ncclCommAbort(comm);
+  }
   const char *errorString(ncclResult_t result) override {
     return nccl().ncclGetErrorString(result);
   }
@@ -195,6 +198,9 @@ public:
   }
   void synchronize(CUstream stream) override {
     check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+  bool finished(CUstream stream) override {
+    return driver().cuStreamQuery(stream) != CUDA_ERROR_NOT_READY;
   }
   void waitFor(CUstream stream, const Event &ready) override {
     check(driver().cuStreamWaitEvent(stream, ready.get(), 0),

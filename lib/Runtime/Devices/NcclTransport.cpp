@@ -52,29 +52,55 @@ NcclTransport::NcclTransport(Transport &bootstrap, int device, Options options)
 }
 
 NcclTransport::~NcclTransport() {
+  bool drained = true;
   try {
     api.useDevice(ordinal);
-    api.synchronize(stream());
-    api.retireStream(ordinal, stream());
+    drained = drain(options.teardownSeconds);
+    if (drained)
+      api.retireStream(ordinal, stream());
   } catch (...) {
     // Tearing down after a failure: nothing more to report.
   }
-  destroyCommunicators();
+  if (!drained)
+    std::fprintf(stderr,
+                 "error: rank %lld: NCCL operations still queued %g s "
+                 "after its transport closed (a rank failed or left): "
+                 "aborting its communicators\n",
+                 static_cast<long long>(rank()), options.teardownSeconds);
+  releaseCommunicators(/*abort=*/!drained);
 }
 
-void NcclTransport::destroyCommunicators() {
+bool NcclTransport::drain(double seconds) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(seconds));
+  auto pause = std::chrono::microseconds(100);
+  while (!api.finished(stream())) {
+    if (Clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::microseconds>(pause * 2,
+                                                std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+void NcclTransport::releaseCommunicators(bool abort) {
+  auto release = [&](ncclComm_t comm) {
+    if (comm)
+      abort ? api.commAbort(comm) : api.commDestroy(comm);
+  };
   for (Group &g : groups)
-    if (g.comm)
-      api.commDestroy(g.comm);
-  if (world.comm)
-    api.commDestroy(world.comm);
+    release(g.comm);
+  release(world.comm);
   groups.clear();
   world = Group();
 }
 
 void NcclTransport::createGroups(const std::vector<GroupSpec> &specs) {
   api.useDevice(ordinal);
-  destroyCommunicators();
+  releaseCommunicators(/*abort=*/false);
   ++generation;
   std::vector<GroupSpec> all = specs;
   GroupSpec everyone;

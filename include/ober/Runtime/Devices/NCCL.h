@@ -59,6 +59,9 @@ public:
   virtual ncclResult_t commInitRank(ncclComm_t *comm, int ranks,
                                     ncclUniqueId id, int rank) = 0;
   virtual ncclResult_t commDestroy(ncclComm_t comm) = 0;
+  /// Frees `comm` without waiting for the operations queued on it (their
+  /// kernels return): teardown after a peer failed.
+  virtual ncclResult_t commAbort(ncclComm_t comm) = 0;
   virtual const char *errorString(ncclResult_t result) = 0;
   virtual ncclResult_t allReduce(const void *in, void *out, size_t count,
                                  ncclDataType_t type, ncclRedOp_t op,
@@ -87,6 +90,9 @@ public:
   /// last reference.
   virtual std::shared_ptr<CUstream_st> createStream() = 0;
   virtual void synchronize(CUstream stream) = 0;
+  /// Whether everything queued on `stream` has finished (or failed:
+  /// nothing is left to wait for); does not wait.
+  virtual bool finished(CUstream stream) = 0;
   /// Work queued on `stream` later waits for `ready`.
   virtual void waitFor(CUstream stream, const Event &ready) = 0;
   virtual void record(Event &done, CUstream stream) = 0;
@@ -136,6 +142,11 @@ public:
     /// replacing the bootstrap's groups; -1: createGroups makes the
     /// bootstrap's groups its own.
     int64_t bootstrapWorldGroup = -1;
+    /// How long the destructor waits for operations still queued on the
+    /// transport's stream, seconds. A peer that failed never joins them
+    /// and NCCL has no timeout of its own: past this the communicators are
+    /// aborted (with a message) instead of the rank hanging at shutdown.
+    double teardownSeconds = 30;
   };
 
   /// `bootstrap` gives the rank and world size and carries the unique ids;
@@ -205,7 +216,10 @@ private:
   void exchangeIds(const std::vector<GroupSpec> &specs,
                    std::vector<ncclUniqueId> &ids);
   ncclUniqueId idFromFile(const GroupSpec &spec, bool first);
-  void destroyCommunicators();
+  /// Destroys (or, with `abort`, aborts) every communicator.
+  void releaseCommunicators(bool abort);
+  /// Waits up to `seconds` for stream() to finish; whether it did.
+  bool drain(double seconds);
   void begin(const Event *ready);
   void finish(Event *done);
   void queueAllReduce(size_t g, const void *in, void *out, int64_t count,
