@@ -39,10 +39,11 @@ SmallVector<AttentionBlock> mlir::ober::attentionBlocks(int64_t batch,
   int64_t size = blockQueries;
   if (size <= 0) {
     size = lq;
+    // The most queries that fit, a multiple of 64 and at least 64 (more
+    // blocks of fewer queries would only add kernels).
     if (batch * lq * lk > kAttentionBlockScores) {
-      size = std::max<int64_t>(1, kAttentionBlockScores / (batch * lk));
-      if (size >= 64)
-        size -= size % 64;
+      size = kAttentionBlockScores / (batch * lk);
+      size = std::max<int64_t>(64, size - size % 64);
     }
   }
   SmallVector<AttentionBlock> blocks;
@@ -144,9 +145,13 @@ BlockOperands blockOperands(OpBuilder &b, OpTy op, const AttentionBlock &block,
 }
 
 /// `sum` (over keys [0, its length)) plus `piece` (over at least as many
-/// keys): their sum over `piece`'s keys.
+/// keys): their sum over `piece`'s keys, in f32 where `piece` is narrower
+/// (bf16, f16: one rounding at the end, not one per block).
 Value addKeys(OpBuilder &b, Location loc, Value sum, Value piece,
               int64_t axis) {
+  auto type = cast<RankedTensorType>(piece.getType());
+  if (type.getElementType().getIntOrFloatBitWidth() < 32)
+    piece = CastOp::create(b, loc, type.clone(b.getF32Type()), piece);
   if (!sum)
     return piece;
   int64_t have = cast<RankedTensorType>(sum.getType()).getDimSize(axis);
@@ -197,10 +202,16 @@ void blockGradient(AttentionGradOp op, ArrayRef<AttentionBlock> blocks,
   }
   // Keys no query sees (causal, fewer queries than keys) get no gradient.
   int64_t seen = blocks.back().keys;
+  auto finish = [&](Value sum, Value result) {
+    Value whole = padAxis(b, loc, sum, axis, lk - seen);
+    if (whole.getType() != result.getType())
+      whole = CastOp::create(b, loc, result.getType(), whole);
+    result.replaceAllUsesWith(whole);
+  };
   op.getQueryGrad().replaceAllUsesWith(
       concatQueries(b, loc, op.getQueryGrad().getType(), dq, axis));
-  op.getKeyGrad().replaceAllUsesWith(padAxis(b, loc, dk, axis, lk - seen));
-  op.getValueGrad().replaceAllUsesWith(padAxis(b, loc, dv, axis, lk - seen));
+  finish(dk, op.getKeyGrad());
+  finish(dv, op.getValueGrad());
   op.erase();
 }
 

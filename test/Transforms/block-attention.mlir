@@ -99,3 +99,20 @@ func.func @dynamic(%q: tensor<?x8x4xf32>, %k: tensor<?x8x4xf32>, %v: tensor<?x8x
   %o = ober.attention %q, %k, %v {is_causal} : (tensor<?x8x4xf32>, tensor<?x8x4xf32>, tensor<?x8x4xf32>) -> tensor<?x8x4xf32>
   return %o : tensor<?x8x4xf32>
 }
+
+// -----
+
+// bf16: dK and dV are summed over the blocks in f32 and rounded once.
+// CHECK-LABEL: func @bf16_gradient
+// CHECK: %[[DQ0:.*]], %[[DK0:.*]], %[[DV0:.*]] = ober.attention_grad
+// CHECK: %[[K0:.*]] = ober.cast %[[DK0]] : tensor<2x5x4xbf16> to tensor<2x5x4xf32>
+// CHECK: ober.cast %[[DV0]] : tensor<2x5x4xbf16> to tensor<2x5x4xf32>
+// CHECK: %[[DQ1:.*]], %[[DK1:.*]], %[[DV1:.*]] = ober.attention_grad
+// CHECK: %[[K1:.*]] = ober.cast %[[DK1]] : tensor<2x5x4xbf16> to tensor<2x5x4xf32>
+// CHECK: %[[SK:.*]] = ober.add %[[K1]], %[[K0]] : tensor<2x5x4xf32>
+// CHECK: %[[DK:.*]] = ober.cast %[[SK]] : tensor<2x5x4xf32> to tensor<2x5x4xbf16>
+// CHECK: return %{{.*}}, %[[DK]], %{{.*}} :
+func.func @bf16_gradient(%q: tensor<2x5x4xbf16>, %k: tensor<2x5x4xbf16>, %v: tensor<2x5x4xbf16>, %o: tensor<2x5x4xbf16>, %g: tensor<2x5x4xbf16>) -> (tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>) {
+  %r:3 = ober.attention_grad %q, %k, %v, %o, %g : (tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>) -> (tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>)
+  return %r#0, %r#1, %r#2 : tensor<2x5x4xbf16>, tensor<2x5x4xbf16>, tensor<2x5x4xbf16>
+}

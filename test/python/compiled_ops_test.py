@@ -667,7 +667,8 @@ def attention_cases():
     default, here with blocks small enough that there are three) and as the
     fused loops (--attention=fused): plain and causal (queries fewer and more than keys), an i1
     mask broadcast over batch and heads with a fully masked row, a float
-    mask, no head dimension, bf16, and rows long enough for threads."""
+    mask (also causal), a mask over keys only, no head dimension, bf16, and
+    rows long enough for threads."""
     def att(name, b, lq, lk, d, dv, dtype="f32", causal=False, mask=None,
             scale=None, grad=True):
         q = floats(b + (lq, d), -1.5, 1.5, special=False)
@@ -739,6 +740,13 @@ def attention_cases():
     yield from att("float-mask", (2, 3), 4, 6, 4, 4,
                    mask=((2, 1, 1, 6), "f32",
                          floats((2, 1, 1, 6), -2, 2, special=False)))
+    yield from att("float-mask-causal", (2, 3), 7, 6, 4, 4, causal=True,
+                   mask=((2, 1, 1, 6), "f32",
+                         floats((2, 1, 1, 6), -2, 2, special=False)))
+    keep = RNG.uniform(size=(6,)) < 0.7
+    keep[0] = True
+    yield from att("key-mask-causal", (2,), 5, 6, 4, 3, causal=True,
+                   mask=((6,), "i1", keep))
     yield from att("bf16", (2, 2), 6, 6, 8, 8, dtype="bf16", causal=True)
     yield from att("threads", (2, 4), 96, 96, 32, 32, causal=True)
 

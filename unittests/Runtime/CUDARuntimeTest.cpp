@@ -293,13 +293,15 @@ void testNcclLoopback() {
 }
 
 /// The loopback NCCL, but a stream that never finishes (a collective a
-/// failed peer never joins) and communicators counted as they are
-/// destroyed and aborted.
+/// failed peer never joins) unless `busy` is cleared, and communicators
+/// counted as they are destroyed and aborted.
 class StuckNccl final : public NcclApi {
 public:
   explicit StuckNccl(NcclApi &real) : real(real) {}
   NcclApi &real;
   std::atomic<int> destroyed{0}, aborted{0};
+  /// Whether the stream never finishes (else it is always idle).
+  bool busy = true;
 
   ncclResult_t getUniqueId(ncclUniqueId *id) override {
     return real.getUniqueId(id);
@@ -356,7 +358,9 @@ public:
   void synchronize(CUstream) override {
     EXPECT(!"synchronize on a stream that never finishes");
   }
-  bool finished(CUstream) override { return false; }
+  StreamState query(CUstream) override {
+    return busy ? StreamState::Busy : StreamState::Idle;
+  }
   void waitFor(CUstream stream, const Event &ready) override {
     real.waitFor(stream, ready);
   }
@@ -402,9 +406,14 @@ void testNcclTeardown() {
   EXPECT(stuck.aborted == 4);   // 2 ranks x (the group, the world)
   EXPECT(stuck.destroyed == 0);
   EXPECT(seconds >= 0.2 && seconds < 10);
-  onNcclRanks(2, *loopback, options, [](NcclTransport &t) {
+  // A stream that drains: the communicators are destroyed.
+  StuckNccl idle(*loopback);
+  idle.busy = false;
+  onNcclRanks(2, idle, options, [](NcclTransport &t) {
     t.createGroups({{{0, 1}, 0}});
   });
+  EXPECT(idle.aborted == 0);
+  EXPECT(idle.destroyed == 4);
 }
 
 /// The executable's device channel: a Channel over NcclTransport (the

@@ -199,8 +199,11 @@ public:
   void synchronize(CUstream stream) override {
     check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
   }
-  bool finished(CUstream stream) override {
-    return driver().cuStreamQuery(stream) != CUDA_ERROR_NOT_READY;
+  StreamState query(CUstream stream) override {
+    CUresult r = driver().cuStreamQuery(stream);
+    return r == CUDA_SUCCESS          ? StreamState::Idle
+           : r == CUDA_ERROR_NOT_READY ? StreamState::Busy
+                                      : StreamState::Failed;
   }
   void waitFor(CUstream stream, const Event &ready) override {
     check(driver().cuStreamWaitEvent(stream, ready.get(), 0),

@@ -306,7 +306,7 @@ public:
   void useDevice(int) override {}
   std::shared_ptr<CUstream_st> createStream() override { return nullptr; }
   void synchronize(CUstream) override {}
-  bool finished(CUstream) override { return true; }
+  StreamState query(CUstream) override { return StreamState::Idle; }
   void waitFor(CUstream, const Event &) override {}
   void record(Event &, CUstream) override {}
   void *allocate(int, size_t bytes, CUstream) override {

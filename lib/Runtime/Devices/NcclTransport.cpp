@@ -52,38 +52,44 @@ NcclTransport::NcclTransport(Transport &bootstrap, int device, Options options)
 }
 
 NcclTransport::~NcclTransport() {
-  bool drained = true;
+  using State = NcclApi::StreamState;
+  State state = State::Failed;
   try {
     api.useDevice(ordinal);
-    drained = drain(options.teardownSeconds);
-    if (drained)
-      api.retireStream(ordinal, stream());
+    state = drain(options.teardownSeconds);
   } catch (...) {
-    // Tearing down after a failure: nothing more to report.
+    // Tearing down after a failure: abort below.
   }
-  if (!drained)
+  if (state == State::Busy)
     std::fprintf(stderr,
                  "error: rank %lld: NCCL operations still queued %g s "
                  "after its transport closed (a rank failed or left): "
                  "aborting its communicators\n",
                  static_cast<long long>(rank()), options.teardownSeconds);
-  releaseCommunicators(/*abort=*/!drained);
+  // After an error or a timeout NCCL's communicators are aborted (their
+  // queued kernels return), not destroyed (which waits for them).
+  releaseCommunicators(/*abort=*/state != State::Idle);
+  try {
+    if (state == State::Idle || drain(options.teardownSeconds) == State::Idle)
+      api.retireStream(ordinal, stream());
+  } catch (...) {
+  }
 }
 
-bool NcclTransport::drain(double seconds) {
+NcclApi::StreamState NcclTransport::drain(double seconds) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(seconds));
   auto pause = std::chrono::microseconds(100);
-  while (!api.finished(stream())) {
-    if (Clock::now() >= deadline)
-      return false;
+  NcclApi::StreamState state;
+  while ((state = api.query(stream())) == NcclApi::StreamState::Busy &&
+         Clock::now() < deadline) {
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2,
                                                 std::chrono::milliseconds(50));
   }
-  return true;
+  return state;
 }
 
 void NcclTransport::releaseCommunicators(bool abort) {

@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <cstdio>
 #include <thread>
@@ -63,6 +65,49 @@ private:
   std::thread thread;
 };
 
+/// Ends the job when, once armed, the rank's device channel and transport
+/// take longer than `timeout` seconds to close: they wait for the device
+/// collectives they queued, which a rank that failed never joins (NCCL has
+/// no timeout), and the channel's watchdog is gone by then.
+class TeardownDeadline {
+public:
+  TeardownDeadline(int64_t rank, double timeout, void (*end)(int))
+      : thread([this, rank, timeout, end] {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [this] { return armed || closed; });
+          if (changed.wait_for(lock, std::chrono::duration<double>(timeout),
+                               [this] { return closed; }))
+            return;
+          std::fprintf(stderr,
+                       "error: rank %lld: its device collectives did not "
+                       "finish within %.0f s of the end of training (a rank "
+                       "was lost): ending the job\n",
+                       static_cast<long long>(rank), timeout);
+          std::fflush(stderr);
+          end(3);
+        }) {}
+  /// Starts the clock.
+  void arm() {
+    std::lock_guard<std::mutex> lock(mutex);
+    armed = true;
+    changed.notify_all();
+  }
+  ~TeardownDeadline() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      closed = true;
+    }
+    changed.notify_all();
+    thread.join();
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool armed = false, closed = false;
+  std::thread thread;
+};
+
 [[noreturn]] void endProcess(int code) { std::_Exit(code); }
 [[noreturn]] void endMPIJob(int code) { mpiAbort(code); }
 
@@ -106,12 +151,19 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
     if (!prepareRank(program, where, threads, self))
       return 70;
     Watchdog watchdog(channel, options.commTimeout, end);
+    // Declared before the device channel and transport, so that it is
+    // armed (below) before they close and closed after them.
+    TeardownDeadline teardown(rank, options.commTimeout, end);
     // Generated code's collectives on their own transport where its
     // buffers are the device's.
     std::unique_ptr<Transport> onDevice =
         programTransport(transport, program, where);
     std::optional<Channel> deviceChannel;
     std::optional<Watchdog> deviceWatchdog;
+    struct Arm {
+      TeardownDeadline &deadline;
+      ~Arm() { deadline.arm(); }
+    } arm{teardown};
     if (onDevice) {
       deviceChannel.emplace(*onDevice, where.grid, rank, groups);
       where.programChannel = &*deviceChannel;

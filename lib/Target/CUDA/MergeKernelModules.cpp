@@ -19,8 +19,14 @@ using namespace mlir;
 namespace {
 
 /// `kernel` as text without its name: equal for kernels that differ only
-/// in name (its body never names itself).
+/// in name (its body never names itself). Empty for a kernel that names
+/// other symbols (their definitions could differ between modules) or a
+/// function that is not a kernel: those are never merged.
 std::string kernelText(gpu::GPUFuncOp kernel) {
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(kernel);
+  if (!kernel.isKernel() || !uses || !uses->empty())
+    return "";
   std::string text;
   llvm::raw_string_ostream os(text);
   kernel->print(os, OpPrintingFlags().useLocalScope());
@@ -44,6 +50,8 @@ struct MergeKernelModules
     // The kept kernel of each text.
     llvm::StringMap<StringAttr> kept;
     for (gpu::GPUModuleOp from : modules) {
+      SmallVector<Operation *> moved;
+      SmallVector<std::pair<StringAttr, StringAttr>> renames;
       for (Operation &op :
            llvm::make_early_inc_range(from.getBody()->getOperations())) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
@@ -52,21 +60,32 @@ struct MergeKernelModules
         StringAttr old = symbol.getNameAttr();
         auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
         std::string text = kernel ? kernelText(kernel) : "";
-        if (auto same = kept.find(text); kernel && same != kept.end()) {
+        if (auto same = kept.find(text); !text.empty() && same != kept.end()) {
           renamed[{from.getNameAttr(), old}] = same->second;
-          op.erase();
+          if (from == into)
+            kernels.erase(&op);
+          else
+            op.erase();
           continue;
         }
         StringAttr now = old;
         if (from != into) {
           op.remove();
-          // Inserting renames on a clash with a kernel already there.
+          // Inserting renames on a clash with a symbol already there.
           now = kernels.insert(&op);
           renamed[{from.getNameAttr(), old}] = now;
+          moved.push_back(&op);
+          if (now != old)
+            renames.push_back({old, now});
         }
-        if (kernel)
+        if (!text.empty())
           kept[text] = now;
       }
+      // What the moved ops named in their module follows its renaming.
+      for (auto [old, now] : renames)
+        for (Operation *op : moved)
+          if (failed(SymbolTable::replaceAllSymbolUses(old, now, op)))
+            return signalPassFailure();
     }
     StringAttr target = into.getNameAttr();
     module.walk([&](gpu::LaunchFuncOp launch) {

@@ -24,7 +24,8 @@ struct QueueLaunches
     func::FuncOp func = getOperation();
     SmallVector<gpu::LaunchFuncOp> launches;
     func.walk([&](gpu::LaunchFuncOp launch) {
-      if (!launch.getAsyncToken())
+      // Launches already ordered by tokens of their own are left alone.
+      if (!launch.getAsyncToken() && launch.getAsyncDependencies().empty())
         launches.push_back(launch);
     });
     if (launches.empty())

@@ -1,4 +1,4 @@
-// RUN: ober-opt %s --ober-cuda-merge-kernel-modules | FileCheck %s
+// RUN: ober-opt %s --ober-cuda-merge-kernel-modules -split-input-file | FileCheck %s
 
 // Every kernel moves into the first module; kernels that differ only in
 // name are kept once (@scale and @scale_again, @scale_2 is the same body
@@ -83,6 +83,51 @@ module attributes {gpu.container_module} {
     gpu.launch_func @scale_2::@scale_by_3 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
     gpu.launch_func @scale_2::@scale_f16 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%h : memref<64xf16>)
     gpu.launch_func @other::@scale_by_3 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    return
+  }
+}
+
+// -----
+
+// Kernels that name other symbols of their module are never merged (the
+// same text may name different definitions), and a symbol renamed on the
+// move is renamed where its module's kernels name it.
+// CHECK-LABEL: gpu.module @a
+// CHECK: memref.global "private" constant @c : memref<4xf32> = dense<1.000000e+00>
+// CHECK: gpu.func @k(
+// CHECK: memref.get_global @c :
+// CHECK: memref.global "private" constant @c_0 : memref<4xf32> = dense<2.000000e+00>
+// CHECK: gpu.func @k_1(
+// CHECK: memref.get_global @c_0 :
+// CHECK-LABEL: func.func @step
+// CHECK: gpu.launch_func @a::@k
+// CHECK: gpu.launch_func @a::@k_1
+module attributes {gpu.container_module} {
+  gpu.module @a {
+    memref.global "private" constant @c : memref<4xf32> = dense<1.0>
+    gpu.func @k(%x: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %g = memref.get_global @c : memref<4xf32>
+      %v = memref.load %g[%i] : memref<4xf32>
+      memref.store %v, %x[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @b {
+    memref.global "private" constant @c : memref<4xf32> = dense<2.0>
+    gpu.func @k(%x: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %g = memref.get_global @c : memref<4xf32>
+      %v = memref.load %g[%i] : memref<4xf32>
+      memref.store %v, %x[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+  func.func @step(%x: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%x : memref<4xf32>)
+    gpu.launch_func @b::@k blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%x : memref<4xf32>)
     return
   }
 }

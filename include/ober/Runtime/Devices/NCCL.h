@@ -90,9 +90,9 @@ public:
   /// last reference.
   virtual std::shared_ptr<CUstream_st> createStream() = 0;
   virtual void synchronize(CUstream stream) = 0;
-  /// Whether everything queued on `stream` has finished (or failed:
-  /// nothing is left to wait for); does not wait.
-  virtual bool finished(CUstream stream) = 0;
+  /// Where the work queued on `stream` is; does not wait.
+  enum class StreamState { Busy, Idle, Failed };
+  virtual StreamState query(CUstream stream) = 0;
   /// Work queued on `stream` later waits for `ready`.
   virtual void waitFor(CUstream stream, const Event &ready) = 0;
   virtual void record(Event &done, CUstream stream) = 0;
@@ -218,8 +218,9 @@ private:
   ncclUniqueId idFromFile(const GroupSpec &spec, bool first);
   /// Destroys (or, with `abort`, aborts) every communicator.
   void releaseCommunicators(bool abort);
-  /// Waits up to `seconds` for stream() to finish; whether it did.
-  bool drain(double seconds);
+  /// Waits up to `seconds` for stream() to finish: Idle, Failed, or Busy
+  /// when it did not.
+  NcclApi::StreamState drain(double seconds);
   void begin(const Event *ready);
   void finish(Event *done);
   void queueAllReduce(size_t g, const void *in, void *out, int64_t count,
