@@ -14,8 +14,7 @@
 
 #include "ober/Transforms/AttentionBlocks.h"
 
-#include "ober/Dialect/Ober/IR/OberBuilders.h"
-#include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Dialect/Ober/IR/OberShapeBuilder.h"
 #include "ober/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -55,38 +54,46 @@ SmallVector<AttentionBlock> mlir::ober::attentionBlocks(int64_t batch,
   return blocks;
 }
 
+Value mlir::ober::causalKeep(OpBuilder &b, Location loc, int64_t queries,
+                             int64_t keys, int64_t offset) {
+  Type i64 = b.getI64Type();
+  auto indexType = RankedTensorType::get({queries, keys}, i64);
+  Value rows = IotaOp::create(b, loc, indexType, 0);
+  if (offset != 0)
+    rows =
+        AddOp::create(b, loc, rows, createScalarConstant(b, loc, i64, offset));
+  return CompareOp::create(b, loc, CompareDirection::ge, rows,
+                           IotaOp::create(b, loc, indexType, 1));
+}
+
 namespace {
 
-/// `v`'s entries [begin, end) along `axis` (`v` itself when that is all).
-Value sliceAxis(OpBuilder &b, Location loc, Value v, int64_t axis,
-                int64_t begin, int64_t end) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (begin == 0 && end == type.getDimSize(axis))
-    return v;
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> starts(rank, 0), limits(type.getShape()),
-      strides(rank, 1), shape(type.getShape());
-  starts[axis] = begin;
-  limits[axis] = end;
-  shape[axis] = end - begin;
-  return SliceOp::create(
-      b, loc, type.clone(shape), v, b.getDenseI64ArrayAttr(starts),
-      b.getDenseI64ArrayAttr(limits), b.getDenseI64ArrayAttr(strides));
-}
-
-/// `v` with `extra` zeros after its entries along `axis`.
-Value padAxis(OpBuilder &b, Location loc, Value v, int64_t axis,
-              int64_t extra) {
-  if (extra == 0)
-    return v;
-  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  high[axis] = extra;
-  return PadOp::create(b, loc, v, b.getDenseI64ArrayAttr(low),
-                       b.getDenseI64ArrayAttr(high),
-                       PadModeAttr::get(b.getContext(), PadMode::constant),
-                       b.getF64FloatAttr(0));
-}
+/// The ops the blocks are made of, at one location.
+struct Builder : OberShapeBuilder<Builder> {
+  Builder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  OpBuilder &b;
+  Location loc;
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
+    return OpTy::create(b, loc, std::forward<Args>(args)...)->getResult(0);
+  }
+  /// `v`'s entries [begin, end) along `axis` (`v` itself when that is all).
+  Value slice(Value v, int64_t axis, int64_t begin, int64_t end) {
+    if (begin == 0 &&
+        end == llvm::cast<RankedTensorType>(v.getType()).getDimSize(axis))
+      return v;
+    return sliceAlong(v, axis, begin, end);
+  }
+  /// `v` with `extra` zeros after its entries along `axis`.
+  Value padEnd(Value v, int64_t axis, int64_t extra) {
+    if (extra == 0)
+      return v;
+    SmallVector<int64_t> low(
+        llvm::cast<RankedTensorType>(v.getType()).getRank(), 0),
+        high = low;
+    high[axis] = extra;
+    return padWithZeros(v, low, high);
+  }
+};
 
 /// What one block of an attention op reads, and how it masks.
 struct BlockOperands {
@@ -99,47 +106,41 @@ struct BlockOperands {
 /// gets the causal rule as an `i1` mask shifted by its offset, joined with
 /// the op's own mask.
 template <typename OpTy>
-BlockOperands blockOperands(OpBuilder &b, OpTy op, const AttentionBlock &block,
+BlockOperands blockOperands(Builder &sb, OpTy op, const AttentionBlock &block,
                             int64_t lq, int64_t lk) {
-  Location loc = op.getLoc();
   int64_t axis = op.getQuery().getType().getRank() - 2;
   int64_t end = block.offset + block.queries;
   BlockOperands o;
-  o.query = sliceAxis(b, loc, op.getQuery(), axis, block.offset, end);
-  o.key = sliceAxis(b, loc, op.getKey(), axis, 0, block.keys);
-  o.value = sliceAxis(b, loc, op.getValue(), axis, 0, block.keys);
+  o.query = sb.slice(op.getQuery(), axis, block.offset, end);
+  o.key = sb.slice(op.getKey(), axis, 0, block.keys);
+  o.value = sb.slice(op.getValue(), axis, 0, block.keys);
   // The mask's query and key axes, where it does not broadcast along them.
   if (Value mask = op.getMask()) {
     auto type = cast<RankedTensorType>(mask.getType());
     int64_t rank = type.getRank();
     if (rank >= 2 && type.getDimSize(rank - 2) == lq)
-      mask = sliceAxis(b, loc, mask, rank - 2, block.offset, end);
+      mask = sb.slice(mask, rank - 2, block.offset, end);
     if (rank >= 1 && type.getDimSize(rank - 1) == lk)
-      mask = sliceAxis(b, loc, mask, rank - 1, 0, block.keys);
+      mask = sb.slice(mask, rank - 1, 0, block.keys);
     o.mask = mask;
   }
   if (!op.getIsCausal())
     return o;
   if (block.offset == 0) {
-    o.causal = b.getUnitAttr();
+    o.causal = sb.b.getUnitAttr();
     return o;
   }
-  Type i64 = b.getI64Type();
-  auto indexType = RankedTensorType::get({block.queries, block.keys}, i64);
-  Value rows = AddOp::create(b, loc, IotaOp::create(b, loc, indexType, 0),
-                             createScalarConstant(b, loc, i64, block.offset));
-  Value keep = CompareOp::create(b, loc, CompareDirection::ge, rows,
-                                 IotaOp::create(b, loc, indexType, 1));
+  Value keep =
+      causalKeep(sb.b, sb.loc, block.queries, block.keys, block.offset);
   if (!o.mask) {
     o.mask = keep;
   } else if (getElementTypeOrSelf(o.mask.getType()).isInteger(1)) {
-    o.mask = AndOp::create(b, loc, o.mask, keep);
+    o.mask = sb.create<AndOp>(o.mask, keep);
   } else {
     Type element = getElementTypeOrSelf(o.mask.getType());
-    o.mask = SelectOp::create(
-        b, loc, keep, o.mask,
-        createScalarConstant(b, loc, element,
-                             -std::numeric_limits<double>::infinity()));
+    o.mask = sb.create<SelectOp>(
+        keep, o.mask,
+        sb.scalar(element, -std::numeric_limits<double>::infinity()));
   }
   return o;
 }
@@ -147,69 +148,66 @@ BlockOperands blockOperands(OpBuilder &b, OpTy op, const AttentionBlock &block,
 /// `sum` (over keys [0, its length)) plus `piece` (over at least as many
 /// keys): their sum over `piece`'s keys, in f32 where `piece` is narrower
 /// (bf16, f16: one rounding at the end, not one per block).
-Value addKeys(OpBuilder &b, Location loc, Value sum, Value piece,
-              int64_t axis) {
-  auto type = cast<RankedTensorType>(piece.getType());
-  if (type.getElementType().getIntOrFloatBitWidth() < 32)
-    piece = CastOp::create(b, loc, type.clone(b.getF32Type()), piece);
+Value addKeys(Builder &sb, Value sum, Value piece, int64_t axis) {
+  if (getElementTypeOrSelf(piece.getType()).getIntOrFloatBitWidth() < 32)
+    piece = sb.cast(piece, sb.b.getF32Type());
   if (!sum)
     return piece;
   int64_t have = cast<RankedTensorType>(sum.getType()).getDimSize(axis);
   int64_t want = cast<RankedTensorType>(piece.getType()).getDimSize(axis);
-  return AddOp::create(b, loc, piece, padAxis(b, loc, sum, axis, want - have));
+  return sb.create<AddOp>(piece, sb.padEnd(sum, axis, want - have));
 }
 
-Value concatQueries(OpBuilder &b, Location loc, Type type,
-                    ArrayRef<Value> pieces, int64_t axis) {
+Value concatQueries(Builder &sb, Type type, ArrayRef<Value> pieces,
+                    int64_t axis) {
   if (pieces.size() == 1)
     return pieces.front();
-  return ConcatOp::create(b, loc, type, pieces, b.getI64IntegerAttr(axis));
+  return sb.create<ConcatOp>(type, pieces, sb.b.getI64IntegerAttr(axis));
 }
 
 void blockForward(AttentionOp op, ArrayRef<AttentionBlock> blocks, int64_t lq,
                   int64_t lk) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Builder sb(b, op.getLoc());
   SmallVector<Value> outputs;
   for (const AttentionBlock &block : blocks) {
-    BlockOperands o = blockOperands(b, op, block, lq, lk);
-    outputs.push_back(AttentionOp::create(b, loc, o.query, o.key, o.value,
-                                          o.mask, op.getScaleAttr(), o.causal));
+    BlockOperands o = blockOperands(sb, op, block, lq, lk);
+    outputs.push_back(sb.create<AttentionOp>(o.query, o.key, o.value, o.mask,
+                                             op.getScaleAttr(), o.causal));
   }
   int64_t axis = op.getQuery().getType().getRank() - 2;
-  op.replaceAllUsesWith(concatQueries(b, loc, op.getType(), outputs, axis));
+  op.replaceAllUsesWith(concatQueries(sb, op.getType(), outputs, axis));
   op.erase();
 }
 
 void blockGradient(AttentionGradOp op, ArrayRef<AttentionBlock> blocks,
                    int64_t lq, int64_t lk) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Builder sb(b, op.getLoc());
   int64_t axis = op.getQuery().getType().getRank() - 2;
   SmallVector<Value> dq;
   Value dk, dv;
   for (const AttentionBlock &block : blocks) {
-    BlockOperands o = blockOperands(b, op, block, lq, lk);
+    BlockOperands o = blockOperands(sb, op, block, lq, lk);
     int64_t end = block.offset + block.queries;
     auto grads = AttentionGradOp::create(
-        b, loc, o.query, o.key, o.value,
-        sliceAxis(b, loc, op.getOutput(), axis, block.offset, end),
-        sliceAxis(b, loc, op.getOutputGrad(), axis, block.offset, end), o.mask,
+        b, sb.loc, o.query, o.key, o.value,
+        sb.slice(op.getOutput(), axis, block.offset, end),
+        sb.slice(op.getOutputGrad(), axis, block.offset, end), o.mask,
         op.getScaleAttr(), o.causal);
     dq.push_back(grads.getQueryGrad());
-    dk = addKeys(b, loc, dk, grads.getKeyGrad(), axis);
-    dv = addKeys(b, loc, dv, grads.getValueGrad(), axis);
+    dk = addKeys(sb, dk, grads.getKeyGrad(), axis);
+    dv = addKeys(sb, dv, grads.getValueGrad(), axis);
   }
   // Keys no query sees (causal, fewer queries than keys) get no gradient.
   int64_t seen = blocks.back().keys;
   auto finish = [&](Value sum, Value result) {
-    Value whole = padAxis(b, loc, sum, axis, lk - seen);
-    if (whole.getType() != result.getType())
-      whole = CastOp::create(b, loc, result.getType(), whole);
-    result.replaceAllUsesWith(whole);
+    Value whole = sb.padEnd(sum, axis, lk - seen);
+    result.replaceAllUsesWith(
+        sb.cast(whole, getElementTypeOrSelf(result.getType())));
   };
   op.getQueryGrad().replaceAllUsesWith(
-      concatQueries(b, loc, op.getQueryGrad().getType(), dq, axis));
+      concatQueries(sb, op.getQueryGrad().getType(), dq, axis));
   finish(dk, op.getKeyGrad());
   finish(dv, op.getValueGrad());
   op.erase();

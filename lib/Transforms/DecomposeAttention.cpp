@@ -8,6 +8,7 @@
 #include "ober/Dialect/Ober/IR/OberOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "ober/Transforms/AttentionBlocks.h"
 #include "ober/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -70,14 +71,9 @@ FailureOr<Value> probabilities(OpTy op, PatternRewriter &rewriter) {
     else
       scores = AddOp::create(rewriter, loc, scores, mask);
   }
-  if (op.getIsCausal()) {
-    auto indexType = RankedTensorType::get({lq, lk}, rewriter.getI64Type());
-    Value rows = IotaOp::create(rewriter, loc, indexType, 0);
-    Value cols = IotaOp::create(rewriter, loc, indexType, 1);
-    Value keep = CompareOp::create(rewriter, loc, CompareDirection::ge,
-                                   rows, cols);
-    scores = SelectOp::create(rewriter, loc, keep, scores, negInf);
-  }
+  if (op.getIsCausal())
+    scores = SelectOp::create(rewriter, loc, causalKeep(rewriter, loc, lq, lk),
+                              scores, negInf);
   return Value(SoftmaxOp::create(rewriter, loc, scores, rank - 1));
 }
 

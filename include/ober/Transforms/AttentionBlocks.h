@@ -12,6 +12,7 @@
 #ifndef OBER_TRANSFORMS_ATTENTIONBLOCKS_H
 #define OBER_TRANSFORMS_ATTENTIONBLOCKS_H
 
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -36,6 +37,12 @@ struct AttentionBlock {
 llvm::SmallVector<AttentionBlock> attentionBlocks(int64_t batch, int64_t lq,
                                                   int64_t lk, bool causal,
                                                   int64_t blockQueries = 0);
+
+/// The causal rule of queries [offset, offset + queries) against keys
+/// [0, keys): an `i1` [queries, keys] tensor, true where query offset + i
+/// may see key j (j <= offset + i; `is_causal` is offset 0).
+Value causalKeep(OpBuilder &b, Location loc, int64_t queries, int64_t keys,
+                 int64_t offset = 0);
 
 } // namespace mlir::ober
 
