@@ -131,6 +131,34 @@ std::string memoryRoundTrip() {
   return "";
 }
 
+/// Strided copies: rows a few bytes apart (cuMemcpy2D), and rows further
+/// apart than cuMemcpy2D's largest pitch (a copy per row).
+std::string stridedCopies() {
+  CachingAllocator &allocator = deviceAllocator(0);
+  Stream stream;
+  const size_t width = 16, rows = 2;
+  std::vector<char> want(width * rows), got(width * rows, 0);
+  for (size_t i = 0; i < want.size(); ++i)
+    want[i] = static_cast<char>(i + 1);
+  for (size_t pitch : {size_t(48), (size_t(1) << 31) + 64}) {
+    char *src = static_cast<char *>(
+        allocator.allocate(pitch * (rows - 1) + width, stream.get()));
+    void *dst = allocator.allocate(width * rows, stream.get());
+    for (size_t r = 0; r < rows; ++r)
+      copyToDeviceAsync(src + r * pitch, want.data() + r * width, width,
+                        stream.get());
+    copyRowsAsync(dst, width, src, pitch, width, rows, stream.get());
+    copyToHostAsync(got.data(), dst, got.size(), stream.get());
+    stream.synchronize();
+    allocator.free(src);
+    allocator.free(dst);
+    if (got != want)
+      return "rows " + std::to_string(pitch) + " bytes apart came back changed";
+  }
+  allocator.retireStream(stream.get());
+  return "";
+}
+
 std::string outOfMemory() {
   try {
     deviceAllocator(0).allocate(size_t(4) << 40, nullptr); // 4 TiB
@@ -455,6 +483,7 @@ int main(int argc, char **argv) {
               info.name.c_str(), info.computeMajor, info.computeMinor,
               info.multiprocessors, info.totalMemory / double(1 << 30));
   runCheck("memory round trip", memoryRoundTrip);
+  runCheck("strided copies", stridedCopies);
   runCheck("out of memory", outOfMemory);
   runCheck("kernels", [&] { return kernels(images); });
   gemms();

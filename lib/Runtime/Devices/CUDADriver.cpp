@@ -361,11 +361,42 @@ void ober::rt::cuda::copyAsync(void *to, const void *from, size_t bytes,
         "cuMemcpyAsync of " + bytesText(bytes));
 }
 
+/// The largest pitch cuMemcpy2D takes on the current context's device
+/// (CU_DEVICE_ATTRIBUTE_MAX_PITCH, 2 GiB - 1 on today's GPUs), asked once
+/// per device.
+static size_t maxCopyPitch() {
+  CUdevice device;
+  check(driver().cuCtxGetDevice(&device), "cuCtxGetDevice");
+  static std::mutex mutex;
+  static std::map<CUdevice, size_t> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, fresh] = known.try_emplace(device, 0);
+  if (fresh) {
+    int pitch = 0;
+    check(driver().cuDeviceGetAttribute(&pitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+                                        device),
+          "cuDeviceGetAttribute(max pitch)");
+    it->second = static_cast<size_t>(pitch);
+  }
+  return it->second;
+}
+
 void ober::rt::cuda::copyRowsAsync(void *to, size_t toPitch, const void *from,
                                    size_t fromPitch, size_t width, size_t rows,
                                    CUstream stream) {
   if (!rows || !width)
     return;
+  if (rows == 1 || (width == fromPitch && width == toPitch))
+    return copyAsync(to, from, width * rows, stream);
+  // Rows further apart than cuMemcpy2D reaches (a block of a large tensor
+  // regrouped for a collective): a copy per row.
+  size_t limit = maxCopyPitch();
+  if (fromPitch > limit || toPitch > limit) {
+    for (size_t r = 0; r < rows; ++r)
+      copyAsync(static_cast<char *>(to) + r * toPitch,
+                static_cast<const char *>(from) + r * fromPitch, width, stream);
+    return;
+  }
   CUDA_MEMCPY2D copy = {};
   copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
   copy.srcDevice = devicePointer(from);

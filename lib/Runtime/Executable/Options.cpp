@@ -46,7 +46,8 @@ constexpr OptionInfo kOptions[] = {
      "(default 0)"},
     {"--weights", "FILE", Both,
      "safetensors weights (default: the file beside this executable, if "
-     "it was compiled with weights)"},
+     "it was compiled with weights); 'none' starts from --init-seed's "
+     "initialization instead"},
     {"--data", "PATH", Train,
      "read batches from a data set instead of --input: a Megatron token "
      "data set (PREFIX.bin + PREFIX.idx) or a folder of <input>.npy "
