@@ -98,7 +98,12 @@ parity() { # name tolerance flags...: 5 steps on the GPU against the CPU's
   fi
   run_model "$name" gpu "./$name" "$@"; code=$?
   if ((code)); then
-    echo "FAIL parity $name: exit $code: $(tail -3 "$results/$name.gpu-err")"; failed=1; return
+    echo "FAIL parity $name: exit $code: $(tail -3 "$results/$name.gpu-err")"; failed=1
+    # Launches are queued: a kernel's fault surfaces at a later call. Once
+    # more with every launch waited for, to name the kernel.
+    CUDA_LAUNCH_BLOCKING=1 run_model "$name" gpu-blocking "./$name" "$@"
+    echo "  with CUDA_LAUNCH_BLOCKING=1: $(tail -3 "$results/$name.gpu-blocking-err")"
+    return
   fi
   "$py" "$bundle/compare.py" "$name" "$tol" "$results/$name.cpu-losses" \
     "$results/$name.gpu-losses" "$results/$name.cpu-params" "$results/$name.gpu-params" || failed=1

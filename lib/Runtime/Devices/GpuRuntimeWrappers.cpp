@@ -24,10 +24,17 @@ namespace {
 /// Dynamic shared memory a kernel gets without opting in, bytes.
 constexpr int32_t kDefaultSharedMemoryLimit = 48 << 10;
 
-thread_local int32_t defaultDevice = 0;
+/// The device mgpuSetDefaultDevice chose for this thread; -1: the device
+/// of the thread's current context (a rank's, which prepareRank made
+/// current), else device 0.
+thread_local int32_t defaultDevice = -1;
 
-/// The thread's default device, its context made current.
-Device &current() { return sharedDevice(defaultDevice); }
+int32_t deviceOrdinal() {
+  return defaultDevice >= 0 ? defaultDevice : currentDevice();
+}
+
+/// The thread's device, its context made current.
+Device &current() { return sharedDevice(deviceOrdinal()); }
 
 /// Registered images: one counted handle per image address.
 struct ModuleRegistry {
@@ -89,8 +96,10 @@ std::string launchText(CUfunction function, const unsigned grid[3],
 void ober::rt::cuda::exitOnGpuFailure(const char *what,
                                       const std::string &message) {
   std::fprintf(stderr, "ober: %s: %s\n", what, message.c_str());
-  std::fflush(stderr);
-  std::exit(OBER_RT_EXIT_GPU);
+  std::fflush(nullptr); // the steps printed so far too
+  // Not std::exit: other ranks' threads may still be launching kernels
+  // from the modules that global destructors would unload.
+  std::_Exit(OBER_RT_EXIT_GPU);
 }
 
 extern "C" {
@@ -197,7 +206,7 @@ void mgpuStreamDestroy(CUstream stream) {
       return;
     const DriverApi &d = driver();
     check(d.cuStreamSynchronize(stream), "cuStreamSynchronize");
-    deviceAllocator(defaultDevice).retireStream(stream);
+    deviceAllocator(deviceOrdinal()).retireStream(stream);
     check(d.cuStreamDestroy_v2(stream), "cuStreamDestroy_v2");
   });
 }
@@ -245,7 +254,7 @@ void mgpuEventRecord(CUevent event, CUstream stream) {
 void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
   return guarded(__func__, [&]() -> void * {
     if (!isHostShared)
-      return deviceAllocator(defaultDevice).allocate(sizeBytes, stream);
+      return deviceAllocator(deviceOrdinal()).allocate(sizeBytes, stream);
     current();
     CUdeviceptr memory = 0;
     check(driver().cuMemAllocManaged(&memory, sizeBytes, CU_MEM_ATTACH_GLOBAL),
@@ -267,7 +276,7 @@ void mgpuMemFree(void *ptr, CUstream stream) {
         return;
       }
     }
-    CachingAllocator &allocator = deviceAllocator(defaultDevice);
+    CachingAllocator &allocator = deviceAllocator(deviceOrdinal());
     allocator.recordStream(ptr, stream); // a no-op on its own stream
     allocator.free(ptr);
   });

@@ -33,16 +33,24 @@ using namespace ober::rt;
 
 namespace {
 
-/// The GPU of this rank: its local rank's among those visible.
 /// The GPU of rank `where`: its place among the ranks on its node (the
-/// launcher's local rank, or its own rank where the ranks are threads).
+/// launcher's local rank, or its own rank where the ranks are threads)
+/// among the GPUs visible. Ranks that are threads of one process need a
+/// GPU each (NCCL refuses two ranks on one GPU).
 int rankDevice(const Placement &where) {
   int64_t local = 0;
   ober_rt_launch_env env;
   char error[256];
-  if (where.ranksInProcess > 1)
+  if (where.ranksInProcess > 1) {
     local = where.rank;
-  else if (ober_rt_read_launch_env(&env, nullptr, nullptr, error,
+    if (where.ranksInProcess > cuda::deviceCount())
+      throw cuda::CudaError(
+          "the plan's " + std::to_string(where.ranksInProcess) +
+          " devices run as threads of this process, one GPU each, but " +
+          std::to_string(cuda::deviceCount()) +
+          " GPU(s) are visible: launch with mpirun or srun across machines, "
+          "or plan for fewer devices");
+  } else if (ober_rt_read_launch_env(&env, nullptr, nullptr, error,
                                    sizeof(error)) == 0)
     local = env.local_rank;
   return static_cast<int>(local % cuda::deviceCount());
