@@ -7,6 +7,7 @@
 #include "ober/Planning/CostModel.h"
 
 #include "ober/Dialect/Ober/IR/OberOps.h"
+#include "ober/Transforms/AttentionBlocks.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -47,6 +48,21 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 } // namespace
+
+/// The share of an attention's score products its lowering computes:
+/// ober-block-attention's blocks (AttentionBlocks.h), each seeing keys up
+/// to its last query when causal.
+static double computedShare(Operation *attention, double batch, double lq,
+                            double lk) {
+  if (!attention->hasAttr("is_causal") || batch < 1 || lq < 1 || lk < 1)
+    return 1;
+  double computed = 0;
+  for (const AttentionBlock &b :
+       attentionBlocks(static_cast<int64_t>(batch), static_cast<int64_t>(lq),
+                       static_cast<int64_t>(lk), /*causal=*/true))
+    computed += double(b.queries) * double(b.keys);
+  return computed / (lq * lk);
+}
 
 OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
   OpWork w;
@@ -122,6 +138,7 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
                   (backward ? 3 * q.back() + 2 * v.back() : q.back() + v.back());
         if (backward)
           w.repeated = batch * 2 * lq * lk * q.back();
+        w.computed = computedShare(a, batch, lq, lk);
         w.matmul = true;
         // As the scores' GEMM, batched over batch and heads.
         w.m = batch * lq;
@@ -163,10 +180,10 @@ double mlir::ober::planning::computeTime(const OpWork &work,
                                          const Cluster &cluster) {
   const Device &d = cluster.device;
   // Elementwise work does not reach matrix-unit peaks.
+  double flops = work.flops * work.computed;
   double flopsTime =
-      work.matmul
-          ? gemmSeconds(d, precision, work.flops, work.m, work.n, work.k)
-          : work.flops / vectorRate(d, precision, work.special);
+      work.matmul ? gemmSeconds(d, precision, flops, work.m, work.n, work.k)
+                  : flops / vectorRate(d, precision, work.special);
   return std::max(flopsTime, memorySeconds(d, work.bytes));
 }
 

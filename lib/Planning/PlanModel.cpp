@@ -91,7 +91,9 @@ matmulSeconds(const PlanProblem &problem, const SegmentKind &k,
          needed = 0, flops = 0;
   for (const G &g : tp.gemms) {
     auto part = [&](G::Split dim) { return g.split == dim ? double(t) : 1.0; };
-    double f = g.flops * mb / (g.split == G::None ? 1 : t);
+    // Time for the FLOPs computed; the backward scale below is over the
+    // model's.
+    double f = g.flops * g.computed * mb / (g.split == G::None ? 1 : t);
     double m = g.m * mb / part(G::Rows), n = g.n / part(G::Columns),
            d = g.k / part(G::Depth);
     const std::string &p = problem.precision;

@@ -561,6 +561,7 @@ TPProfile::Gemm gemmOf(const Analysis &a, Operation *op, const OpWork &work,
   using G = TPProfile::Gemm;
   G g{work.flops / samples, work.m / samples, work.n, work.k, G::None,
       work.rows};
+  g.computed = work.computed;
   if (!split || op->getNumResults() == 0)
     return g;
   Value r = op->getResult(0);

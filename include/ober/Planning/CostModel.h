@@ -25,6 +25,10 @@ struct OpWork {
   /// Of `flops`, those that repeat forward work (attention_grad computes
   /// the scores again): hardware FLOPs, not the model's.
   double repeated = 0;
+  /// The share of `flops` the lowering computes, which is what takes
+  /// time: a causal attention in blocks of queries skips the keys after
+  /// each block's last query (`flops` stays the model's count).
+  double computed = 1;
   /// True when the op runs on matrix units (matmul, conv, attention).
   bool matmul = false;
   /// True for normalizations, softmax, losses and GELU (exponentials,

@@ -141,6 +141,8 @@ struct TPProfile {
     enum Split : uint8_t { None, Rows, Columns, Depth } split = None;
     /// Rows of each independent product (OpWork::rows; 0: one GEMM).
     double rows = 0;
+    /// The share of `flops` computed (OpWork::computed).
+    double computed = 1;
     /// Whether full recomputation rebuilds it where it rebuilds only what
     /// the backward pass reads (`needed` below).
     bool needed = false;
