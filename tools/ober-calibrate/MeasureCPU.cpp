@@ -16,6 +16,7 @@
 
 #include "ober/Runtime/CPUKernels.h"
 #include "ober/Runtime/Comm.h"
+#include "ober/Runtime/DType.h"
 #include "ober/Runtime/LaunchEnv.h"
 #include "ober/Runtime/MPI.h"
 #include "ober/Runtime/Npy.h"
@@ -104,6 +105,7 @@ struct Product {
     desc[OBER_MATMUL_N] = n;
     desc[OBER_MATMUL_K] = k;
     desc[OBER_MATMUL_TRANSPOSE_A] = transposedA;
+    desc[OBER_MATMUL_DTYPE] = static_cast<int64_t>(::ober::rt::DType::F32);
     d = ranked(desc.data(), {OBER_MATMUL_FIELDS});
     ud = {1, &d.head};
     // Each copy's a and b, and its c, on 64-byte boundaries.

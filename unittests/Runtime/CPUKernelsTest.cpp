@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/DType.h"
 
 #include "../TestSupport.h"
 
@@ -41,6 +42,7 @@ void matmul(int64_t batch, int64_t aBatch, int64_t m, int64_t n, int64_t k,
   desc[OBER_MATMUL_K] = k;
   desc[OBER_MATMUL_TRANSPOSE_A] = ta;
   desc[OBER_MATMUL_TRANSPOSE_B] = tb;
+  desc[OBER_MATMUL_DTYPE] = static_cast<int64_t>(ober::rt::DType::F32);
   std::vector<float> a(aBatch * m * k), b(batch * k * n), c(batch * m * n);
   for (size_t i = 0; i < a.size(); ++i)
     a[i] = std::sin(0.37 * i);

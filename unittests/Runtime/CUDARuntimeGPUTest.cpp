@@ -14,6 +14,7 @@
 #include "ober/Runtime/Devices/CUDA.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
 #include "ober/Runtime/Devices/CuBLASLt.h"
+#include "ober/Runtime/Devices/KernelProfile.h"
 #include "ober/Runtime/Devices/Modules.h"
 #include "ober/Runtime/Devices/NCCL.h"
 
@@ -357,7 +358,10 @@ std::vector<double> reference(const GemmDesc &d, const std::vector<float> &a,
   return c;
 }
 
-std::string gemmCase(GemmDesc d, double tolerance) {
+/// `d` on random data against the host's product; each matrix starts
+/// `offset` elements into its allocation (alignments cuBLASLt's default
+/// plan does not assume).
+std::string gemmCase(GemmDesc d, double tolerance, size_t offset = 0) {
   std::mt19937 rng(42);
   size_t na = d.batch * d.m * d.k, nb = d.batch * d.k * d.n,
          nc = d.batch * d.m * d.n;
@@ -367,16 +371,21 @@ std::string gemmCase(GemmDesc d, double tolerance) {
                     hc = encode(d.c, c0);
   CachingAllocator &allocator = deviceAllocator(0);
   Stream stream;
-  void *da = allocator.allocate(ha.size(), stream.get());
-  void *db = allocator.allocate(hb.size(), stream.get());
-  void *dc = allocator.allocate(hc.size(), stream.get());
-  copyToDeviceAsync(da, ha.data(), ha.size(), stream.get());
-  copyToDeviceAsync(db, hb.data(), hb.size(), stream.get());
-  copyToDeviceAsync(dc, hc.data(), hc.size(), stream.get());
-  gemm(d, da, db, dc, stream.get());
-  copyToHostAsync(hc.data(), dc, hc.size(), stream.get());
+  void *blocks[3];
+  char *ptrs[3];
+  const std::vector<char> *hosts[3] = {&ha, &hb, &hc};
+  DType types[3] = {d.a, d.b, d.c};
+  for (int i = 0; i < 3; ++i) {
+    size_t skip = offset * dtypeSize(types[i]);
+    blocks[i] = allocator.allocate(hosts[i]->size() + skip, stream.get());
+    ptrs[i] = static_cast<char *>(blocks[i]) + skip;
+    copyToDeviceAsync(ptrs[i], hosts[i]->data(), hosts[i]->size(),
+                      stream.get());
+  }
+  gemm(d, ptrs[0], ptrs[1], ptrs[2], stream.get());
+  copyToHostAsync(hc.data(), ptrs[2], hc.size(), stream.get());
   stream.synchronize();
-  for (void *p : {da, db, dc})
+  for (void *p : blocks)
     allocator.free(p);
   allocator.retireStream(stream.get());
   std::vector<double> want = reference(d, a, b, c0);
@@ -416,6 +425,12 @@ void gemms() {
   batched.batch = 3;
   runCheck("gemm bf16 strided batch of 3",
            [=] { return gemmCase(batched, 2e-2); });
+  // Odd shapes in a batch, one element off every allocation: matrices on
+  // 2-byte boundaries (a product of a program's bf16 views).
+  GemmDesc odd = gemmDescFor(GemmPrecision::BF16, 5, 7, 9, true, false);
+  odd.batch = 3;
+  runCheck("gemm bf16 batch of 3, 5x7x9, 2-byte aligned",
+           [=] { return gemmCase(odd, 2e-2, /*offset=*/1); });
   runCheck("measureGemm bf16 2048^3", [] {
     double flops = measureGemm(GemmPrecision::BF16, 2048, 2048, 2048, false, 5);
     std::printf("  bf16 2048^3: %.1f TFLOP/s\n", flops / 1e12);
@@ -487,6 +502,25 @@ int main(int argc, char **argv) {
   runCheck("out of memory", outOfMemory);
   runCheck("kernels", [&] { return kernels(images); });
   gemms();
+  runCheck("kernel profile", [] {
+    // A launch (named as it was looked up) and a cuBLASLt call, timed.
+    KernelProfile::enable(true);
+    KernelModule module(kSaxpyPtx, std::strlen(kSaxpyPtx));
+    std::string saxpy = runSaxpy(module.getFunction("saxpy"), false);
+    std::string gemmed =
+        gemmCase(gemmDescFor(GemmPrecision::BF16, 64, 64, 64), 2e-2);
+    std::vector<KernelTimes::Row> rows = KernelProfile::current()->times().rows();
+    KernelProfile::enable(false);
+    if (!saxpy.empty() || !gemmed.empty())
+      return saxpy + gemmed;
+    bool kernel = false, library = false;
+    for (const KernelTimes::Row &r : rows) {
+      kernel |= r.name == "saxpy" && r.calls == 1 && r.milliseconds > 0;
+      library |= r.name.rfind("cuBLASLt bf16 GEMM M=64", 0) == 0 &&
+                 r.milliseconds > 0;
+    }
+    return kernel && library ? "" : std::string("saxpy or the GEMM not timed");
+  });
   runCheck("nccl one rank", ncclOneRank);
   // Last: a failing mgpu* call ends the process.
   runCheck("managed memory", managedMemory);

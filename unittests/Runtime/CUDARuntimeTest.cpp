@@ -14,6 +14,7 @@
 #include "ober/Runtime/Devices/CuBLASLt.h"
 #include "ober/Runtime/Devices/Modules.h"
 #include "ober/Runtime/Devices/NCCL.h"
+#include "ober/Runtime/KernelTimes.h"
 
 #include "ChannelChecks.h"
 
@@ -750,8 +751,36 @@ void testWithoutDriver() {
 }
 } // namespace
 
+/// --profile-kernels' table: times summed by name, the most first, per
+/// step, with their shares of the device time and of the steps' time.
+void testKernelTimes() {
+  KernelTimes t;
+  t.add("gemm", 3.0);
+  t.add("softmax", 1.0);
+  t.add("gemm", 5.0);
+  t.add("add", 1.0);
+  std::vector<KernelTimes::Row> rows = t.rows();
+  EXPECT(rows.size() == 3 && rows[0].name == "gemm" && rows[0].calls == 2 &&
+         rows[0].milliseconds == 8.0);
+  EXPECT(rows[1].name == "add" && rows[2].name == "softmax"); // ties by name
+  EXPECT(t.totalMilliseconds() == 10.0);
+  char *text = nullptr;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  t.print(out, "rank 0", /*steps=*/2, /*wallSeconds=*/0.04, /*top=*/2);
+  std::fclose(out);
+  std::string s(text, size);
+  std::free(text);
+  EXPECT(contains(s, "rank 0: 5.000 ms of device time a step in 2 calls "
+                     "(25.0% of the steps' 0.020 s)"));
+  EXPECT(contains(s, "4.000  80.0%        1.0  gemm"));
+  EXPECT(contains(s, "0.500  10.0%        0.5  add")); // 1 call over 2 steps
+  EXPECT(!contains(s, "softmax") && contains(s, "(1 more)"));
+}
+
 int main() {
   testModuleRegistration(); // first: nothing may have loaded the driver
+  testKernelTimes();
   testNcclMapping();
   testNcclLoopback();
   testNcclTeardown();

@@ -27,8 +27,9 @@
 # BUNDLE is what utils/gpu/bundle.sh makes, a folder or a .tar.gz; without
 # it the bundle is made here first (this needs the project built). Into
 # $OUT (or ./gpu-check) go at most 8 files: gpu-cluster.json, the runtime
-# test's log, the performance runs' logs and results.tar.gz with every
-# other log, loss and parameter file.
+# test's log, the performance runs' logs (and the 1.3B GPT's GPU time by
+# kernel, --profile-kernels) and results.tar.gz with every other log and
+# loss.
 #
 #===----------------------------------------------------------------------===#
 set -uo pipefail
@@ -127,6 +128,15 @@ for perf in "$bundle"/perf-gpt1p3b-* "$bundle"/perf-gpt125m-*; do
   limited 200 "$perf" --steps $steps --input "$model.in0.npy" --input "$model.in1.npy" \
     < /dev/null 2>&1 | tee "$out/$exe.log" | grep -E "step|measured|predicted|error|SKIP" || {
     echo "FAIL performance run $exe"; failed=1; }
+  # Where the 1.3B GPT's time goes: 3 more steps with every launch and
+  # cuBLASLt call timed (the table the next optimization starts from).
+  if [[ "$model" == perf-gpt1p3b ]]; then
+    echo "== (b) performance: ${model#perf-}, GPU time by kernel"
+    limited 150 "$perf" --steps 3 --profile-kernels --input "$model.in0.npy" \
+      --input "$model.in1.npy" < /dev/null > "$out/$exe-kernels.log" 2>&1
+    grep -A 16 "GPU time by kernel" "$out/$exe-kernels.log" || {
+      echo "FAIL kernel profile $exe: $(tail -3 "$out/$exe-kernels.log")"; failed=1; }
+  fi
 done
 
 echo "== (c) GEMM, bandwidth and launch figures"

@@ -40,15 +40,23 @@ typedef struct ober_rt_buffer {
 /* Names of the kernels as generated code declares them (without MLIR's
    `_mlir_ciface_` prefix, which the C interface adds). */
 #define OBER_RT_CPU_MATMUL "ober_rt_cpu_matmul"
+/* A matrix product on bf16 or f16 buffers is declared with the type after
+   the name (ober_rt_cpu_matmul_bf16): generated code declares a function
+   once per type of its memrefs. The CPU library has none; the CUDA target
+   renames them to its own (CUDAKernels.h). */
+#define OBER_RT_MATMUL_SUFFIX_BF16 "_bf16"
+#define OBER_RT_MATMUL_SUFFIX_F16 "_f16"
 #define OBER_RT_CPU_CONV "ober_rt_cpu_conv"
 #define OBER_RT_CPU_CONV_BACKWARD_DATA "ober_rt_cpu_conv_backward_data"
 #define OBER_RT_CPU_CONV_BACKWARD_WEIGHTS "ober_rt_cpu_conv_backward_weights"
 
-/// Matrix products, f32: `c[b] = op(a[b]) @ op(b[b])` for each of `batch`
+/// Matrix products: `c[b] = op(a[b]) @ op(b[b])` for each of `batch`
 /// products, where op transposes when the flag is set. `a` holds
 /// `a_batch` (1 or `batch`) matrices stored `[m, k]` (`[k, m]` when
 /// transposed), `b` holds `b_batch` matrices stored `[k, n]` (`[n, k]`),
-/// `c` holds `batch` matrices `[m, n]`; a batch of 1 is shared.
+/// `c` holds `batch` matrices `[m, n]`; a batch of 1 is shared. `dtype`
+/// (an ober::rt::DType) is the element type of all three: f32 for the CPU
+/// library; f32, bf16 or f16 for CUDA's (which accumulates in f32).
 enum ober_rt_matmul_field {
   OBER_MATMUL_BATCH,
   OBER_MATMUL_A_BATCH,
@@ -58,6 +66,7 @@ enum ober_rt_matmul_field {
   OBER_MATMUL_K,
   OBER_MATMUL_TRANSPOSE_A,
   OBER_MATMUL_TRANSPOSE_B,
+  OBER_MATMUL_DTYPE,
   OBER_MATMUL_FIELDS
 };
 

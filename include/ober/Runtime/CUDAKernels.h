@@ -28,12 +28,21 @@ extern "C" {
 #define OBER_RT_CUDA_UPLOAD "ober_rt_cuda_upload"
 
 /// Matrix products as `ober_rt_cpu_matmul` defines them (the same
-/// descriptor, ober_rt_matmul_field, and f32 operands: convert-ober-to-
-/// linalg widens bf16 and f16 ones), on device buffers, by cuBLASLt.
+/// descriptor, ober_rt_matmul_field), on device buffers, by cuBLASLt: f32
+/// buffers, and with the suffixes of CPUKernels.h bf16 and f16 ones
+/// (tensor cores, accumulated in f32, the result rounded once).
 void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
                                       const ober_rt_buffer *a,
                                       const ober_rt_buffer *b,
                                       ober_rt_buffer *c);
+void _mlir_ciface_ober_rt_cuda_matmul_bf16(const ober_rt_buffer *desc,
+                                           const ober_rt_buffer *a,
+                                           const ober_rt_buffer *b,
+                                           ober_rt_buffer *c);
+void _mlir_ciface_ober_rt_cuda_matmul_f16(const ober_rt_buffer *desc,
+                                          const ober_rt_buffer *a,
+                                          const ober_rt_buffer *b,
+                                          ober_rt_buffer *c);
 
 /// Copies a host constant `src` into the device buffer `dst` (same shape).
 #define OBER_RT_CUDA_UPLOAD_DECLARE(BITS)                                     \

@@ -118,7 +118,8 @@ struct ProductShape {
 
 /// matmul of floats: the kernel library's matrix products.
 Value kernelMatmul(OpBuilder &b, Location loc, const Operand &lhs,
-                   const Operand &rhs, RankedTensorType result) {
+                   const Operand &rhs, RankedTensorType result,
+                   bool lowPrecision) {
   ProductShape p(lhs, rhs);
   int64_t m = p.m, k = p.k, n = p.n;
   ArrayRef<int64_t> lb = p.lb, rb = p.rb, batch = p.batch;
@@ -165,8 +166,10 @@ Value kernelMatmul(OpBuilder &b, Location loc, const Operand &lhs,
     fields[OBER_MATMUL_M] = m;
     outShape = {nb, m, n};
   }
-  Value out = callKernel(b, loc, OBER_RT_CPU_MATMUL, fields, {a, w},
-                         result.clone(outShape));
+  Type element = libraryMatmulType(result.getElementType(), lowPrecision);
+  fields[OBER_MATMUL_DTYPE] = matmulDTypeField(element);
+  Value out = callKernel(b, loc, matmulKernelName(element), fields, {a, w},
+                         result.clone(outShape), element);
   return reshapeTo(b, loc, out, result.getShape());
 }
 
@@ -207,7 +210,9 @@ Value generatedMatmul(OpBuilder &b, Location loc, const Operand &lhs,
 }
 
 struct MatmulLowering : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  MatmulLowering(MLIRContext *ctx, bool lowPrecision)
+      : OpRewritePattern(ctx), lowPrecision(lowPrecision) {}
+  bool lowPrecision;
 
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -224,7 +229,8 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
     Type element = result.getElementType();
     bool kernel = element.isF32() || element.isF16() || element.isBF16();
     rewriter.replaceOp(op, kernel
-                               ? kernelMatmul(rewriter, loc, lhs, rhs, result)
+                               ? kernelMatmul(rewriter, loc, lhs, rhs, result,
+                                              lowPrecision)
                                : generatedMatmul(rewriter, loc, lhs, rhs,
                                                  result));
     return success();
@@ -238,7 +244,9 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
 /// already laid out so (else transposed once), instead of B thin products
 /// and a sum of their [M, N] results.
 struct BatchSummedMatmul : OpRewritePattern<ReduceSumOp> {
-  using OpRewritePattern::OpRewritePattern;
+  BatchSummedMatmul(MLIRContext *ctx, bool lowPrecision)
+      : OpRewritePattern(ctx), lowPrecision(lowPrecision) {}
+  bool lowPrecision;
 
   LogicalResult matchAndRewrite(ReduceSumOp op,
                                 PatternRewriter &rewriter) const override {
@@ -250,8 +258,10 @@ struct BatchSummedMatmul : OpRewritePattern<ReduceSumOp> {
     auto yt = cast<RankedTensorType>(mm.getRhs().getType());
     int64_t rank = result.getRank();
     ArrayRef<int64_t> batch = result.getShape().drop_back(2);
+    // The kernel library's types only (f64 products are generated).
+    Type element = result.getElementType();
     if (rank < 3 || !result.hasStaticShape() || !at.hasStaticShape() ||
-        !isa<FloatType>(result.getElementType()) ||
+        !(element.isF32() || element.isBF16() || element.isF16()) ||
         op.getAxes() != ArrayRef<int64_t>(llvm::to_vector(
                              llvm::seq<int64_t>(0, rank - 2))) ||
         at.getRank() != rank || yt.getRank() != rank ||
@@ -282,17 +292,20 @@ struct BatchSummedMatmul : OpRewritePattern<ReduceSumOp> {
     rhs.shape = {rows, n};
     rewriter.replaceOp(op, kernelMatmul(rewriter, loc, lhs, rhs,
                                         cast<RankedTensorType>(
-                                            op.getResult().getType())));
+                                            op.getResult().getType()),
+                                        lowPrecision));
     return success();
   }
 };
 
 } // namespace
 
-void lowering::populateContractionPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering>(patterns.getContext());
+void lowering::populateContractionPatterns(RewritePatternSet &patterns,
+                                           bool lowPrecision) {
+  patterns.add<MatmulLowering>(patterns.getContext(), lowPrecision);
 }
 
-void lowering::populateContractionRewrites(RewritePatternSet &patterns) {
-  patterns.add<BatchSummedMatmul>(patterns.getContext());
+void lowering::populateContractionRewrites(RewritePatternSet &patterns,
+                                           bool lowPrecision) {
+  patterns.add<BatchSummedMatmul>(patterns.getContext(), lowPrecision);
 }

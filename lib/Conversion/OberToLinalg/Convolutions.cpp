@@ -160,7 +160,8 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     // Without a bias the weight stands in for it (the kernel ignores it).
     inputs.push_back(bias ? bias : op.getWeight());
     rewriter.replaceOp(op, callKernel(rewriter, loc, OBER_RT_CPU_CONV,
-                                      descriptorFields(g), inputs, result));
+                                      descriptorFields(g), inputs, result,
+                                      rewriter.getF32Type()));
     return success();
   }
 };
@@ -186,7 +187,7 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
       shape.append(g->in);
       out = callKernel(rewriter, loc, OBER_RT_CPU_CONV_BACKWARD_DATA,
                        descriptorFields(*g), {op.getInput(), op.getWeight()},
-                       result.clone(shape));
+                       result.clone(shape), rewriter.getF32Type());
       out = fitSpatial(rewriter, loc, out, result.getShape().drop_front(2));
     }
     if (Value bias = op.getBias()) {
@@ -225,7 +226,7 @@ struct ConvWeightGradLowering : OpRewritePattern<ConvWeightGradOp> {
     rewriter.replaceOp(op, callKernel(rewriter, loc,
                                       OBER_RT_CPU_CONV_BACKWARD_WEIGHTS,
                                       descriptorFields(*g), {x, op.getOutputGrad()},
-                                      result));
+                                      result, rewriter.getF32Type()));
     return success();
   }
 };

@@ -131,8 +131,10 @@ Value groupProducts(OpBuilder &b, Location loc, Value lhs, Value rhs,
   fields[OBER_MATMUL_K] = k;
   fields[OBER_MATMUL_TRANSPOSE_A] = transposeA;
   fields[OBER_MATMUL_TRANSPOSE_B] = transposeB;
+  fields[OBER_MATMUL_DTYPE] = matmulDTypeField(b.getF32Type());
   return callKernel(b, loc, OBER_RT_CPU_MATMUL, fields, {lhs, rhs},
-                    RankedTensorType::get({groups, m, n}, element));
+                    RankedTensorType::get({groups, m, n}, element),
+                    b.getF32Type());
 }
 
 /// The result (`[N, G * OG, S...]` of `result`'s type) of `y` (`[G, OG, N

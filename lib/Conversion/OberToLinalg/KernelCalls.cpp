@@ -11,7 +11,9 @@
 //
 // Operands are dense row-major f32 buffers (to_buffer with the identity
 // layout copies a strided view); other float types are widened first and
-// the result narrowed after. The descriptor is a constant global of i64.
+// the result narrowed after, except for matrix products kept in bf16 or
+// f16 for CUDA's library (low-precision-products). The descriptor is a
+// constant global of i64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,8 @@
 
 #include "ober/Conversion/Passes.h"
 #include "ober/Conversion/RuntimeCalls.h"
+#include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/DType.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -94,16 +98,39 @@ Value lowering::tensorOfBuffer(OpBuilder &b, Location loc, Value buffer,
                      });
 }
 
+Type lowering::libraryMatmulType(Type result, bool lowPrecision) {
+  if (lowPrecision && (result.isBF16() || result.isF16()))
+    return result;
+  return Float32Type::get(result.getContext());
+}
+
+int64_t lowering::matmulDTypeField(Type element) {
+  using ::ober::rt::DType;
+  DType type = element.isBF16()  ? DType::BF16
+                   : element.isF16() ? DType::F16
+                                     : DType::F32;
+  return static_cast<int64_t>(type);
+}
+
+std::string lowering::matmulKernelName(Type element) {
+  std::string name = OBER_RT_CPU_MATMUL;
+  if (element.isBF16())
+    name += OBER_RT_MATMUL_SUFFIX_BF16;
+  else if (element.isF16())
+    name += OBER_RT_MATMUL_SUFFIX_F16;
+  return name;
+}
+
 Value lowering::callKernel(OpBuilder &b, Location loc, StringRef name,
                            ArrayRef<int64_t> fields, ValueRange inputs,
-                           RankedTensorType result) {
+                           RankedTensorType result, Type element) {
   auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  Type f32 = b.getF32Type();
   SmallVector<Value> args = {
       descriptorValue(b, loc, kernelDescriptor(b, module, name, fields))};
   for (Value in : inputs)
-    args.push_back(unrankedBuffer(b, loc, readOnlyBuffer(b, loc, in, f32)));
-  Value out = newRuntimeBuffer(b, loc, result.getShape(), f32);
+    args.push_back(
+        unrankedBuffer(b, loc, readOnlyBuffer(b, loc, in, element)));
+  Value out = newRuntimeBuffer(b, loc, result.getShape(), element);
   args.push_back(unrankedBuffer(b, loc, out));
   func::CallOp::create(
       b, loc, runtimeFunction(b, module, name, ValueRange(args).getTypes(), {}),

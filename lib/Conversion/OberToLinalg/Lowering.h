@@ -91,19 +91,35 @@ Value tensorOfBuffer(OpBuilder &b, Location loc, Value buffer,
                      RankedTensorType result);
 /// A call of kernel `name` of the CPU kernel library
 /// (ober/Runtime/CPUKernels.h) with descriptor `fields` on `inputs` (read
-/// as dense row-major f32) into a new tensor of type `result` (computed in
-/// f32, then narrowed to its element type).
+/// as dense row-major buffers of `element`, widened to it) into a new
+/// tensor of type `result` (computed in `element`, then narrowed to its
+/// element type). `element` is f32 but for matrix products kept in bf16
+/// or f16 (libraryMatmulType).
 Value callKernel(OpBuilder &b, Location loc, StringRef name,
                  ArrayRef<int64_t> fields, ValueRange inputs,
-                 RankedTensorType result);
+                 RankedTensorType result, Type element);
+/// The element type of the buffers a matrix product with results of
+/// `result` passes to the kernel library (OBER_MATMUL_DTYPE): its own when
+/// `lowPrecision` and it is bf16 or f16 (CUDA's library accumulates in f32
+/// and rounds once), else f32 (the CPU library's only type).
+Type libraryMatmulType(Type result, bool lowPrecision);
+/// OBER_MATMUL_DTYPE for buffers of `element` (f32, bf16 or f16).
+int64_t matmulDTypeField(Type element);
+/// The library's matrix product on buffers of `element`:
+/// OBER_RT_CPU_MATMUL, with its type after it for bf16 and f16.
+std::string matmulKernelName(Type element);
 
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateShapePatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
-void populateContractionPatterns(RewritePatternSet &patterns);
+/// `lowPrecision`: bf16 and f16 products in their own type
+/// (libraryMatmulType).
+void populateContractionPatterns(RewritePatternSet &patterns,
+                                 bool lowPrecision);
 /// Rewrites of ober ops that must see them before their lowering does
 /// (a product and the sum of its results as one product).
-void populateContractionRewrites(RewritePatternSet &patterns);
+void populateContractionRewrites(RewritePatternSet &patterns,
+                                 bool lowPrecision);
 void populateNormalizationPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);

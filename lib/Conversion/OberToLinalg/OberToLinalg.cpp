@@ -61,14 +61,14 @@ struct ConvertOberToLinalg
         })))
       return signalPassFailure();
     RewritePatternSet rewrites(ctx);
-    lowering::populateContractionRewrites(rewrites);
+    lowering::populateContractionRewrites(rewrites, lowPrecisionProducts);
     if (failed(applyPatternsGreedily(getOperation(), std::move(rewrites))))
       return signalPassFailure();
     RewritePatternSet patterns(ctx);
     lowering::populateElementwisePatterns(patterns);
     lowering::populateShapePatterns(patterns);
     lowering::populateReductionPatterns(patterns);
-    lowering::populateContractionPatterns(patterns);
+    lowering::populateContractionPatterns(patterns, lowPrecisionProducts);
     lowering::populateNormalizationPatterns(patterns);
     lowering::populateLossPatterns(patterns);
     lowering::populateIndexingPatterns(patterns);

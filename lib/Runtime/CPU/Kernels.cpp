@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ober/Runtime/CPUKernels.h"
+#include "ober/Runtime/DType.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -294,6 +295,8 @@ void _mlir_ciface_ober_rt_cpu_matmul(const ober_rt_buffer *desc,
                                      const ober_rt_buffer *b,
                                      ober_rt_buffer *c) {
   std::vector<int64_t> f = fieldsOf(desc);
+  if (f[OBER_MATMUL_DTYPE] != static_cast<int64_t>(ober::rt::DType::F32))
+    fail(OBER_RT_CPU_MATMUL, f, "the CPU library multiplies f32 buffers only");
   Matmul &mm = kernelFor<Matmul>(OBER_RT_CPU_MATMUL, f, makeMatmul);
   guarded(OBER_RT_CPU_MATMUL, f, [&] {
     dnnl::engine &e = context().engine;
@@ -369,7 +372,9 @@ int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
            has(OBER_CONV_ARRAYS + OBER_CONV_NUM_ARRAYS * f[OBER_CONV_SPATIAL]);
   };
   std::string kernel = name;
-  if (kernel == OBER_RT_CPU_MATMUL && has(OBER_MATMUL_FIELDS))
+  // The CPU library's matrix products take f32 buffers only.
+  if (kernel == OBER_RT_CPU_MATMUL && has(OBER_MATMUL_FIELDS) &&
+      f[OBER_MATMUL_DTYPE] == static_cast<int64_t>(ober::rt::DType::F32))
     kernelFor<Matmul>(name, f, makeMatmul);
   else if (kernel == OBER_RT_CPU_CONV && convFields())
     kernelFor<ConvForward>(name, f, makeConv);

@@ -8,6 +8,7 @@
 
 #include "ober/Runtime/Devices/CuBLASLt.h"
 #include "ober/Runtime/Devices/CUDA.h"
+#include "ober/Runtime/Devices/KernelProfile.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
 
 #include "Library.h"
@@ -139,13 +140,37 @@ struct Plan {
   size_t workspace = 0;
 };
 
+/// The alignment, in bytes, that every matrix of A, B and C starts on:
+/// the largest power of two up to 256 (cuBLASLt's default assumption)
+/// dividing each base address and, in a batch, each stride in bytes.
+/// Algorithms are chosen for it: one that assumes more fails (or faults)
+/// on a product of odd shape in a batch or at an offset.
+uint32_t alignmentOf(const GemmDesc &d, const void *a, const void *b,
+                     const void *c) {
+  uint64_t bits = 256;
+  auto fold = [&](uint64_t value) {
+    if (value)
+      bits = std::min<uint64_t>(bits, value & (~value + 1)); // lowest set bit
+  };
+  fold(reinterpret_cast<uintptr_t>(a));
+  fold(reinterpret_cast<uintptr_t>(b));
+  fold(reinterpret_cast<uintptr_t>(c));
+  if (d.batch > 1) {
+    fold(static_cast<uint64_t>(d.strideA) * dtypeSize(d.a));
+    fold(static_cast<uint64_t>(d.strideB) * dtypeSize(d.b));
+    fold(static_cast<uint64_t>(d.strideC) * dtypeSize(d.c));
+  }
+  return static_cast<uint32_t>(bits);
+}
+
 using PlanKey =
     std::tuple<CUcontext, DType, DType, DType, bool, int64_t, int64_t, int64_t,
-               bool, bool, int64_t, int64_t, int64_t, int64_t>;
+               bool, bool, int64_t, int64_t, int64_t, int64_t, uint32_t>;
 
-PlanKey keyOf(const GemmDesc &d, CUcontext context) {
-  return {context,  d.a,      d.b,     d.c,       d.tf32,    d.m,      d.n, d.k,
-          d.transA, d.transB, d.batch, d.strideA, d.strideB, d.strideC};
+PlanKey keyOf(const GemmDesc &d, CUcontext context, uint32_t alignment) {
+  return {context,  d.a,      d.b,     d.c,       d.tf32,
+          d.m,      d.n,      d.k,     d.transA,  d.transB,
+          d.batch,  d.strideA, d.strideB, d.strideC, alignment};
 }
 
 cublasLtMatrixLayout_t layout(cudaDataType type, int64_t rows, int64_t cols,
@@ -176,7 +201,8 @@ void setOperation(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t which,
 
 /// Row-major C[M,N] = op(A) op(B) as column-major C^T[N,M] = op(B)^T op(A)^T:
 /// B's buffer read column-major is op(B)^T when B is not transposed.
-Plan makePlan(const GemmDesc &d, const GemmTypes &t, cublasLtHandle_t handle) {
+Plan makePlan(const GemmDesc &d, const GemmTypes &t, cublasLtHandle_t handle,
+              uint32_t alignment) {
   const LtApi &api = lt();
   Plan p;
   ltCheck(api.cublasLtMatmulDescCreate(&p.op, t.compute, CUDA_R_32F),
@@ -195,6 +221,13 @@ Plan makePlan(const GemmDesc &d, const GemmTypes &t, cublasLtHandle_t handle) {
   api.cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit,
       sizeof(limit));
+  for (cublasLtMatmulPreferenceAttributes_t which :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    api.cublasLtMatmulPreferenceSetAttribute(preference, which, &alignment,
+                                             sizeof(alignment));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   cublasStatus_t status = api.cublasLtMatmulAlgoGetHeuristic(
@@ -223,16 +256,17 @@ Plans &plans() {
 
 /// The handle and plan for `d` in `context` (made on first use).
 std::pair<cublasLtHandle_t, const Plan *>
-planFor(const GemmDesc &d, const GemmTypes &t, CUcontext context) {
+planFor(const GemmDesc &d, const GemmTypes &t, CUcontext context,
+        uint32_t alignment) {
   Plans &all = plans();
   std::lock_guard<std::mutex> lock(all.mutex);
   cublasLtHandle_t &handle = all.handles[context];
   if (!handle)
     ltCheck(lt().cublasLtCreate(&handle), "cublasLtCreate");
-  PlanKey key = keyOf(d, context);
+  PlanKey key = keyOf(d, context, alignment);
   auto it = all.byShape.find(key);
   if (it == all.byShape.end())
-    it = all.byShape.emplace(key, makePlan(d, t, handle)).first;
+    it = all.byShape.emplace(key, makePlan(d, t, handle, alignment)).first;
   return {handle, &it->second};
 }
 
@@ -253,12 +287,18 @@ void ober::rt::cuda::gemm(const GemmDesc &desc, const void *a, const void *b,
   GemmDesc d = packed(desc);
   GemmTypes types = typesOf(d);
   int ordinal = currentDevice();
-  auto [handle, plan] = planFor(d, types, sharedDevice(ordinal).context());
+  auto [handle, plan] = planFor(d, types, sharedDevice(ordinal).context(),
+                                alignmentOf(d, a, b, c));
   CachingAllocator &allocator = deviceAllocator(ordinal);
   void *workspace = allocator.allocate(plan->workspace, stream);
+  KernelProfile *profile = KernelProfile::current();
+  if (profile)
+    profile->begin(stream);
   cublasStatus_t status = lt().cublasLtMatmul(
       handle, plan->op, &d.alpha, b, plan->a, a, plan->b, &d.beta, c, plan->c,
       c, plan->c, &plan->algo, workspace, plan->workspace, stream);
+  if (profile)
+    profile->end("cuBLASLt " + describe(d), stream);
   allocator.free(workspace); // reused in `stream`'s order
   ltCheck(status, "cublasLtMatmul (" + describe(d) + ")");
 }

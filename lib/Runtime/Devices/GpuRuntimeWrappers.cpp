@@ -10,6 +10,7 @@
 
 #include "ober/Runtime/Devices/CUDA.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
+#include "ober/Runtime/Devices/KernelProfile.h"
 #include "ober/Runtime/Devices/Modules.h"
 
 #include <climits>
@@ -149,10 +150,15 @@ void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                          dimension(blockZ, "block z")};
     current();
     allowSharedMemory(function, smem);
+    KernelProfile *profile = KernelProfile::current();
+    if (profile)
+      profile->begin(stream);
     check(driver().cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
                                   block[1], block[2], smem, stream, params,
                                   extra),
           launchText(function, grid, block, smem));
+    if (profile)
+      profile->end(function, stream);
   });
 }
 
@@ -186,10 +192,15 @@ void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX,
     config.numAttrs = 1;
     current();
     allowSharedMemory(function, smem);
+    KernelProfile *profile = KernelProfile::current();
+    if (profile)
+      profile->begin(stream);
     check(driver().cuLaunchKernelEx(&config, function, params, extra),
           launchText(function, grid, block, smem) + " in clusters of " +
               std::to_string(clusterX) + "x" + std::to_string(clusterY) + "x" +
               std::to_string(clusterZ));
+    if (profile)
+      profile->end(function, stream);
   });
 }
 

@@ -82,11 +82,15 @@ ImageFormat ober::rt::cuda::detectImageFormat(const void *image, size_t size) {
   return looksLikeText(p, size) ? ImageFormat::PTX : ImageFormat::Auto;
 }
 
-std::string ober::rt::cuda::kernelName(CUfunction function) {
+std::string ober::rt::cuda::functionName(CUfunction function) {
   std::lock_guard<std::mutex> lock(namesMutex);
   auto it = functionNames().find(function);
-  return it == functionNames().end() ? "a kernel"
-                                     : "kernel '" + it->second + "'";
+  return it == functionNames().end() ? "" : it->second;
+}
+
+std::string ober::rt::cuda::kernelName(CUfunction function) {
+  std::string name = functionName(function);
+  return name.empty() ? "a kernel" : "kernel '" + name + "'";
 }
 
 KernelModule::KernelModule(const void *image, size_t size, ImageFormat format,

@@ -51,6 +51,50 @@ void upload(ober_rt_buffer *dst, const ober_rt_buffer *src, size_t bytes) {
   });
 }
 
+/// The matrix products of CUDAKernels.h on buffers of `type` (each entry
+/// point's, which its descriptor must name: f32, or bf16/f16 accumulated
+/// in f32 with low-precision-products).
+void matmul(const ober_rt_buffer *desc, const ober_rt_buffer *a,
+            const ober_rt_buffer *b, ober_rt_buffer *c, DType type) {
+  guarded("ober_rt_cuda_matmul", [&] {
+    const auto *f = reinterpret_cast<const int64_t *>(dataOf(desc, 8));
+    if (desc->rank != 1 || elementsOf(desc) < OBER_MATMUL_FIELDS)
+      throw CudaError("a matrix product's descriptor has " +
+                      std::to_string(elementsOf(desc)) + " fields, expected " +
+                      std::to_string(OBER_MATMUL_FIELDS));
+    if (f[OBER_MATMUL_DTYPE] != static_cast<int64_t>(type))
+      throw CudaError(std::string("a matrix product on ") + dtypeName(type) +
+                      " buffers has a descriptor naming element type " +
+                      std::to_string(f[OBER_MATMUL_DTYPE]));
+    GemmDesc g;
+    g.a = g.b = g.c = type;
+    size_t bytes = dtypeSize(g.a);
+    g.m = f[OBER_MATMUL_M];
+    g.n = f[OBER_MATMUL_N];
+    g.k = f[OBER_MATMUL_K];
+    g.transA = f[OBER_MATMUL_TRANSPOSE_A] != 0;
+    g.transB = f[OBER_MATMUL_TRANSPOSE_B] != 0;
+    int64_t batch = f[OBER_MATMUL_BATCH];
+    bool sharedA = f[OBER_MATMUL_A_BATCH] == 1 && batch > 1,
+         sharedB = f[OBER_MATMUL_B_BATCH] == 1 && batch > 1;
+    const char *pa = dataOf(a, bytes), *pb = dataOf(b, bytes);
+    char *pc = dataOf(c, bytes);
+    CUstream stream = programStream();
+    if (!sharedA && !sharedB) {
+      g.batch = batch;
+      gemm(g, pa, pb, pc, stream);
+    } else {
+      // A matrix shared by every product: one GEMM per product (a packed
+      // batch strides through both operands).
+      size_t strideA = sharedA ? 0 : g.m * g.k * bytes,
+             strideB = sharedB ? 0 : g.k * g.n * bytes,
+             strideC = g.m * g.n * bytes;
+      for (int64_t i = 0; i < batch; ++i)
+        gemm(g, pa + i * strideA, pb + i * strideB, pc + i * strideC, stream);
+    }
+  });
+}
+
 } // namespace
 
 CUstream ober::rt::cuda::programStream() {
@@ -72,34 +116,21 @@ void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
                                       const ober_rt_buffer *a,
                                       const ober_rt_buffer *b,
                                       ober_rt_buffer *c) {
-  guarded("ober_rt_cuda_matmul", [&] {
-    const auto *f = reinterpret_cast<const int64_t *>(dataOf(desc, 8));
-    GemmDesc g;
-    g.a = g.b = g.c = DType::F32;
-    g.m = f[OBER_MATMUL_M];
-    g.n = f[OBER_MATMUL_N];
-    g.k = f[OBER_MATMUL_K];
-    g.transA = f[OBER_MATMUL_TRANSPOSE_A] != 0;
-    g.transB = f[OBER_MATMUL_TRANSPOSE_B] != 0;
-    int64_t batch = f[OBER_MATMUL_BATCH];
-    bool sharedA = f[OBER_MATMUL_A_BATCH] == 1 && batch > 1,
-         sharedB = f[OBER_MATMUL_B_BATCH] == 1 && batch > 1;
-    const char *pa = dataOf(a, 4), *pb = dataOf(b, 4);
-    char *pc = dataOf(c, 4);
-    CUstream stream = programStream();
-    if (!sharedA && !sharedB) {
-      g.batch = batch;
-      gemm(g, pa, pb, pc, stream);
-    } else {
-      // A matrix shared by every product: one GEMM per product (a packed
-      // batch strides through both operands).
-      size_t strideA = sharedA ? 0 : g.m * g.k * 4, strideB =
-                                                        sharedB ? 0 : g.k * g.n * 4,
-             strideC = g.m * g.n * 4;
-      for (int64_t i = 0; i < batch; ++i)
-        gemm(g, pa + i * strideA, pb + i * strideB, pc + i * strideC, stream);
-    }
-  });
+  matmul(desc, a, b, c, DType::F32);
+}
+
+void _mlir_ciface_ober_rt_cuda_matmul_bf16(const ober_rt_buffer *desc,
+                                           const ober_rt_buffer *a,
+                                           const ober_rt_buffer *b,
+                                           ober_rt_buffer *c) {
+  matmul(desc, a, b, c, DType::BF16);
+}
+
+void _mlir_ciface_ober_rt_cuda_matmul_f16(const ober_rt_buffer *desc,
+                                          const ober_rt_buffer *a,
+                                          const ober_rt_buffer *b,
+                                          ober_rt_buffer *c) {
+  matmul(desc, a, b, c, DType::F16);
 }
 
 #define OBER_RT_CUDA_UPLOAD_DEFINE(BITS, BYTES)                               \

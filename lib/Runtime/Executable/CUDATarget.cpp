@@ -21,6 +21,7 @@
 
 #include "ober/Runtime/Devices/CUDA.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
+#include "ober/Runtime/Devices/KernelProfile.h"
 #include "ober/Runtime/Devices/Modules.h"
 #include "ober/Runtime/Devices/NCCL.h"
 #include "ober/Runtime/LaunchEnv.h"
@@ -128,6 +129,23 @@ std::vector<HostTensor> ober::rt::invoke(Entry entry, const Program &program,
 
 void ober::rt::syncToHost(const std::vector<HostTensor> &tensors) {
   cuda::guarded("error", [&] { Kept::mirror().syncToHost(tensors); });
+}
+
+std::string ober::rt::startKernelProfile() {
+  cuda::KernelProfile::enable(true);
+  return "";
+}
+
+void ober::rt::printKernelProfile(int64_t rank, int64_t steps,
+                                  double wallSeconds) {
+  cuda::KernelProfile *profile = cuda::KernelProfile::current();
+  if (!profile)
+    return;
+  profile->times().print(stderr, "rank " + std::to_string(rank) +
+                                     ": GPU time by kernel over " +
+                                     std::to_string(steps) + " step(s)",
+                         steps, wallSeconds);
+  cuda::KernelProfile::enable(false);
 }
 
 double ober::rt::devicePeakBytes() {

@@ -119,4 +119,11 @@ void ober::rt::syncToHost(const std::vector<HostTensor> &tensors) {
 
 double ober::rt::devicePeakBytes() { return -1; }
 
+std::string ober::rt::startKernelProfile() {
+  return "--profile-kernels times GPU kernels; this executable runs on the "
+         "CPU (--timing gives its step times)";
+}
+
+void ober::rt::printKernelProfile(int64_t, int64_t, double) {}
+
 void ober::rt::resetDevicePeak() {}

@@ -90,6 +90,9 @@ constexpr OptionInfo kOptions[] = {
      "(a lost or hung rank; default 300)"},
     {"--timing", nullptr, Both,
      "print the first and the mean later step times to stderr"},
+    {"--profile-kernels", nullptr, Train,
+     "print each rank's GPU time by kernel and cuBLASLt call over the "
+     "steps to stderr (CUDA executables; events around every launch)"},
     {"--help", nullptr, Both, "this help"},
 };
 
@@ -217,6 +220,8 @@ bool ober::rt::parseOptions(int argc, char **argv, Program::Kind kind,
       out.print = true;
     } else if (arg == "--timing") {
       out.timing = true;
+    } else if (arg == "--profile-kernels") {
+      out.profileKernels = true;
     } else if (arg == "--help") {
       out.help = true;
     }

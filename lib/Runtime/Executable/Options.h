@@ -47,6 +47,7 @@ struct Options {
   double outerLearningRate = 0.7, outerMomentum = 0.9;
   bool print = false;
   bool timing = false;
+  bool profileKernels = false;
   bool help = false;
 };
 

@@ -845,6 +845,9 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
   if (where.rank % std::max<int64_t>(1, where.ranksInProcess) == 0)
     resetPeakLiveBytes();
   resetDevicePeak();
+  if (options.profileKernels)
+    if (std::string wrong = startKernelProfile(); !wrong.empty())
+      return reportError(self, wrong);
   try {
     std::vector<HostTensor> args = initialArguments(program, options, where);
     std::vector<size_t> lrArgs = program.argsWith(ArgRole::LearningRate);
@@ -930,6 +933,13 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
       peak = peakOverRanks(where, peak);
     if (where.rank == 0)
       summarize(program, clock.seconds, peak);
+    if (options.profileKernels) {
+      double wall = 0;
+      for (double s : clock.seconds)
+        wall += s;
+      printKernelProfile(where.rank, static_cast<int64_t>(clock.seconds.size()),
+                         wall);
+    }
     if (options.timing)
       printTraffic(program, options, where);
     if (!options.saveParams.empty()) {

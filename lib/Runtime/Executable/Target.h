@@ -64,6 +64,13 @@ void syncToHost(const std::vector<HostTensor> &tensors);
 double devicePeakBytes();
 void resetDevicePeak();
 
+/// `--profile-kernels`: starts timing this thread's device work by kernel;
+/// printKernelProfile writes what it measured over `steps` steps that
+/// took `wallSeconds` to stderr. startKernelProfile returns what is wrong
+/// where the target has no kernels to time (the CPU), else "".
+std::string startKernelProfile();
+void printKernelProfile(int64_t rank, int64_t steps, double wallSeconds);
+
 /// What both targets' invoke share (Run.cpp): calls `entry` on the
 /// arguments' memref `descriptors` and returns the descriptors of the
 /// results it returned (those not written in place), one after another:

@@ -135,17 +135,25 @@ std::optional<int64_t> collectiveKind(func::CallOp call) {
   return (*(fields.value_begin<APInt>() + OBER_COLL_KIND)).getSExtValue();
 }
 
+/// The CPU library's matrix products (f32, bf16, f16) and CUDA's.
+constexpr std::pair<const char *, const char *> kMatmuls[] = {
+    {OBER_RT_CPU_MATMUL, OBER_RT_CUDA_MATMUL},
+    {OBER_RT_CPU_MATMUL OBER_RT_MATMUL_SUFFIX_BF16,
+     OBER_RT_CUDA_MATMUL OBER_RT_MATMUL_SUFFIX_BF16},
+    {OBER_RT_CPU_MATMUL OBER_RT_MATMUL_SUFFIX_F16,
+     OBER_RT_CUDA_MATMUL OBER_RT_MATMUL_SUFFIX_F16}};
+
 struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
-    auto renamed = StringAttr::get(ctx, OBER_RT_CUDA_MATMUL);
     WalkResult result = module.walk([&](func::CallOp call) {
       StringRef callee = call.getCallee();
-      if (callee == OBER_RT_CPU_MATMUL) {
-        call.setCalleeAttr(FlatSymbolRefAttr::get(renamed));
-        return WalkResult::advance();
-      }
+      for (auto [cpu, cuda] : kMatmuls)
+        if (callee == cpu) {
+          call.setCalleeAttr(FlatSymbolRefAttr::get(ctx, cuda));
+          return WalkResult::advance();
+        }
       // Collectives run on device buffers through the executable's NCCL
       // channel; pipeline transfers do not yet (NCCL's send blocks its
       // stream until the peer receives, and two stages that both send
@@ -182,12 +190,13 @@ struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
     // The CPU library's kernels to create ahead of the first step: none
     // here (cuBLASLt picks and caches an algorithm per shape).
     module->removeAttr(mlir::ober::kKernelsAttrName);
-    if (auto decl = module.lookupSymbol<func::FuncOp>(OBER_RT_CPU_MATMUL)) {
-      if (module.lookupSymbol(renamed))
-        decl.erase();
-      else
-        decl.setSymNameAttr(renamed);
-    }
+    for (auto [cpu, cuda] : kMatmuls)
+      if (auto decl = module.lookupSymbol<func::FuncOp>(cpu)) {
+        if (module.lookupSymbol(cuda))
+          decl.erase();
+        else
+          decl.setSymNameAttr(StringAttr::get(ctx, cuda));
+      }
   }
 };
 

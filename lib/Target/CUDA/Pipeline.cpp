@@ -83,6 +83,8 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
   lowering.convolutions = "gemm";
   lowering.attention = options.attention;
   lowering.attentionBlock = options.attentionBlock;
+  // cuBLASLt multiplies bf16 and f16 on tensor cores, accumulating in f32.
+  lowering.lowPrecisionProducts = true;
   buildBufferizationPipeline(
       pm,
       [](OpPassManager &pm) {

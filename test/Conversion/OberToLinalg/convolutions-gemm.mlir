@@ -11,7 +11,7 @@
 // channels moved back behind the images with the bias added.
 // CHECK: #[[IM2COL:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d5 * 2 + d2, d6 * 2 + d3)>
 // CHECK-NOT: ober_rt_cpu_conv
-// CHECK: memref.global "private" constant @{{.*}} : memref<8xi64> = dense<[2, 2, 2, 3, 32, 18, 0, 0]>
+// CHECK: memref.global "private" constant @{{.*}} : memref<9xi64> = dense<[2, 2, 2, 3, 32, 18, 0, 0, 2]>
 // CHECK-LABEL: func.func @conv
 // CHECK: tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 0, 0]
 // CHECK: linalg.generic {indexing_maps = [#[[IM2COL]],
@@ -32,7 +32,7 @@ func.func @conv(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf
 // its channels first (desc: batch 1, m 9, n 6, k 4, A transposed), then
 // each of the 8 input positions gathers, over the 3 kernel positions, the
 // column of the window that reads it (none for the eighth); the bias after.
-// CHECK-DAG: memref.global "private" constant @{{.*}} : memref<8xi64> = dense<[1, 1, 1, 9, 6, 4, 1, 0]>
+// CHECK-DAG: memref.global "private" constant @{{.*}} : memref<9xi64> = dense<[1, 1, 1, 9, 6, 4, 1, 0, 2]>
 // CHECK-LABEL: func.func @data_grad
 // CHECK: linalg.transpose ins(%{{.*}} : tensor<2x1x4x3xf32>) outs(%{{.*}} : tensor<1x4x2x3xf32>) permutation = [1, 2, 0, 3]
 // CHECK: call @ober_rt_cpu_matmul(
@@ -53,7 +53,7 @@ func.func @data_grad(%gy: tensor<2x4x3xf32>, %w: tensor<4x3x3xf32>, %b: tensor<3
 // The weight gradient in bf16: the output gradient with its channels first
 // times the columns read transposed (desc: m 4, n 9, k 6, B transposed), in
 // f32, rounded once; the product's [1, 4, 9] is the weight's layout.
-// CHECK-DAG: memref.global "private" constant @{{.*}} : memref<8xi64> = dense<[1, 1, 1, 4, 9, 6, 0, 1]>
+// CHECK-DAG: memref.global "private" constant @{{.*}} : memref<9xi64> = dense<[1, 1, 1, 4, 9, 6, 0, 1, 2]>
 // CHECK-LABEL: func.func @weight_grad
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<1x3x3x2x3xbf16> into tensor<1x9x6xbf16>
 // CHECK: call @ober_rt_cpu_matmul(

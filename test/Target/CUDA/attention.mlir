@@ -25,7 +25,7 @@
 // CHECK: llvm.func @step(
 // CHECK-COUNT-3: gpu.launch_func <%[[STREAM:[0-9]+]] : !llvm.ptr> @step_kernel::@step_kernel
 // CHECK: gpu.binary @step_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, "P\EDU\BA
-// DECOMPOSED: llvm.call @ober_rt_cuda_matmul(
+// DECOMPOSED: llvm.call @ober_rt_cuda_matmul_bf16(
 func.func @step(%q: tensor<2x2x64x32xbf16>, %k: tensor<2x2x64x32xbf16>, %v: tensor<2x2x64x32xbf16>, %g: tensor<2x2x64x32xbf16>) -> (tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>) {
   %o = ober.attention %q, %k, %v {is_causal} : (tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>) -> tensor<2x2x64x32xbf16>
   %r:3 = ober.attention_grad %q, %k, %v, %o, %g {is_causal} : (tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>) -> (tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>)

@@ -103,6 +103,8 @@ private:
 
 /// The name a kernel was looked up by (for messages), or "a kernel".
 std::string kernelName(CUfunction function);
+/// The name `function` was looked up by (KernelModule::getFunction), or "".
+std::string functionName(CUfunction function);
 
 /// The calling thread's stream for compiled programs, on its current
 /// device (created on first use): a step's kernels (`mgpuStreamCreate`

@@ -28,8 +28,9 @@ def KernelCallsPass : Pass<"ober-cuda-kernel-calls", "ModuleOp"> {
   let summary = "Call the CUDA kernel library instead of the CPU one";
   let description = [{
     Matrix products lowered to `ober_rt_cpu_matmul` calls take
-    `ober_rt_cuda_matmul` (the same descriptor and buffers, on the device:
-    cuBLASLt). Convolutions have no CUDA kernel yet: the pass fails at the
+    `ober_rt_cuda_matmul`, and the bf16 and f16 ones (`_bf16`, `_f16`)
+    the CUDA functions of the same suffix: the same descriptor and
+    buffers, on the device, by cuBLASLt. Convolutions have no CUDA kernel yet: the pass fails at the
     call, naming it. Collectives stay as they are: the executable runs them
     on the device buffers through NCCL. Pipeline transfers (a send or recv
     descriptor) are refused, naming the call: they are not wired to NCCL
