@@ -13,7 +13,7 @@
 #   utils/gpu/bundle.sh [BUILD_DIR] OUT
 #
 # OUT is a folder, or a file ending in .tar.gz to pack the bundle into
-# (about 25 MB: what travels to a GPU machine, e.g. as gpu-bundle.tar.gz
+# (about 32 MB: what travels to a GPU machine, e.g. as gpu-bundle.tar.gz
 # in the checkout, which .gitignore leaves out). Executables are built for
 # x86-64-v3 (AVX2, FMA), not this machine's CPU, so that they run on the
 # GPU machine's. Weights over 4 MiB (resnet18's) are not carried: both
