@@ -31,18 +31,14 @@ extern "C" {
 /// descriptor, ober_rt_matmul_field), on device buffers, by cuBLASLt: f32
 /// buffers, and with the suffixes of CPUKernels.h bf16 and f16 ones
 /// (tensor cores, accumulated in f32, the result rounded once).
-void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
-                                      const ober_rt_buffer *a,
-                                      const ober_rt_buffer *b,
-                                      ober_rt_buffer *c);
-void _mlir_ciface_ober_rt_cuda_matmul_bf16(const ober_rt_buffer *desc,
-                                           const ober_rt_buffer *a,
-                                           const ober_rt_buffer *b,
-                                           ober_rt_buffer *c);
-void _mlir_ciface_ober_rt_cuda_matmul_f16(const ober_rt_buffer *desc,
-                                          const ober_rt_buffer *a,
-                                          const ober_rt_buffer *b,
-                                          ober_rt_buffer *c);
+#define OBER_RT_CUDA_MATMUL_DECLARE(SUFFIX)                                   \
+  void _mlir_ciface_ober_rt_cuda_matmul##SUFFIX(                               \
+      const ober_rt_buffer *desc, const ober_rt_buffer *a,                     \
+      const ober_rt_buffer *b, ober_rt_buffer *c);
+OBER_RT_CUDA_MATMUL_DECLARE()
+OBER_RT_CUDA_MATMUL_DECLARE(_bf16)
+OBER_RT_CUDA_MATMUL_DECLARE(_f16)
+#undef OBER_RT_CUDA_MATMUL_DECLARE
 
 /// Copies a host constant `src` into the device buffer `dst` (same shape).
 #define OBER_RT_CUDA_UPLOAD_DECLARE(BITS)                                     \

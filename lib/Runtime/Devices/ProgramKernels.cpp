@@ -112,26 +112,16 @@ CUstream ober::rt::cuda::programStream() {
 
 extern "C" {
 
-void _mlir_ciface_ober_rt_cuda_matmul(const ober_rt_buffer *desc,
-                                      const ober_rt_buffer *a,
-                                      const ober_rt_buffer *b,
-                                      ober_rt_buffer *c) {
-  matmul(desc, a, b, c, DType::F32);
-}
-
-void _mlir_ciface_ober_rt_cuda_matmul_bf16(const ober_rt_buffer *desc,
-                                           const ober_rt_buffer *a,
-                                           const ober_rt_buffer *b,
-                                           ober_rt_buffer *c) {
-  matmul(desc, a, b, c, DType::BF16);
-}
-
-void _mlir_ciface_ober_rt_cuda_matmul_f16(const ober_rt_buffer *desc,
-                                          const ober_rt_buffer *a,
-                                          const ober_rt_buffer *b,
-                                          ober_rt_buffer *c) {
-  matmul(desc, a, b, c, DType::F16);
-}
+#define OBER_RT_CUDA_MATMUL_DEFINE(SUFFIX, TYPE)                              \
+  void _mlir_ciface_ober_rt_cuda_matmul##SUFFIX(                               \
+      const ober_rt_buffer *desc, const ober_rt_buffer *a,                     \
+      const ober_rt_buffer *b, ober_rt_buffer *c) {                            \
+    matmul(desc, a, b, c, DType::TYPE);                                        \
+  }
+OBER_RT_CUDA_MATMUL_DEFINE(, F32)
+OBER_RT_CUDA_MATMUL_DEFINE(_bf16, BF16)
+OBER_RT_CUDA_MATMUL_DEFINE(_f16, F16)
+#undef OBER_RT_CUDA_MATMUL_DEFINE
 
 #define OBER_RT_CUDA_UPLOAD_DEFINE(BITS, BYTES)                               \
   void _mlir_ciface_ober_rt_cuda_upload_##BITS##bit(                          \
