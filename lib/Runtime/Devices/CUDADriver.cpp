@@ -127,6 +127,9 @@ DeviceInfo queryDevice(const DriverApi &d, CUdevice device, int ordinal) {
             "memory clock rate");
   attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, info.memoryBusBits,
             "memory bus width");
+  int pitch = 0;
+  attribute(CU_DEVICE_ATTRIBUTE_MAX_PITCH, pitch, "max pitch");
+  info.maxCopyPitch = static_cast<size_t>(pitch);
   check(d.cuDeviceTotalMem_v2(&info.totalMemory, device),
         "cuDeviceTotalMem_v2");
   return info;
@@ -361,26 +364,6 @@ void ober::rt::cuda::copyAsync(void *to, const void *from, size_t bytes,
         "cuMemcpyAsync of " + bytesText(bytes));
 }
 
-/// The largest pitch cuMemcpy2D takes on the current context's device
-/// (CU_DEVICE_ATTRIBUTE_MAX_PITCH, 2 GiB - 1 on today's GPUs), asked once
-/// per device.
-static size_t maxCopyPitch() {
-  CUdevice device;
-  check(driver().cuCtxGetDevice(&device), "cuCtxGetDevice");
-  static std::mutex mutex;
-  static std::map<CUdevice, size_t> known;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, fresh] = known.try_emplace(device, 0);
-  if (fresh) {
-    int pitch = 0;
-    check(driver().cuDeviceGetAttribute(&pitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH,
-                                        device),
-          "cuDeviceGetAttribute(max pitch)");
-    it->second = static_cast<size_t>(pitch);
-  }
-  return it->second;
-}
-
 void ober::rt::cuda::copyRowsAsync(void *to, size_t toPitch, const void *from,
                                    size_t fromPitch, size_t width, size_t rows,
                                    CUstream stream) {
@@ -390,7 +373,7 @@ void ober::rt::cuda::copyRowsAsync(void *to, size_t toPitch, const void *from,
     return copyAsync(to, from, width * rows, stream);
   // Rows further apart than cuMemcpy2D reaches (a block of a large tensor
   // regrouped for a collective): a copy per row.
-  size_t limit = maxCopyPitch();
+  size_t limit = sharedDevice(currentDevice()).info().maxCopyPitch;
   if (fromPitch > limit || toPitch > limit) {
     for (size_t r = 0; r < rows; ++r)
       copyAsync(static_cast<char *>(to) + r * toPitch,

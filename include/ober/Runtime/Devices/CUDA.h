@@ -92,6 +92,8 @@ struct DeviceInfo {
   /// Peak clocks, kHz.
   int clockKHz = 0, memoryClockKHz = 0;
   int memoryBusBits = 0;
+  /// The largest pitch cuMemcpy2D takes (2 GiB - 1 on today's GPUs).
+  size_t maxCopyPitch = 0;
 };
 
 /// One GPU, through its primary context (the one the CUDA runtime,
