@@ -220,7 +220,11 @@ void ncclErrors(NcclTransport &t) {
   EXPECT(contains(errorOf<CommError>([&] { t.send(0, 0, x, 4); }),
                   "send: NcclTransport::createGroups has not been called"));
   makePairGroups(t);
-  std::string e = errorOf<CommError>(
+  std::string e = errorOf<CommError>([&] { t.send((r + 1) % 4, 0, x, 4); });
+  EXPECT(contains(e, "send: rank " + std::to_string((r + 1) % 4) +
+                         " is not in rank " + std::to_string(r) +
+                         "'s pipeline group"));
+  e = errorOf<CommError>(
       [&] { t.allReduce(0, x, y, 2, DType::I16, OBER_REDUCE_SUM); });
   EXPECT(contains(e, "NCCL has no int16 type"));
   e = errorOf<CommError>(
@@ -256,14 +260,16 @@ std::vector<std::string> filesIn(const std::string &dir) {
 void testNcclLoopback() {
   std::unique_ptr<NcclApi> api = loopbackNccl(/*timeoutSeconds=*/20);
   // Ids through the bootstrap transport.
+  NcclTransport::Options pipeline;
+  pipeline.pipelineGroup = {0, 1, 2, 3};
   onNcclRanks(4, *api, {}, ncclReductions);
-  onNcclRanks(4, *api, {}, ncclMovement);
+  onNcclRanks(4, *api, pipeline, ncclMovement);
   onNcclRanks(4, *api, {}, ncclErrors);
 
   // Ids through files: strided groups {0, 2}, {1, 3}, made twice.
   char dir[] = "/tmp/ober-nccl-ids-XXXXXX";
   EXPECT(mkdtemp(dir) != nullptr);
-  NcclTransport::Options files;
+  NcclTransport::Options files = pipeline;
   files.idDirectory = dir;
   files.idTimeoutSeconds = 20;
   onNcclRanks(4, *api, files, [](NcclTransport &t) {
@@ -280,9 +286,11 @@ void testNcclLoopback() {
     }
   });
   std::vector<std::string> names = filesIn(dir);
-  EXPECT(names.size() == 6); // 2 groups and the world, twice
+  // 2 groups and 12 ordered pairs, twice.
+  EXPECT(names.size() == 28);
   for (const std::string &name : names) {
-    EXPECT(startsWith(name, "ober-nccl-id-"));
+    EXPECT(startsWith(name, "ober-nccl-id-") ||
+           startsWith(name, "ober-nccl-pair-"));
     std::remove((std::string(dir) + "/" + name).c_str());
   }
   rmdir(dir);
@@ -291,6 +299,58 @@ void testNcclLoopback() {
   ncclComm_t comm = nullptr;
   EXPECT(api->commInitRank(&comm, 1, ncclUniqueId{}, 0) == ncclInvalidArgument);
   EXPECT(contains(api->errorString(ncclInvalidArgument), "not an id of"));
+}
+
+/// Pipeline transfers over the loopback, whose sends hold their stream
+/// until received: on 3 ranks every rank sends to both others twice
+/// (tags 1 and 2, of different sizes, one of them empty) before it
+/// receives anything, then receives tag 2 before tag 1; a large message
+/// follows; a receive of the wrong size names both sizes.
+void testPipelineTransfers() {
+  std::unique_ptr<NcclApi> api = loopbackNccl(/*timeoutSeconds=*/20);
+  NcclTransport::Options options;
+  options.pipelineGroup = {0, 1, 2};
+  // The refused receive leaves its message's data unreceived, its sender's
+  // stream waiting: the transports then close by aborting.
+  options.teardownSeconds = 0.5;
+  onNcclRanks(3, *api, options, [](NcclTransport &t) {
+    int64_t r = t.rank();
+    t.createGroups({});
+    std::vector<int32_t> small = {int32_t(r), 11, 12};
+    for (int64_t peer = 0; peer < 3; ++peer)
+      if (peer != r) {
+        t.send(peer, /*tag=*/1, small.data(), 12);
+        t.send(peer, /*tag=*/2, nullptr, 0);
+      }
+    small[0] = -1; // the sends copied it
+    std::vector<float> large(300001), got(300001);
+    for (size_t i = 0; i < large.size(); ++i)
+      large[i] = static_cast<float>(r * 1000000 + i);
+    t.send((r + 1) % 3, /*tag=*/3, large.data(), 4 * 300001);
+    for (int64_t peer = 0; peer < 3; ++peer)
+      if (peer != r) {
+        int32_t three[3] = {};
+        t.recv(peer, /*tag=*/2, nullptr, 0);
+        t.recv(peer, /*tag=*/1, three, 12);
+        std::lock_guard<std::mutex> lock(test::checks);
+        EXPECT(three[0] == peer && three[1] == 11 && three[2] == 12);
+      }
+    int64_t before = (r + 2) % 3;
+    t.recv(before, /*tag=*/3, got.data(), 4 * 300001);
+    {
+      std::lock_guard<std::mutex> lock(test::checks);
+      EXPECT(got[0] == before * 1000000 && got[300000] == before * 1000000 + 300000);
+    }
+    int32_t word = int32_t(r);
+    t.send((r + 1) % 3, /*tag=*/4, &word, 4);
+    int64_t wide = 0;
+    std::string e = errorOf<CommError>(
+        [&] { t.recv(before, /*tag=*/4, &wide, 8); });
+    std::lock_guard<std::mutex> lock(test::checks);
+    EXPECT(contains(e, "recv of 8 bytes (tag 4) from rank " +
+                           std::to_string(before) +
+                           ": the message sent with that tag has 4 bytes"));
+  });
 }
 
 /// The loopback NCCL, but a stream that never finishes (a collective a
@@ -382,6 +442,20 @@ public:
                 size_t width, size_t rows, CUstream stream) override {
     real.copyRows(to, toPitch, from, fromPitch, width, rows, stream);
   }
+  void copyToHost(void *host, const void *from, size_t bytes,
+                  CUstream stream) override {
+    real.copyToHost(host, from, bytes, stream);
+  }
+  void fill32(void *to, uint32_t value, size_t count,
+              CUstream stream) override {
+    real.fill32(to, value, count, stream);
+  }
+  void follow(CUstream waiter, CUstream stream) override {
+    real.follow(waiter, stream);
+  }
+  void useOn(int device, void *memory, CUstream stream) override {
+    real.useOn(device, memory, stream);
+  }
   std::shared_ptr<Event> markProgram() override { return real.markProgram(); }
   void retireStream(int device, CUstream stream) override {
     real.retireStream(device, stream);
@@ -389,9 +463,8 @@ public:
 };
 
 /// A transport whose stream never drains (a peer failed with collectives
-/// queued) closes after teardownSeconds, aborting its communicators (its
-/// group's and the world's) rather than destroying them; one that drains
-/// destroys them.
+/// queued) closes after teardownSeconds, aborting its communicators
+/// rather than destroying them; one that drains destroys them.
 void testNcclTeardown() {
   std::unique_ptr<NcclApi> loopback = loopbackNccl(/*timeoutSeconds=*/20);
   StuckNccl stuck(*loopback);
@@ -404,7 +477,7 @@ void testNcclTeardown() {
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
-  EXPECT(stuck.aborted == 4);   // 2 ranks x (the group, the world)
+  EXPECT(stuck.aborted == 2); // 2 ranks x the group
   EXPECT(stuck.destroyed == 0);
   EXPECT(seconds >= 0.2 && seconds < 10);
   // A stream that drains: the communicators are destroyed.
@@ -414,7 +487,7 @@ void testNcclTeardown() {
     t.createGroups({{{0, 1}, 0}});
   });
   EXPECT(idle.aborted == 0);
-  EXPECT(idle.destroyed == 4);
+  EXPECT(idle.destroyed == 2);
 }
 
 /// The executable's device channel: a Channel over NcclTransport (the
@@ -435,6 +508,7 @@ void testChannelOverNccl() {
         NcclTransport::Options options;
         options.api = api.get();
         options.bootstrapWorldGroup = 2; // axes [0, 1]: every rank, in order
+        options.pipelineGroup = grid.group(r, {0}); // the checks' transfers
         NcclTransport device(*bootstrap, static_cast<int>(r), options);
         test::checkChannel(device, r);
         // The host channel's groups are still its own: a sum over axis 1.
@@ -783,6 +857,7 @@ int main() {
   testKernelTimes();
   testNcclMapping();
   testNcclLoopback();
+  testPipelineTransfers();
   testNcclTeardown();
   testChannelOverNccl();
   testRounding();

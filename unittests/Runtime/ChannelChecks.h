@@ -208,8 +208,9 @@ inline void checkChannel(Transport &transport, int64_t r) {
     expectEqual(out, w, "large reduce-scatter", r);
   }
 
-  // Pipeline transfers along axis 0: two sends before the receives, in
-  // order, with tags.
+  // Pipeline transfers along axis 0: three sends before the receives;
+  // messages with one tag arrive in order, and a receive takes its tag's
+  // message whatever was sent before it (tag 8 first, received last).
   {
     int64_t other = 1 - coords[0];
     CollectiveDesc send = desc(OBER_COLL_SEND, {6}, {0}, 0);
@@ -217,16 +218,26 @@ inline void checkChannel(Transport &transport, int64_t r) {
     send.tag = 7;
     CollectiveDesc recv = send;
     recv.kind = OBER_COLL_RECV;
-    std::vector<float> second = inputOf<float>(r + 10, 6), a(6), b(6);
+    CollectiveDesc early = send;
+    early.tag = 8;
+    early.shape = {2};
+    CollectiveDesc late = early;
+    late.kind = OBER_COLL_RECV;
+    std::vector<float> second = inputOf<float>(r + 10, 6), a(6), b(6), c(2);
+    channel.start(early, x.data() + 4, nullptr);
     channel.start(send, x.data(), nullptr);
     channel.start(send, second.data(), nullptr);
     int64_t ha = channel.start(recv, nullptr, a.data());
     int64_t hb = channel.start(recv, nullptr, b.data());
+    int64_t hc = channel.start(late, nullptr, c.data());
+    channel.wait(hc);
     channel.wait(hb);
     channel.wait(ha);
     int64_t peer = grid.moveAlong(r, {0}, {other});
-    expectEqual(a, inputOf<float>(peer, 6), "first transfer", r);
+    std::vector<float> last = inputOf<float>(peer, 6);
+    expectEqual(a, last, "first transfer", r);
     expectEqual(b, inputOf<float>(peer + 10, 6), "second transfer", r);
+    expectEqual(c, {last[4], last[5]}, "transfer of another tag", r);
   }
 }
 } // namespace ober::rt::test

@@ -133,11 +133,13 @@ model gpt-fused-f32 "$fused" 1e-4 1 --attention=fused
 # A smaller learning rate: 5 steps of 0.01 on 4 images swing the loss
 # (1.9, 1.0, 3.0, 0.02), where rounding differences grow.
 run="--lr 1e-3" model resnet18-f32 "$(make_resnet)" 1e-4 1
-# Several GPUs (run where the machine has them): data parallel with ZeRO-1
-# and tensor parallel, their collectives through NCCL.
-for plan in "dp=2 tp=1 zero=1" "dp=1 tp=2 zero=0"; do
-  model "gpt-$(echo "$plan" | cut -d' ' -f1,2 | tr -d ' =')-f32" "$gpt" 1e-4 2 \
-    "--plan=cluster=h200-sxm gpus=2 pp=1 global-batch=4 precision=f32 $plan"
+# Several GPUs (run where the machine has them): data parallel with ZeRO-1,
+# tensor parallel (collectives through NCCL) and two pipeline stages (a
+# communicator and stream per pair of stages).
+for plan in "dp=2 tp=1 pp=1 zero=1" "dp=1 tp=2 pp=1 zero=0" \
+  "dp=1 tp=1 pp=2 zero=0 micro-batch=2"; do
+  model "gpt-$(echo "$plan" | cut -d' ' -f1-3 | tr -d ' =')-f32" "$gpt" 1e-4 2 \
+    "--plan=cluster=h200-sxm gpus=2 global-batch=4 precision=f32 $plan"
 done
 # (b) performance. Attention stays one op in these steps
 # (fused-attention=true), so that --attention decides how it runs; the

@@ -224,6 +224,24 @@ public:
                 size_t width, size_t rows, CUstream stream) override {
     copyRowsAsync(to, toPitch, from, fromPitch, width, rows, stream);
   }
+  void copyToHost(void *host, const void *from, size_t bytes,
+                  CUstream stream) override {
+    copyToHostAsync(host, from, bytes, stream);
+  }
+  void fill32(void *to, uint32_t value, size_t count,
+              CUstream stream) override {
+    memset32Async(to, value, count, stream);
+  }
+  void follow(CUstream waiter, CUstream stream) override {
+    Event point(/*timing=*/false);
+    point.record(stream);
+    // Destroying the event leaves the wait queued on `waiter` in place.
+    check(driver().cuStreamWaitEvent(waiter, point.get(), 0),
+          "cuStreamWaitEvent (a pipeline transfer's buffer)");
+  }
+  void useOn(int device, void *memory, CUstream stream) override {
+    deviceAllocator(device).recordStream(memory, stream);
+  }
   std::shared_ptr<Event> markProgram() override {
     auto point = std::make_shared<Event>(/*timing=*/false);
     point->record(programStream());

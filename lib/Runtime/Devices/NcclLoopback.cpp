@@ -8,12 +8,16 @@
 // one process: the ranks of a communicator meet in a rendezvous, each
 // reading the others' host buffers, and reductions use reduceInto (so a
 // bf16 sum rounds exactly as the host transports' do, reducing in member
-// order).
+// order). A stream is a thread running its work in order, and a send
+// outside a group holds its stream until the peer has received it, as
+// NCCL's does: a transport whose transfers could wait for each other
+// deadlocks here too (and fails after the timeout) instead of passing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ober/Runtime/Devices/NCCL.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -22,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 
 using namespace ober::rt;
 using namespace ober::rt::cuda;
@@ -48,9 +53,87 @@ struct Clique {
   uint64_t round = 0;
   /// A rank timed out: every later operation fails.
   bool broken = false;
-  /// Sent and not yet received messages, by (from, to), in order.
+  /// Sent and not yet received messages, by (from, to), in order, and
+  /// how many were ever sent and received.
   std::map<std::pair<int, int>, std::deque<std::vector<char>>> mail;
+  std::map<std::pair<int, int>, uint64_t> sent, received;
 };
+
+/// A stream: a thread running the work queued on it in order. After a
+/// failure the rest is skipped, and synchronize throws.
+class LoopStream {
+public:
+  LoopStream() : worker([this] { loop(); }) {}
+  ~LoopStream() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    changed.notify_all();
+    worker.join();
+  }
+  /// Queues `work` (its result: ncclSuccess, or a failure's text).
+  void push(std::function<std::string()> work) {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.push_back(std::move(work));
+    ++queued;
+    changed.notify_all();
+  }
+  /// The work queued so far, for waitUntil.
+  uint64_t mark() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return queued;
+  }
+  /// Waits until the first `count` items have run; false after `timeout`.
+  bool waitUntil(uint64_t count, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return changed.wait_for(lock, timeout, [&] { return done >= count; });
+  }
+  /// Waits for the work queued so far; throws CommError on a failure.
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return done == queued; });
+    if (!failure.empty())
+      throw CommError("loopback NCCL stream: " + failure);
+  }
+  NcclApi::StreamState state() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return !failure.empty() ? NcclApi::StreamState::Failed
+           : done < queued  ? NcclApi::StreamState::Busy
+                            : NcclApi::StreamState::Idle;
+  }
+
+private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return;
+      std::function<std::string()> work = std::move(queue.front());
+      queue.pop_front();
+      bool skip = !failure.empty();
+      lock.unlock();
+      std::string error = skip ? std::string() : work();
+      lock.lock();
+      if (failure.empty())
+        failure = error;
+      ++done;
+      changed.notify_all();
+    }
+  }
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::function<std::string()>> queue;
+  uint64_t queued = 0, done = 0;
+  std::string failure;
+  bool stopping = false;
+  std::thread worker; // last: started once the rest is ready
+};
+
+LoopStream *streamOf(CUstream stream) {
+  return reinterpret_cast<LoopStream *>(stream);
+}
 
 struct Comm {
   std::shared_ptr<Clique> clique;
@@ -185,12 +268,22 @@ public:
     return ncclSuccess;
   }
 
+  // A communicator lives as long as the loopback: work still queued on a
+  // stream may name it.
   ncclResult_t commDestroy(ncclComm_t comm) override {
-    delete &commOf(comm);
+    std::lock_guard<std::mutex> lock(mutex);
+    retired.emplace_back(&commOf(comm));
     return ncclSuccess;
   }
-  // Operations complete before returning: nothing is ever left to abort.
-  ncclResult_t commAbort(ncclComm_t comm) override { return commDestroy(comm); }
+  /// Also fails the work of every rank of the communicator still waiting.
+  ncclResult_t commAbort(ncclComm_t comm) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      commOf(comm).clique->broken = true;
+      changed.notify_all();
+    }
+    return commDestroy(comm);
+  }
 
   const char *errorString(ncclResult_t result) override {
     static const std::map<ncclResult_t, const char *> names = {
@@ -209,77 +302,89 @@ public:
 
   ncclResult_t allReduce(const void *in, void *out, size_t count,
                          ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
-                         CUstream) override {
-    return run([=] { return reduce(in, out, count, type, op, comm, false); });
+                         CUstream stream) override {
+    return runAfter(stream, [=] { return reduce(in, out, count, type, op, comm, false); });
   }
   ncclResult_t reduceScatter(const void *in, void *out, size_t count,
                              ncclDataType_t type, ncclRedOp_t op,
-                             ncclComm_t comm, CUstream) override {
-    return run([=] { return reduce(in, out, count, type, op, comm, true); });
+                             ncclComm_t comm, CUstream stream) override {
+    return runAfter(stream, [=] { return reduce(in, out, count, type, op, comm, true); });
   }
   ncclResult_t allGather(const void *in, void *out, size_t count,
                          ncclDataType_t type, ncclComm_t comm,
-                         CUstream) override {
-    return run(
+                         CUstream stream) override {
+    return runAfter(stream, 
         [=] { return exchange(in, out, count, type, comm, "all-gather", -1); });
   }
   ncclResult_t broadcast(const void *in, void *out, size_t count,
                          ncclDataType_t type, int root, ncclComm_t comm,
-                         CUstream) override {
-    return run([=] {
+                         CUstream stream) override {
+    return runAfter(stream, [=] {
       return exchange(in, out, count, type, comm, "broadcast", root);
     });
   }
 
   ncclResult_t send(const void *data, size_t count, ncclDataType_t type,
-                    int peer, ncclComm_t comm, CUstream) override {
-    DType t;
-    if (!dtypeOf(type, t))
-      return fail(ncclInvalidArgument, "unsupported type");
-    const char *bytes = static_cast<const char *>(data);
-    // Copied now: the caller may reuse `data` after the group ends.
-    auto message = std::make_shared<std::vector<char>>(
-        bytes, bytes + count * dtypeSize(t));
-    auto post = [=] {
-      Comm &c = commOf(comm);
-      if (peer < 0 || peer >= c.clique->size)
-        return fail(ncclInvalidArgument, "no peer " + std::to_string(peer));
-      std::lock_guard<std::mutex> lock(mutex);
-      c.clique->mail[{c.rank, peer}].push_back(std::move(*message));
-      changed.notify_all();
-      return ncclSuccess;
-    };
+                    int peer, ncclComm_t comm, CUstream stream) override {
+    size_t bytes = 0;
+    if (ncclResult_t r = pointToPoint(count, type, peer, comm, bytes))
+      return r;
     if (pending.depth > 0) {
-      pending.sends.push_back(post);
+      // A group's sends are posted first at its end, and never wait.
+      const char *from = static_cast<const char *>(data);
+      auto message = std::make_shared<std::vector<char>>(from, from + bytes);
+      pending.sends.push_back([=] {
+        post(comm, peer, std::move(*message));
+        return ncclSuccess;
+      });
       return ncclSuccess;
     }
-    return post();
+    return onStream(stream, [=]() -> std::string {
+      const char *from = static_cast<const char *>(data);
+      uint64_t number = post(comm, peer, std::vector<char>(from, from + bytes));
+      Comm &c = commOf(comm);
+      std::unique_lock<std::mutex> lock(mutex);
+      if (!changed.wait_for(lock, timeout, [&] {
+            return c.clique->received[{c.rank, peer}] >= number ||
+                   c.clique->broken;
+          }))
+        return "its peer (rank " + std::to_string(peer) +
+               " of the communicator) did not receive a send in time";
+      return c.clique->broken ? "the communicator was aborted" : "";
+    });
   }
 
   ncclResult_t recv(void *data, size_t count, ncclDataType_t type, int peer,
-                    ncclComm_t comm, CUstream) override {
-    return run([=] {
-      DType t;
-      if (!dtypeOf(type, t))
-        return fail(ncclInvalidArgument, "unsupported type");
+                    ncclComm_t comm, CUstream stream) override {
+    size_t bytes = 0;
+    if (ncclResult_t r = pointToPoint(count, type, peer, comm, bytes))
+      return r;
+    auto receive = [=]() -> std::string {
       Comm &c = commOf(comm);
-      if (peer < 0 || peer >= c.clique->size)
-        return fail(ncclInvalidArgument, "no peer " + std::to_string(peer));
       std::unique_lock<std::mutex> lock(mutex);
       auto &queue = c.clique->mail[{peer, c.rank}];
-      if (!changed.wait_for(lock, timeout, [&] { return !queue.empty(); }))
-        return fail(ncclSystemError, "no message from rank " +
-                                         std::to_string(peer) + " in time");
+      if (!changed.wait_for(lock, timeout, [&] {
+            return !queue.empty() || c.clique->broken;
+          }))
+        return "no message from rank " + std::to_string(peer) + " in time";
+      if (queue.empty())
+        return "the communicator was aborted";
       std::vector<char> message = std::move(queue.front());
       queue.pop_front();
-      if (message.size() != count * dtypeSize(t))
-        return fail(ncclInvalidUsage, "received " +
-                                          std::to_string(message.size()) +
-                                          " bytes, expected " +
-                                          std::to_string(count * dtypeSize(t)));
+      ++c.clique->received[{peer, c.rank}];
+      changed.notify_all();
+      if (message.size() != bytes)
+        return "received " + std::to_string(message.size()) +
+               " bytes, expected " + std::to_string(bytes);
       std::memcpy(data, message.data(), message.size());
-      return ncclSuccess;
-    });
+      return "";
+    };
+    if (pending.depth > 0)
+      return run([=] {
+        std::string error = receive();
+        return error.empty() ? ncclSuccess : fail(ncclInvalidUsage, error);
+      });
+    return onStream(stream, receive);
   }
 
   ncclResult_t groupStart() override {
@@ -304,23 +409,96 @@ public:
   }
 
   void useDevice(int) override {}
-  std::shared_ptr<CUstream_st> createStream() override { return nullptr; }
-  void synchronize(CUstream) override {}
-  StreamState query(CUstream) override { return StreamState::Idle; }
+  std::shared_ptr<CUstream_st> createStream() override {
+    auto *stream = new LoopStream();
+    return std::shared_ptr<CUstream_st>(
+        reinterpret_cast<CUstream_st *>(stream),
+        [](CUstream_st *s) { delete streamOf(s); });
+  }
+  void synchronize(CUstream stream) override {
+    if (LoopStream *s = streamOf(stream))
+      s->synchronize();
+  }
+  StreamState query(CUstream stream) override {
+    LoopStream *s = streamOf(stream);
+    return s ? s->state() : StreamState::Idle;
+  }
   void waitFor(CUstream, const Event &) override {}
   void record(Event &, CUstream) override {}
-  void *allocate(int, size_t bytes, CUstream) override {
-    return std::malloc(bytes ? bytes : 1);
+  void *allocate(int, size_t bytes, CUstream stream) override {
+    void *memory = std::malloc(bytes ? bytes : 1);
+    if (LoopStream *s = streamOf(stream)) {
+      std::lock_guard<std::mutex> lock(mutex);
+      users[memory].push_back(s);
+    }
+    return memory;
   }
-  void release(int, void *memory) override { std::free(memory); }
-  void copy(void *to, const void *from, size_t bytes, CUstream) override {
-    std::memcpy(to, from, bytes);
+  void useOn(int, void *memory, CUstream stream) override {
+    if (LoopStream *s = streamOf(stream)) {
+      std::lock_guard<std::mutex> lock(mutex);
+      users[memory].push_back(s);
+    }
+  }
+  /// Freed once the streams it was allocated and used on pass this point,
+  /// as the caching allocator does.
+  void release(int, void *memory) override {
+    std::vector<LoopStream *> streams;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto found = users.find(memory);
+      if (found != users.end()) {
+        streams = std::move(found->second);
+        users.erase(found);
+      }
+    }
+    if (streams.empty())
+      return std::free(memory);
+    auto left = std::make_shared<std::atomic<size_t>>(streams.size());
+    for (LoopStream *s : streams)
+      s->push([=] {
+        if (--*left == 0)
+          std::free(memory);
+        return std::string();
+      });
+  }
+  void copy(void *to, const void *from, size_t bytes,
+            CUstream stream) override {
+    onStream(stream, [=] {
+      std::memcpy(to, from, bytes);
+      return std::string();
+    });
   }
   void copyRows(void *to, size_t toPitch, const void *from, size_t fromPitch,
-                size_t width, size_t rows, CUstream) override {
-    copyHostRows(to, static_cast<int64_t>(toPitch), from,
-                 static_cast<int64_t>(fromPitch), static_cast<int64_t>(width),
-                 static_cast<int64_t>(rows));
+                size_t width, size_t rows, CUstream stream) override {
+    onStream(stream, [=] {
+      copyHostRows(to, static_cast<int64_t>(toPitch), from,
+                   static_cast<int64_t>(fromPitch), static_cast<int64_t>(width),
+                   static_cast<int64_t>(rows));
+      return std::string();
+    });
+  }
+  void copyToHost(void *host, const void *from, size_t bytes,
+                  CUstream stream) override {
+    copy(host, from, bytes, stream);
+  }
+  void fill32(void *to, uint32_t value, size_t count,
+              CUstream stream) override {
+    onStream(stream, [=] {
+      for (size_t i = 0; i < count; ++i)
+        std::memcpy(static_cast<char *>(to) + 4 * i, &value, 4);
+      return std::string();
+    });
+  }
+  void follow(CUstream waiter, CUstream stream) override {
+    LoopStream *s = streamOf(stream);
+    if (!s)
+      return;
+    uint64_t mark = s->mark();
+    onStream(waiter, [=] {
+      return s->waitUntil(mark, timeout)
+                 ? std::string()
+                 : std::string("a stream it follows did not finish in time");
+    });
   }
   std::shared_ptr<Event> markProgram() override { return nullptr; }
   void retireStream(int, CUstream) override {}
@@ -332,6 +510,51 @@ private:
       return call();
     pending.others.push_back(std::move(call));
     return ncclSuccess;
+  }
+
+  /// Checks a send's or receive's arguments; `bytes` gets its size.
+  ncclResult_t pointToPoint(size_t count, ncclDataType_t type, int peer,
+                            ncclComm_t comm, size_t &bytes) {
+    DType t;
+    if (!dtypeOf(type, t))
+      return fail(ncclInvalidArgument, "unsupported type");
+    if (peer < 0 || peer >= commOf(comm).clique->size)
+      return fail(ncclInvalidArgument, "no peer " + std::to_string(peer));
+    bytes = count * dtypeSize(t);
+    return ncclSuccess;
+  }
+
+  /// Runs `call` (a collective) once the work queued on `stream` is done.
+  ncclResult_t runAfter(CUstream stream, std::function<ncclResult_t()> call) {
+    if (LoopStream *s = streamOf(stream); s && pending.depth == 0) {
+      try {
+        s->synchronize();
+      } catch (const CommError &e) {
+        return fail(ncclSystemError, e.what());
+      }
+    }
+    return run(std::move(call));
+  }
+
+  /// Queues `work` on `stream` (or runs it now on the null stream, where
+  /// a failure is the call's result).
+  ncclResult_t onStream(CUstream stream, std::function<std::string()> work) {
+    if (LoopStream *s = streamOf(stream)) {
+      s->push(std::move(work));
+      return ncclSuccess;
+    }
+    std::string error = work();
+    return error.empty() ? ncclSuccess : fail(ncclSystemError, error);
+  }
+
+  /// Leaves `message` for `peer`; returns its number among the messages
+  /// from this rank to `peer` (1 for the first).
+  uint64_t post(ncclComm_t comm, int peer, std::vector<char> message) {
+    Comm &c = commOf(comm);
+    std::lock_guard<std::mutex> lock(mutex);
+    c.clique->mail[{c.rank, peer}].push_back(std::move(message));
+    changed.notify_all();
+    return ++c.clique->sent[{c.rank, peer}];
   }
 
   /// Waits for every rank of `comm` to arrive with `mine`; `parts` gets
@@ -445,6 +668,10 @@ private:
   uint64_t nextKey = 0;
   /// Communicators some ranks have joined, by id.
   std::map<uint64_t, std::shared_ptr<Clique>> initializing;
+  /// The streams each block of memory was allocated or used on.
+  std::map<void *, std::vector<LoopStream *>> users;
+  /// Communicators destroyed or aborted.
+  std::vector<std::unique_ptr<Comm>> retired;
 };
 
 } // namespace

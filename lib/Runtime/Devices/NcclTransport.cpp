@@ -26,15 +26,17 @@ size_t countOf(int64_t n, const char *what) {
   return static_cast<size_t>(n);
 }
 
-/// The id file of `spec` in the `generation`-th createGroups call.
+/// The id file of `spec` in the `generation`-th createGroups call; `kind`
+/// tells a group's ("id") from a pipeline pair's ("pair").
 std::string idFileName(const std::string &dir, int generation,
-                       const GroupSpec &spec) {
+                       const GroupSpec &spec, const char *kind) {
   uint64_t hash = 1469598103934665603ull; // FNV-1a over the members
   for (int64_t member : spec.members)
     hash = (hash ^ static_cast<uint64_t>(member)) * 1099511628211ull;
-  char name[96];
-  std::snprintf(name, sizeof(name), "/ober-nccl-id-%d-%zu-%016llx", generation,
-                spec.members.size(), static_cast<unsigned long long>(hash));
+  char name[112];
+  std::snprintf(name, sizeof(name), "/ober-nccl-%s-%d-%zu-%016llx", kind,
+                generation, spec.members.size(),
+                static_cast<unsigned long long>(hash));
   return dir + name;
 }
 } // namespace
@@ -76,20 +78,52 @@ NcclTransport::~NcclTransport() {
   }
 }
 
+void NcclTransport::closePairs(bool abort) {
+  for (auto *pairs : {&sending, &receiving}) {
+    for (auto &[peer, pair] : *pairs) {
+      if (pair.comm)
+        abort ? api.commAbort(pair.comm) : api.commDestroy(pair.comm);
+      if (abort)
+        continue; // its stream may still use the memory
+      api.release(ordinal, pair.header);
+      for (auto &[tag, messages] : pair.kept)
+        for (const Pair::Kept &m : messages)
+          api.release(ordinal, m.data);
+      api.retireStream(ordinal, pair.stream.get());
+    }
+    pairs->clear();
+  }
+}
+
 NcclApi::StreamState NcclTransport::drain(double seconds) {
   using Clock = std::chrono::steady_clock;
+  using State = NcclApi::StreamState;
   Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(seconds));
   auto pause = std::chrono::microseconds(100);
-  NcclApi::StreamState state;
-  while ((state = api.query(stream())) == NcclApi::StreamState::Busy &&
-         Clock::now() < deadline) {
+  auto state = [&] {
+    std::vector<CUstream> streams = {stream()};
+    for (auto *pairs : {&sending, &receiving})
+      for (auto &[peer, pair] : *pairs)
+        streams.push_back(pair.stream.get());
+    State worst = State::Idle;
+    for (CUstream s : streams) {
+      State now = api.query(s);
+      if (now == State::Failed)
+        return now;
+      if (now == State::Busy)
+        worst = now;
+    }
+    return worst;
+  };
+  State now;
+  while ((now = state()) == State::Busy && Clock::now() < deadline) {
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2,
                                                 std::chrono::milliseconds(50));
   }
-  return state;
+  return now;
 }
 
 void NcclTransport::releaseCommunicators(bool abort) {
@@ -99,9 +133,9 @@ void NcclTransport::releaseCommunicators(bool abort) {
   };
   for (Group &g : groups)
     release(g.comm);
-  release(world.comm);
   groups.clear();
-  world = Group();
+  closePairs(abort);
+  created = false;
 }
 
 void NcclTransport::createGroups(const std::vector<GroupSpec> &specs) {
@@ -109,14 +143,18 @@ void NcclTransport::createGroups(const std::vector<GroupSpec> &specs) {
   releaseCommunicators(/*abort=*/false);
   ++generation;
   std::vector<GroupSpec> all = specs;
-  GroupSpec everyone;
-  for (int64_t r = 0; r < size(); ++r)
-    everyone.members.push_back(r);
-  all.push_back(everyone);
+  if (options.idDirectory.empty() && options.bootstrapWorldGroup < 0) {
+    // The bootstrap's groups become these, with everyone last: the pairs'
+    // ids travel through it.
+    GroupSpec everyone;
+    for (int64_t r = 0; r < size(); ++r)
+      everyone.members.push_back(r);
+    all.push_back(everyone);
+  }
   std::vector<ncclUniqueId> ids;
   exchangeIds(all, ids);
   std::vector<Group> made;
-  for (size_t i = 0; i < all.size(); ++i) {
+  for (size_t i = 0; i < specs.size(); ++i) {
     Group g;
     g.members = all[i].members;
     while (g.members[g.index] != rank())
@@ -127,9 +165,9 @@ void NcclTransport::createGroups(const std::vector<GroupSpec> &specs) {
                   std::to_string(g.members.size()) + " ranks)");
     made.push_back(std::move(g));
   }
-  world = made.back();
-  made.pop_back();
   groups = std::move(made);
+  created = true;
+  connectPipeline();
 }
 
 void NcclTransport::exchangeIds(const std::vector<GroupSpec> &specs,
@@ -154,14 +192,18 @@ void NcclTransport::exchangeIds(const std::vector<GroupSpec> &specs,
                         static_cast<int64_t>(mine.size() * sizeof(ncclUniqueId)));
     for (size_t i = 0; i < specs.size(); ++i)
       ids[i] = all[specs[i].members.front() * specs.size() + i];
+    bootstrapWorld = options.bootstrapWorldGroup;
     return;
   }
-  if (options.idDirectory.empty())
+  bootstrapWorld = -1;
+  if (options.idDirectory.empty()) {
     bootstrap.createGroups(specs);
+    bootstrapWorld = static_cast<int64_t>(specs.size()) - 1; // everyone
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     bool first = specs[i].members.front() == rank();
     if (!options.idDirectory.empty()) {
-      ids[i] = idFromFile(specs[i], first);
+      ids[i] = idFromFile(specs[i], first, "id");
       continue;
     }
     if (first)
@@ -170,8 +212,9 @@ void NcclTransport::exchangeIds(const std::vector<GroupSpec> &specs,
   }
 }
 
-ncclUniqueId NcclTransport::idFromFile(const GroupSpec &spec, bool first) {
-  std::string path = idFileName(options.idDirectory, generation, spec);
+ncclUniqueId NcclTransport::idFromFile(const GroupSpec &spec, bool first,
+                                       const char *kind) {
+  std::string path = idFileName(options.idDirectory, generation, spec, kind);
   ncclUniqueId id{};
   if (first) {
     checkNccl(api.getUniqueId(&id), "ncclGetUniqueId");
@@ -210,8 +253,8 @@ const NcclTransport::Group &NcclTransport::group(size_t g,
 // NcclTransport: collectives
 //===----------------------------------------------------------------------===//
 
-void NcclTransport::requireWorld(const char *operation) const {
-  if (!world.comm)
+void NcclTransport::requireGroups(const char *operation) const {
+  if (!created)
     throw CommError(std::string(operation) +
                     ": NcclTransport::createGroups has not been called");
 }
@@ -373,32 +416,205 @@ void NcclTransport::enqueueBroadcast(size_t g, void *data, int64_t bytes,
   finish(&done);
 }
 
-void NcclTransport::send(int64_t to, int64_t /*tag*/, const void *data,
-                         int64_t bytes) {
-  requireWorld("send");
-  begin(nullptr);
-  // The caller may reuse `data` once this returns: send a copy, made
-  // before returning (the send itself completes when `to` receives).
-  size_t size = countOf(bytes, "send");
-  void *copy = api.allocate(ordinal, size, stream());
-  api.copy(copy, data, size, stream());
-  api.synchronize(stream());
-  ncclResult_t r = api.send(copy, size, ncclUint8, static_cast<int>(to),
-                            world.comm, stream());
-  api.release(ordinal, copy); // reused only after the send, in stream order
-  checkNccl(r, "ncclSend of " + std::to_string(bytes) + " bytes to rank " +
-                   std::to_string(to));
+//===----------------------------------------------------------------------===//
+// NcclTransport: pipeline transfers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A message's header: its tag and its bytes, as 32-bit words (set on the
+/// device by fill32, read back to the host).
+constexpr size_t kHeaderWords = 4, kHeaderBytes = kHeaderWords * 4;
+
+std::pair<int64_t, int64_t> parseHeader(const uint32_t (&words)[kHeaderWords]) {
+  auto wide = [](uint32_t low, uint32_t high) {
+    return static_cast<int64_t>(static_cast<uint64_t>(high) << 32 | low);
+  };
+  return {wide(words[0], words[1]), wide(words[2], words[3])};
+}
+} // namespace
+
+std::vector<ncclUniqueId> NcclTransport::pairIds() {
+  const std::vector<int64_t> &members = options.pipelineGroup;
+  size_t n = members.size();
+  auto index = static_cast<size_t>(
+      std::find(members.begin(), members.end(), rank()) - members.begin());
+  // The sender of each pair makes its id.
+  std::vector<ncclUniqueId> mine(n), ids(n * n);
+  if (!options.idDirectory.empty()) {
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j)
+        if (i != j && (i == index || j == index))
+          ids[i * n + j] =
+              idFromFile({{members[i], members[j]}}, i == index, "pair");
+    return ids;
+  }
+  for (size_t j = 0; j < n; ++j)
+    if (j != index)
+      checkNccl(api.getUniqueId(&mine[j]), "ncclGetUniqueId");
+  // Every rank's ids through the bootstrap's world group; a pipeline group
+  // of another size on some rank is refused rather than misread.
+  int64_t sizes = static_cast<int64_t>(n);
+  std::vector<int64_t> everySize(size());
+  bootstrap.allGather(static_cast<size_t>(bootstrapWorld), &sizes,
+                      everySize.data(), sizeof(sizes));
+  for (int64_t r = 0; r < size(); ++r)
+    if (everySize[r] != sizes)
+      throw CommError("rank " + std::to_string(r) + " has a pipeline group of " +
+                      std::to_string(everySize[r]) + " ranks, rank " +
+                      std::to_string(rank()) + " one of " +
+                      std::to_string(sizes));
+  std::vector<ncclUniqueId> gathered(n * size());
+  bootstrap.allGather(static_cast<size_t>(bootstrapWorld), mine.data(),
+                      gathered.data(),
+                      static_cast<int64_t>(n * sizeof(ncclUniqueId)));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      ids[i * n + j] = gathered[members[i] * n + j];
+  return ids;
 }
 
-void NcclTransport::recv(int64_t from, int64_t /*tag*/, void *data,
+void NcclTransport::connectPipeline() {
+  const std::vector<int64_t> &members = options.pipelineGroup;
+  size_t n = members.size();
+  if (n <= 1)
+    return;
+  auto found = std::find(members.begin(), members.end(), rank());
+  if (found == members.end())
+    throw CommError("rank " + std::to_string(rank()) +
+                    " is not in its own pipeline group");
+  size_t index = static_cast<size_t>(found - members.begin());
+  std::vector<ncclUniqueId> ids = pairIds();
+  // Every pair in one order on every rank: a communicator's init and its
+  // first transfer (NCCL connects a pair there) wait for both ranks.
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j || (i != index && j != index))
+        continue;
+      bool sends = i == index;
+      int64_t peer = members[sends ? j : i];
+      Pair &pair = (sends ? sending : receiving)[peer];
+      std::string what = std::string(sends ? "to" : "from") + " rank " +
+                         std::to_string(peer);
+      checkNccl(api.commInitRank(&pair.comm, 2, ids[i * n + j], sends ? 0 : 1),
+                "ncclCommInitRank (pipeline transfers " + what + ")");
+      pair.stream = api.createStream();
+      pair.header = api.allocate(ordinal, kHeaderBytes, pair.stream.get());
+      api.fill32(pair.header, 0, kHeaderWords, pair.stream.get());
+      checkNccl(sends ? api.send(pair.header, kHeaderBytes, ncclUint8, 1,
+                                 pair.comm, pair.stream.get())
+                      : api.recv(pair.header, kHeaderBytes, ncclUint8, 0,
+                                 pair.comm, pair.stream.get()),
+                "connecting pipeline transfers " + what);
+      api.synchronize(pair.stream.get());
+    }
+}
+
+NcclTransport::Pair &NcclTransport::pairWith(int64_t peer, bool sends,
+                                             const char *operation) {
+  requireGroups(operation);
+  std::map<int64_t, Pair> &pairs = sends ? sending : receiving;
+  auto found = pairs.find(peer);
+  if (found == pairs.end())
+    throw CommError(std::string(operation) + ": rank " + std::to_string(peer) +
+                    " is not in rank " + std::to_string(rank()) +
+                    "'s pipeline group (Options::pipelineGroup)");
+  return found->second;
+}
+
+void NcclTransport::send(int64_t to, int64_t tag, const void *data,
                          int64_t bytes) {
-  requireWorld("recv");
+  Pair &pair = pairWith(to, /*sends=*/true, "send");
   begin(nullptr);
-  checkNccl(api.recv(data, countOf(bytes, "recv"), ncclUint8,
-                     static_cast<int>(from), world.comm, stream()),
-            "ncclRecv of " + std::to_string(bytes) + " bytes from rank " +
-                std::to_string(from));
-  finish(nullptr);
+  // The caller may reuse `data` once this returns: the header and a copy
+  // are made on the transport's stream, which waits for nobody, then sent
+  // on the pair's stream, which waits for the peer's receive.
+  size_t size = countOf(bytes, "send");
+  auto *staged =
+      static_cast<char *>(api.allocate(ordinal, kHeaderBytes + size, stream()));
+  uint64_t t = static_cast<uint64_t>(tag), b = size;
+  uint32_t words[kHeaderWords] = {uint32_t(t), uint32_t(t >> 32), uint32_t(b),
+                                  uint32_t(b >> 32)};
+  for (size_t w = 0; w < kHeaderWords; ++w)
+    api.fill32(staged + 4 * w, words[w], 1, stream());
+  if (size)
+    api.copy(staged + kHeaderBytes, data, size, stream());
+  api.synchronize(stream());
+  CUstream on = pair.stream.get();
+  api.useOn(ordinal, staged, on);
+  std::string what = " of " + std::to_string(bytes) + " bytes (tag " +
+                     std::to_string(tag) + ") to rank " + std::to_string(to);
+  ncclResult_t r = api.send(staged, kHeaderBytes, ncclUint8, 1, pair.comm, on);
+  if (r == ncclSuccess && size)
+    r = api.send(staged + kHeaderBytes, size, ncclUint8, 1, pair.comm, on);
+  api.release(ordinal, staged); // reused once the pair's stream passes it
+  checkNccl(r, "ncclSend" + what);
+}
+
+std::pair<int64_t, int64_t> NcclTransport::nextHeader(int64_t from,
+                                                      Pair &pair) {
+  CUstream on = pair.stream.get();
+  checkNccl(api.recv(pair.header, kHeaderBytes, ncclUint8, 0, pair.comm, on),
+            "ncclRecv of a message header from rank " + std::to_string(from));
+  uint32_t words[kHeaderWords];
+  api.copyToHost(words, pair.header, kHeaderBytes, on);
+  api.synchronize(on);
+  return parseHeader(words);
+}
+
+void NcclTransport::recv(int64_t from, int64_t tag, void *data,
+                         int64_t bytes) {
+  Pair &pair = pairWith(from, /*sends=*/false, "recv");
+  size_t size = countOf(bytes, "recv");
+  begin(nullptr);
+  CUstream on = pair.stream.get();
+  // `data` is written on the pair's stream after what the transport's
+  // stream waits for (the kernels queued before the receive).
+  api.follow(on, stream());
+  auto mismatch = [&](int64_t sent) {
+    return CommError("recv of " + std::to_string(bytes) + " bytes (tag " +
+                     std::to_string(tag) + ") from rank " +
+                     std::to_string(from) + ": the message sent with that tag " +
+                     "has " + std::to_string(sent) + " bytes");
+  };
+  auto kept = pair.kept.find(tag);
+  if (kept != pair.kept.end() && !kept->second.empty()) {
+    Pair::Kept message = kept->second.front();
+    kept->second.pop_front();
+    if (message.bytes != bytes) {
+      api.release(ordinal, message.data);
+      throw mismatch(message.bytes);
+    }
+    if (size)
+      api.copy(data, message.data, size, on);
+    api.release(ordinal, message.data);
+    api.synchronize(on);
+    return;
+  }
+  for (;;) {
+    auto [sentTag, sentBytes] = nextHeader(from, pair);
+    if (sentBytes < 0)
+      throw CommError("recv from rank " + std::to_string(from) +
+                      ": a malformed message header (" +
+                      std::to_string(sentBytes) + " bytes)");
+    if (sentTag == tag && sentBytes != bytes)
+      throw mismatch(sentBytes);
+    // Another tag's message: kept until a receive asks for it.
+    void *into = data;
+    if (sentTag != tag) {
+      into = api.allocate(ordinal, static_cast<size_t>(sentBytes), on);
+      pair.kept[sentTag].push_back({into, sentBytes});
+    }
+    if (sentBytes)
+      checkNccl(api.recv(into, static_cast<size_t>(sentBytes), ncclUint8, 0,
+                         pair.comm, on),
+                "ncclRecv of " + std::to_string(sentBytes) + " bytes (tag " +
+                    std::to_string(sentTag) + ") from rank " +
+                    std::to_string(from));
+    if (sentTag == tag) {
+      api.synchronize(on);
+      return;
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

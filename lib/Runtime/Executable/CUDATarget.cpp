@@ -107,6 +107,9 @@ std::unique_ptr<Transport> ober::rt::programTransport(Transport &bootstrap,
     return nullptr;
   cuda::NcclTransport::Options options;
   options.bootstrapWorldGroup = where.worldGroup;
+  // The stages this rank's sends and receives reach.
+  if (program.pipelineAxis >= 0)
+    options.pipelineGroup = where.grid.group(where.rank, {program.pipelineAxis});
   try {
     return std::make_unique<cuda::NcclTransport>(
         bootstrap, cuda::currentDevice(), options);

@@ -116,25 +116,6 @@ struct ConstantsOnDevice
   }
 };
 
-/// The collective kind (OBER_COLL_*) of a start call's descriptor, when
-/// its first operand is a constant global.
-std::optional<int64_t> collectiveKind(func::CallOp call) {
-  Value desc = call.getOperand(0);
-  while (auto cast = desc.getDefiningOp<memref::CastOp>())
-    desc = cast.getSource();
-  auto get = desc.getDefiningOp<memref::GetGlobalOp>();
-  if (!get)
-    return std::nullopt;
-  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-      get, get.getNameAttr());
-  auto fields = global ? dyn_cast_or_null<DenseIntElementsAttr>(
-                             global.getInitialValue().value_or(Attribute()))
-                       : DenseIntElementsAttr();
-  if (!fields || fields.getNumElements() <= OBER_COLL_KIND)
-    return std::nullopt;
-  return (*(fields.value_begin<APInt>() + OBER_COLL_KIND)).getSExtValue();
-}
-
 /// The CPU library's matrix products (f32, bf16, f16) and CUDA's.
 constexpr std::pair<const char *, const char *> kMatmuls[] = {
     {OBER_RT_CPU_MATMUL, OBER_RT_CUDA_MATMUL},
@@ -154,26 +135,10 @@ struct KernelCalls : public mlir::ober::impl::KernelCallsPassBase<KernelCalls> {
           call.setCalleeAttr(FlatSymbolRefAttr::get(ctx, cuda));
           return WalkResult::advance();
         }
-      // Collectives run on device buffers through the executable's NCCL
-      // channel; pipeline transfers do not yet (NCCL's send blocks its
-      // stream until the peer receives, and two stages that both send
-      // first would wait for each other).
-      if (callee.starts_with(OBER_RT_COLL_START)) {
-        std::optional<int64_t> kind = collectiveKind(call);
-        if (!kind) {
-          call.emitOpError("the collective's descriptor is not a constant "
-                           "global: the CUDA target cannot tell its kind");
-          return WalkResult::interrupt();
-        }
-        if (*kind == OBER_COLL_SEND || *kind == OBER_COLL_RECV) {
-          call.emitOpError("pipeline transfers (send, recv) are not wired to "
-                           "NCCL on the CUDA target yet: plan without "
-                           "pipeline stages (pp=1)");
-          return WalkResult::interrupt();
-        }
-        return WalkResult::advance();
-      }
-      if (callee.starts_with(OBER_RT_COLL_WAIT))
+      // Collectives and pipeline transfers run on device buffers through
+      // the executable's NCCL channel.
+      if (callee.starts_with(OBER_RT_COLL_START) ||
+          callee.starts_with(OBER_RT_COLL_WAIT))
         return WalkResult::advance();
       if (callee.starts_with("ober_rt_cpu_")) {
         call.emitOpError("'")

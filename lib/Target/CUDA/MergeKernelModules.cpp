@@ -6,6 +6,7 @@
 
 #include "ober/Target/CUDA/Passes.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -34,6 +35,18 @@ std::string kernelText(gpu::GPUFuncOp kernel) {
   if (size_t at = text.find(name); at != std::string::npos)
     text.erase(at + 1, name.size() - 2);
   return text;
+}
+
+/// `name` as a PTX identifier: letters, digits, `_` and `$`, not starting
+/// with a digit (a pipeline stage's function, `step.stage1`, names its
+/// kernels `step.stage1_kernel`, which ptxas refuses).
+std::string ptxIdentifier(StringRef name) {
+  std::string id;
+  for (char c : name)
+    id += llvm::isAlnum(c) || c == '_' || c == '$' ? c : '_';
+  if (id.empty() || llvm::isDigit(id.front()))
+    id.insert(id.begin(), '_');
+  return id;
 }
 
 struct MergeKernelModules
@@ -88,6 +101,26 @@ struct MergeKernelModules
             return signalPassFailure();
     }
     StringAttr target = into.getNameAttr();
+    // Names PTX cannot spell, renamed within the module and at launches.
+    for (Operation &op : llvm::make_early_inc_range(into.getBody()->getOperations())) {
+      auto symbol = dyn_cast<SymbolOpInterface>(op);
+      if (!symbol)
+        continue;
+      StringAttr old = symbol.getNameAttr();
+      std::string id = ptxIdentifier(old.getValue());
+      if (id == old.getValue())
+        continue;
+      std::string unique = id;
+      for (int n = 1; kernels.lookup(unique); ++n)
+        unique = id + "_" + std::to_string(n);
+      StringAttr now = StringAttr::get(module.getContext(), unique);
+      if (failed(kernels.rename(&op, now)))
+        return signalPassFailure();
+      for (auto &entry : renamed)
+        if (entry.second == old)
+          entry.second = now;
+      renamed.try_emplace({target, old}, now);
+    }
     module.walk([&](gpu::LaunchFuncOp launch) {
       SymbolRefAttr kernel = launch.getKernel();
       auto it =

@@ -40,13 +40,20 @@ func.func @reduce(%x: memref<*xf32>, %y: memref<*xf32>) {
 
 // -----
 
-// A pipeline transfer (kind 6, send) is refused at the call.
+// Pipeline transfers (kind 6, send; 7, recv) stay too: NcclTransport
+// keeps a communicator and a stream per pair of pipeline peers.
+// CHECK-LABEL: func.func @transfer
+// CHECK: call @ober_rt_coll_start_float32(%{{.*}}, %[[X:.*]], %
+// CHECK: call @ober_rt_coll_start_float32(
 memref.global "private" constant @__coll_desc0 : memref<9xi64> = dense<[6, 0, 1, 0, 0, 0, 0, 1, 4]>
+memref.global "private" constant @__coll_desc1 : memref<9xi64> = dense<[7, 0, 1, 0, 0, 0, 0, 1, 4]>
 func.func private @ober_rt_coll_start_float32(memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64 attributes {llvm.emit_c_interface}
-func.func @send(%x: memref<*xf32>, %y: memref<*xf32>) -> i64 {
+func.func @transfer(%x: memref<*xf32>, %y: memref<*xf32>) -> (i64, i64) {
   %g = memref.get_global @__coll_desc0 : memref<9xi64>
   %d = memref.cast %g : memref<9xi64> to memref<*xi64>
-  // expected-error @below {{pipeline transfers (send, recv) are not wired to NCCL on the CUDA target yet: plan without pipeline stages (pp=1)}}
   %h = call @ober_rt_coll_start_float32(%d, %x, %y) : (memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64
-  return %h : i64
+  %g1 = memref.get_global @__coll_desc1 : memref<9xi64>
+  %d1 = memref.cast %g1 : memref<9xi64> to memref<*xi64>
+  %h1 = call @ober_rt_coll_start_float32(%d1, %x, %y) : (memref<*xi64>, memref<*xf32>, memref<*xf32>) -> i64
+  return %h, %h1 : i64, i64
 }

@@ -131,3 +131,55 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Names PTX cannot spell (a pipeline stage's kernels: `step.stage1_kernel`)
+// take `_` for the characters it refuses, in the first module and in the
+// others, with a suffix where the name is taken; launches follow.
+// CHECK-LABEL: gpu.module @stages
+// CHECK: gpu.func @step_stage0_kernel(
+// CHECK: gpu.func @step_stage1_kernel(
+// CHECK: gpu.func @step_stage1_kernel_1(
+// CHECK-LABEL: func.func @step
+// CHECK: gpu.launch_func @stages::@step_stage0_kernel
+// CHECK: gpu.launch_func @stages::@step_stage1_kernel_1
+// CHECK: gpu.launch_func @stages::@step_stage1_kernel
+module attributes {gpu.container_module} {
+  gpu.module @stages {
+    gpu.func @"step.stage0_kernel"(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 2.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.mulf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+    gpu.func @step_stage1_kernel(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 5.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.mulf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+  gpu.module @other {
+    gpu.func @"step.stage1_kernel"(%x: memref<64xf32>) kernel {
+      %i = gpu.thread_id x
+      %c = arith.constant 3.0 : f32
+      %v = memref.load %x[%i] : memref<64xf32>
+      %w = arith.mulf %v, %c : f32
+      memref.store %w, %x[%i] : memref<64xf32>
+      gpu.return
+    }
+  }
+  func.func @step(%x: memref<64xf32>) {
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @stages::@"step.stage0_kernel" blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    gpu.launch_func @other::@"step.stage1_kernel" blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    gpu.launch_func @stages::@step_stage1_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<64xf32>)
+    return
+  }
+}

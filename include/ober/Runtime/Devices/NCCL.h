@@ -2,10 +2,21 @@
 //
 // Part of Ober-Train's runtime (no MLIR). NcclTransport is a Transport
 // (ober/Runtime/Comm.h) whose buffers are device memory. It opens libnccl.so.2
-// with dlopen when constructed, and makes one NCCL communicator per group
-// (and one over the world, for send and recv). NCCL's unique ids travel
-// through a bootstrap transport of host memory (MPI or threads), or through
-// files in a directory every rank can read.
+// with dlopen when constructed, and makes one NCCL communicator per group.
+// NCCL's unique ids travel through a bootstrap transport of host memory (MPI
+// or threads), or through files in a directory every rank can read.
+//
+// Pipeline transfers (send, recv) keep the host transports' meaning: a send
+// returns at once, messages with one tag arrive in order, and a receive
+// takes the message of its tag whatever was sent before it. NCCL's send
+// instead waits on its stream until the peer receives, and NCCL matches in
+// the order of calls, so two stages that both send first would wait for
+// each other on a shared stream. Each ordered pair of ranks in a pipeline
+// group (Options::pipelineGroup) therefore has a communicator and a stream
+// of its own, made and connected eagerly (in one order on every rank);
+// a send queues a header (tag, bytes) and a staged copy of its data there,
+// and a receive reads headers in order, keeping the messages of other
+// tags until they are asked for.
 //
 // Collectives run on the transport's own stream. The blocking Transport
 // operations wait for it; the enqueue* variants return at once and record
@@ -29,6 +40,8 @@
 
 #include <nccl.h>
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,6 +118,19 @@ public:
   virtual void copyRows(void *to, size_t toPitch, const void *from,
                         size_t fromPitch, size_t width, size_t rows,
                         CUstream stream) = 0;
+  /// Device memory to host memory, queued on `stream`.
+  virtual void copyToHost(void *host, const void *from, size_t bytes,
+                          CUstream stream) = 0;
+  /// Sets `count` 32-bit words at `to` to `value`, queued on `stream`
+  /// (without a copy from host memory, which could wait for the stream).
+  virtual void fill32(void *to, uint32_t value, size_t count,
+                      CUstream stream) = 0;
+  /// Work queued on `waiter` later waits for the work queued on `stream`
+  /// so far.
+  virtual void follow(CUstream waiter, CUstream stream) = 0;
+  /// Work queued on `stream` uses `memory` (from allocate on another
+  /// stream): release keeps it until that work is done.
+  virtual void useOn(int device, void *memory, CUstream stream) = 0;
   /// The point the calling thread's program stream (generated code's
   /// kernels) has reached, for waitFor; null where there is none.
   virtual std::shared_ptr<Event> markProgram() = 0;
@@ -117,10 +143,12 @@ public:
 NcclApi &systemNccl();
 
 /// An NCCL among the threads of this process over host memory, for tests:
-/// every rank's transport uses the same instance. Collectives, send and
-/// recv complete before returning (sends are buffered, so a send never
-/// waits for its recv); streams are null, events and synchronization
-/// no-ops, "device" memory comes from malloc. Ranks that disagree on an
+/// every rank's transport uses the same instance. Each stream is a thread
+/// running its work in order; collectives first wait for their stream's
+/// queued work and complete before returning; a send outside a group
+/// waits on its stream until the peer receives it (as NCCL's does), while
+/// a group's sends never wait. Events are no-ops (the transport's callers
+/// record them only on a GPU); "device" memory comes from malloc. Ranks that disagree on an
 /// operation's kind, type or count get ncclInvalidUsage; a wait longer
 /// than `timeoutSeconds` fails with ncclSystemError.
 std::unique_ptr<NcclApi> loopbackNccl(double timeoutSeconds = 60);
@@ -147,6 +175,10 @@ public:
     /// and NCCL has no timeout of its own: past this the communicators are
     /// aborted (with a message) instead of the rank hanging at shutdown.
     double teardownSeconds = 30;
+    /// The world ranks of this rank's pipeline group, in stage order and
+    /// with this rank: the ranks send and recv reach. Every rank passes a
+    /// group of the same size (empty or one rank: no pipeline transfers).
+    std::vector<int64_t> pipelineGroup;
   };
 
   /// `bootstrap` gives the rank and world size and carries the unique ids;
@@ -170,8 +202,9 @@ public:
                      DType type, int reduction) override;
   void allToAll(size_t g, const void *in, void *out, int64_t bytes) override;
   void broadcast(size_t g, void *data, int64_t bytes, int64_t root) override;
-  /// Copies `data` on the transport's stream and returns; NCCL matches
-  /// sends and receives between two ranks in order, so tags only document.
+  /// Copies `data` (with its header) on the transport's stream and
+  /// queues it on the pair's stream; returns once copied. `to` and `from`
+  /// must be in Options::pipelineGroup.
   void send(int64_t to, int64_t tag, const void *data, int64_t bytes) override;
   void recv(int64_t from, int64_t tag, void *data, int64_t bytes) override;
 
@@ -209,17 +242,40 @@ private:
     int index = 0; // this rank's place among the members
     ncclComm_t comm = nullptr;
   };
+  /// One direction between this rank and a pipeline peer: a communicator
+  /// of two (the sender is its rank 0) and a stream.
+  struct Pair {
+    ncclComm_t comm = nullptr;
+    std::shared_ptr<CUstream_st> stream;
+    /// Device memory for a header (receiving) or the connection's first
+    /// message.
+    void *header = nullptr;
+    /// Received messages no recv has asked for yet, by tag, in order.
+    struct Kept {
+      void *data;
+      int64_t bytes;
+    };
+    std::map<int64_t, std::deque<Kept>> kept;
+  };
   const Group &group(size_t g, const char *operation) const;
+  Pair &pairWith(int64_t peer, bool sending, const char *operation);
+  /// Makes and connects the communicators of Options::pipelineGroup.
+  void connectPipeline();
+  /// The ids of the pairs this rank is in: [sender member][receiver member].
+  std::vector<ncclUniqueId> pairIds();
+  void closePairs(bool abort);
+  /// Receives the next header from `from`: its tag and bytes.
+  std::pair<int64_t, int64_t> nextHeader(int64_t from, Pair &pair);
   /// Throws CommError "`what` failed: <NCCL's description>" on failure.
   void checkNccl(ncclResult_t result, const std::string &what) const;
-  void requireWorld(const char *operation) const;
+  void requireGroups(const char *operation) const;
   void exchangeIds(const std::vector<GroupSpec> &specs,
                    std::vector<ncclUniqueId> &ids);
-  ncclUniqueId idFromFile(const GroupSpec &spec, bool first);
+  ncclUniqueId idFromFile(const GroupSpec &spec, bool first, const char *kind);
   /// Destroys (or, with `abort`, aborts) every communicator.
   void releaseCommunicators(bool abort);
-  /// Waits up to `seconds` for stream() to finish: Idle, Failed, or Busy
-  /// when it did not.
+  /// Waits up to `seconds` for stream() and the pairs' streams to finish:
+  /// Idle, Failed, or Busy when one did not.
   NcclApi::StreamState drain(double seconds);
   void begin(const Event *ready);
   void finish(Event *done);
@@ -237,7 +293,12 @@ private:
   NcclApi &api;
   std::shared_ptr<CUstream_st> commStream;
   std::vector<Group> groups;
-  Group world;
+  /// Whether createGroups has run.
+  bool created = false;
+  /// The bootstrap's group of every rank (after createGroups; -1: none).
+  int64_t bootstrapWorld = -1;
+  /// By peer rank: the pairs this rank sends on and receives on.
+  std::map<int64_t, Pair> sending, receiving;
   /// createGroups calls so far (names the id files of each call).
   int generation = 0;
 };

@@ -31,10 +31,9 @@ def KernelCallsPass : Pass<"ober-cuda-kernel-calls", "ModuleOp"> {
     `ober_rt_cuda_matmul`, and the bf16 and f16 ones (`_bf16`, `_f16`)
     the CUDA functions of the same suffix: the same descriptor and
     buffers, on the device, by cuBLASLt. Convolutions have no CUDA kernel yet: the pass fails at the
-    call, naming it. Collectives stay as they are: the executable runs them
-    on the device buffers through NCCL. Pipeline transfers (a send or recv
-    descriptor) are refused, naming the call: they are not wired to NCCL
-    yet. The module's list of CPU kernels to create ahead of the first
+    call, naming it. Collectives and pipeline transfers stay as they are:
+    the executable runs them on the device buffers through NCCL. The
+    module's list of CPU kernels to create ahead of the first
     step (`ober_cpu.kernels`) goes.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
@@ -144,7 +143,10 @@ def MergeKernelModulesPass
     Kernels that differ only in name (the same signature, attributes and
     body, as each layer of a stack of identical layers gives) are kept
     once and their launches share it: a 24-layer GPT's step compiles a
-    layer's kernels, not 24 copies of them.
+    layer's kernels, not 24 copies of them. A name PTX cannot spell (a
+    pipeline stage's function `step.stage1` names its kernels
+    `step.stage1_kernel`) takes `_` for each character outside letters,
+    digits, `_` and `$`, with a suffix where that name is taken.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
