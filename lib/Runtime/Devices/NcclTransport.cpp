@@ -79,20 +79,35 @@ NcclTransport::~NcclTransport() {
 }
 
 void NcclTransport::closePairs(bool abort) {
-  for (auto *pairs : {&sending, &receiving}) {
-    for (auto &[peer, pair] : *pairs) {
-      if (pair.comm)
-        abort ? api.commAbort(pair.comm) : api.commDestroy(pair.comm);
-      if (abort)
-        continue; // its stream may still use the memory
-      api.release(ordinal, pair.header);
-      for (auto &[tag, messages] : pair.kept)
-        for (const Pair::Kept &m : messages)
-          api.release(ordinal, m.data);
-      api.retireStream(ordinal, pair.stream.get());
-    }
-    pairs->clear();
-  }
+  // In the order they were made (the same on every rank): destroying a
+  // communicator may wait for its peer.
+  forEachPair([&](bool sends, int64_t peer) {
+    std::map<int64_t, Pair> &pairs = sends ? sending : receiving;
+    auto found = pairs.find(peer);
+    if (found == pairs.end())
+      return;
+    Pair &pair = found->second;
+    if (pair.comm)
+      abort ? api.commAbort(pair.comm) : api.commDestroy(pair.comm);
+    if (abort)
+      return; // its stream may still use the memory
+    api.release(ordinal, pair.header);
+    for (auto &[tag, messages] : pair.kept)
+      for (const Pair::Kept &m : messages)
+        api.release(ordinal, m.data);
+    api.retireStream(ordinal, pair.stream.get());
+  });
+  sending.clear();
+  receiving.clear();
+}
+
+void NcclTransport::forEachPair(
+    const std::function<void(bool sends, int64_t peer)> &visit) const {
+  const std::vector<int64_t> &members = options.pipelineGroup;
+  for (size_t i = 0; i < members.size(); ++i)
+    for (size_t j = 0; j < members.size(); ++j)
+      if (i != j && (members[i] == rank() || members[j] == rank()))
+        visit(members[i] == rank(), members[members[i] == rank() ? j : i]);
 }
 
 NcclApi::StreamState NcclTransport::drain(double seconds) {
@@ -451,18 +466,7 @@ std::vector<ncclUniqueId> NcclTransport::pairIds() {
   for (size_t j = 0; j < n; ++j)
     if (j != index)
       checkNccl(api.getUniqueId(&mine[j]), "ncclGetUniqueId");
-  // Every rank's ids through the bootstrap's world group; a pipeline group
-  // of another size on some rank is refused rather than misread.
-  int64_t sizes = static_cast<int64_t>(n);
-  std::vector<int64_t> everySize(size());
-  bootstrap.allGather(static_cast<size_t>(bootstrapWorld), &sizes,
-                      everySize.data(), sizeof(sizes));
-  for (int64_t r = 0; r < size(); ++r)
-    if (everySize[r] != sizes)
-      throw CommError("rank " + std::to_string(r) + " has a pipeline group of " +
-                      std::to_string(everySize[r]) + " ranks, rank " +
-                      std::to_string(rank()) + " one of " +
-                      std::to_string(sizes));
+  // Every rank's ids through the bootstrap's world group.
   std::vector<ncclUniqueId> gathered(n * size());
   bootstrap.allGather(static_cast<size_t>(bootstrapWorld), mine.data(),
                       gathered.data(),
@@ -473,40 +477,56 @@ std::vector<ncclUniqueId> NcclTransport::pairIds() {
   return ids;
 }
 
+void NcclTransport::checkPipelineSizes() {
+  // A rank with another pipeline group size would wait for ids that never
+  // come, or skip the exchange the others wait in: refused on every rank.
+  int64_t mine = static_cast<int64_t>(options.pipelineGroup.size());
+  std::vector<int64_t> sizes(size());
+  bootstrap.allGather(static_cast<size_t>(bootstrapWorld), &mine, sizes.data(),
+                      sizeof(mine));
+  for (int64_t r = 0; r < size(); ++r)
+    if (sizes[r] != mine && (sizes[r] > 1 || mine > 1))
+      throw CommError("rank " + std::to_string(r) + " has a pipeline group of " +
+                      std::to_string(sizes[r]) + " ranks, rank " +
+                      std::to_string(rank()) + " one of " +
+                      std::to_string(mine));
+}
+
 void NcclTransport::connectPipeline() {
   const std::vector<int64_t> &members = options.pipelineGroup;
   size_t n = members.size();
+  if (options.idDirectory.empty())
+    checkPipelineSizes();
   if (n <= 1)
     return;
   auto found = std::find(members.begin(), members.end(), rank());
   if (found == members.end())
     throw CommError("rank " + std::to_string(rank()) +
                     " is not in its own pipeline group");
-  size_t index = static_cast<size_t>(found - members.begin());
   std::vector<ncclUniqueId> ids = pairIds();
+  auto indexOf = [&](int64_t r) {
+    return static_cast<size_t>(std::find(members.begin(), members.end(), r) -
+                               members.begin());
+  };
   // Every pair in one order on every rank: a communicator's init and its
   // first transfer (NCCL connects a pair there) wait for both ranks.
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j || (i != index && j != index))
-        continue;
-      bool sends = i == index;
-      int64_t peer = members[sends ? j : i];
-      Pair &pair = (sends ? sending : receiving)[peer];
-      std::string what = std::string(sends ? "to" : "from") + " rank " +
-                         std::to_string(peer);
-      checkNccl(api.commInitRank(&pair.comm, 2, ids[i * n + j], sends ? 0 : 1),
-                "ncclCommInitRank (pipeline transfers " + what + ")");
-      pair.stream = api.createStream();
-      pair.header = api.allocate(ordinal, kHeaderBytes, pair.stream.get());
-      api.fill32(pair.header, 0, kHeaderWords, pair.stream.get());
-      checkNccl(sends ? api.send(pair.header, kHeaderBytes, ncclUint8, 1,
-                                 pair.comm, pair.stream.get())
-                      : api.recv(pair.header, kHeaderBytes, ncclUint8, 0,
-                                 pair.comm, pair.stream.get()),
-                "connecting pipeline transfers " + what);
-      api.synchronize(pair.stream.get());
-    }
+  forEachPair([&](bool sends, int64_t peer) {
+    size_t from = indexOf(sends ? rank() : peer), to = indexOf(sends ? peer : rank());
+    Pair &pair = (sends ? sending : receiving)[peer];
+    std::string what = std::string(sends ? "to" : "from") + " rank " +
+                       std::to_string(peer);
+    checkNccl(api.commInitRank(&pair.comm, 2, ids[from * n + to], sends ? 0 : 1),
+              "ncclCommInitRank (pipeline transfers " + what + ")");
+    pair.stream = api.createStream();
+    pair.header = api.allocate(ordinal, kHeaderBytes, pair.stream.get());
+    api.fill32(pair.header, 0, kHeaderWords, pair.stream.get());
+    checkNccl(sends ? api.send(pair.header, kHeaderBytes, ncclUint8, 1,
+                               pair.comm, pair.stream.get())
+                    : api.recv(pair.header, kHeaderBytes, ncclUint8, 0,
+                               pair.comm, pair.stream.get()),
+              "connecting pipeline transfers " + what);
+    api.synchronize(pair.stream.get());
+  });
 }
 
 NcclTransport::Pair &NcclTransport::pairWith(int64_t peer, bool sends,
@@ -596,11 +616,11 @@ void NcclTransport::recv(int64_t from, int64_t tag, void *data,
       throw CommError("recv from rank " + std::to_string(from) +
                       ": a malformed message header (" +
                       std::to_string(sentBytes) + " bytes)");
-    if (sentTag == tag && sentBytes != bytes)
-      throw mismatch(sentBytes);
-    // Another tag's message: kept until a receive asks for it.
+    // Another tag's message is kept until a receive asks for it; one of
+    // the wrong size is received (the pair stays in step) and refused.
+    bool wanted = sentTag == tag && sentBytes == bytes;
     void *into = data;
-    if (sentTag != tag) {
+    if (!wanted) {
       into = api.allocate(ordinal, static_cast<size_t>(sentBytes), on);
       pair.kept[sentTag].push_back({into, sentBytes});
     }
@@ -612,7 +632,11 @@ void NcclTransport::recv(int64_t from, int64_t tag, void *data,
                     std::to_string(from));
     if (sentTag == tag) {
       api.synchronize(on);
-      return;
+      if (wanted)
+        return;
+      api.release(ordinal, into);
+      pair.kept[sentTag].pop_back();
+      throw mismatch(sentBytes);
     }
   }
 }

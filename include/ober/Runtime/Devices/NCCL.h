@@ -41,6 +41,7 @@
 #include <nccl.h>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -261,6 +262,12 @@ private:
   Pair &pairWith(int64_t peer, bool sending, const char *operation);
   /// Makes and connects the communicators of Options::pipelineGroup.
   void connectPipeline();
+  /// Throws CommError on every rank when the ranks' pipeline groups
+  /// differ in size.
+  void checkPipelineSizes();
+  /// Calls `visit` for the pairs this rank is in, in one order on every
+  /// rank: (sender, receiver) by their places in the pipeline group.
+  void forEachPair(const std::function<void(bool sends, int64_t peer)> &visit) const;
   /// The ids of the pairs this rank is in: [sender member][receiver member].
   std::vector<ncclUniqueId> pairIds();
   void closePairs(bool abort);
