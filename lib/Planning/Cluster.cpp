@@ -650,3 +650,23 @@ std::optional<Cluster> mlir::ober::planning::clusterFromAttr(DictionaryAttr attr
                                                              std::string &error) {
   return clusterFromJSON(fromAttribute(attr), error);
 }
+
+std::optional<AttentionLowering>
+AttentionLowering::parse(StringRef kind, int64_t block, std::string &error) {
+  AttentionLowering l;
+  if (kind == "fused")
+    l.kind = Fused;
+  else if (kind == "decomposed")
+    l.kind = Decomposed;
+  else if (kind != "blocked" && !kind.empty()) {
+    error = "attention='" + kind.str() +
+            "' is not one of blocked, decomposed, fused";
+    return std::nullopt;
+  }
+  if (block < 0) {
+    error = "attention-block=" + std::to_string(block) + " is negative";
+    return std::nullopt;
+  }
+  l.blockQueries = block;
+  return l;
+}

@@ -49,22 +49,53 @@ ArrayRef<int64_t> shapeOf(Value v) {
 }
 } // namespace
 
-/// The share of an attention's score products its lowering computes:
-/// ober-block-attention's blocks (AttentionBlocks.h), each seeing keys up
-/// to its last query when causal.
+/// The share of an attention's score products `lowering` computes:
+/// ober-block-attention's blocks (AttentionBlocks.h; one when decomposed),
+/// each seeing keys up to its last query when causal; the fused loops,
+/// the keys each query sees.
 static double computedShare(Operation *attention, double batch, double lq,
-                            double lk) {
+                            double lk, const AttentionLowering &lowering) {
   if (!attention->hasAttr("is_causal") || batch < 1 || lq < 1 || lk < 1)
     return 1;
   double computed = 0;
+  if (lowering.kind == AttentionLowering::Fused) {
+    // Query i sees keys 0..i: min(i + 1, lk) of them.
+    double full = std::min(lq, lk);
+    computed = full * (full + 1) / 2 + (lq - full) * lk;
+    return computed / (lq * lk);
+  }
   for (const AttentionBlock &b :
        attentionBlocks(static_cast<int64_t>(batch), static_cast<int64_t>(lq),
-                       static_cast<int64_t>(lk), /*causal=*/true))
+                       static_cast<int64_t>(lk), /*causal=*/true,
+                       lowering.blockSize(static_cast<int64_t>(lq))))
     computed += double(b.queries) * double(b.keys);
   return computed / (lq * lk);
 }
 
-OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
+double
+mlir::ober::planning::attentionScoreElements(Operation *op,
+                                             const AttentionLowering &lowering) {
+  if (!isa<AttentionOp, AttentionGradOp>(op) ||
+      lowering.kind == AttentionLowering::Fused ||
+      !llvm::all_of(op->getOperandTypes(), [](Type t) {
+        return cast<RankedTensorType>(t).hasStaticShape();
+      }))
+    return 0;
+  ArrayRef<int64_t> q = shapeOf(op->getOperand(0)), k = shapeOf(op->getOperand(1));
+  int64_t lq = q[q.size() - 2], lk = k[k.size() - 2];
+  int64_t batch = cast<RankedTensorType>(op->getOperand(0).getType())
+                      .getNumElements() /
+                  (lq * q.back());
+  double largest = 0;
+  for (const AttentionBlock &b :
+       attentionBlocks(batch, lq, lk, op->hasAttr("is_causal"),
+                       lowering.blockSize(lq)))
+    largest = std::max(largest, double(b.queries) * double(b.keys));
+  return double(batch) * largest;
+}
+
+OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes,
+                                    const AttentionLowering &lowering) {
   OpWork w;
   for (Value v : op->getOperands())
     w.bytes += valueBytes(v, floatBytes);
@@ -138,8 +169,14 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes) {
                   (backward ? 3 * q.back() + 2 * v.back() : q.back() + v.back());
         if (backward)
           w.repeated = batch * 2 * lq * lk * q.back();
-        w.computed = computedShare(a, batch, lq, lk);
+        w.computed = computedShare(a, batch, lq, lk, lowering);
         w.matmul = true;
+        if (lowering.kind == AttentionLowering::Fused) {
+          w.vectorUnits = true;
+          double d = q.back(), dv = v.back();
+          if (backward)
+            w.computed *= (5 * d + 3 * dv) / (3 * d + 2 * dv);
+        }
         // As the scores' GEMM, batched over batch and heads.
         w.m = batch * lq;
         w.n = lk;
@@ -181,9 +218,12 @@ double mlir::ober::planning::computeTime(const OpWork &work,
   const Device &d = cluster.device;
   // Elementwise work does not reach matrix-unit peaks.
   double flops = work.flops * work.computed;
+  // Contractions on vector units compute in f32.
   double flopsTime =
-      work.matmul ? gemmSeconds(d, precision, flops, work.m, work.n, work.k)
-                  : flops / vectorRate(d, precision, work.special);
+      work.onMatrixUnits()
+          ? gemmSeconds(d, precision, flops, work.m, work.n, work.k)
+          : flops / vectorRate(d, work.vectorUnits ? "f32" : precision,
+                               work.special);
   return std::max(flopsTime, memorySeconds(d, work.bytes));
 }
 

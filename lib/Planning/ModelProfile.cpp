@@ -68,7 +68,15 @@ SideWork mlir::ober::planning::attentionSideWork(Operation *op,
   operands.map(op->getOperands(), body->getArguments());
   Operation *copy = b.clone(*op, operands);
   func::ReturnOp::create(b, loc, copy->getResults());
-  blockAttention(fn, /*blockQueries=*/0);
+  // The fused loops have no work between their products.
+  const AttentionLowering &lowering = cluster.attention;
+  if (lowering.kind == AttentionLowering::Fused)
+    return {};
+  blockAttention(fn, lowering.blockSize(cast<RankedTensorType>(
+                                            op->getOperand(0).getType())
+                                            .getShape()
+                                            .drop_back()
+                                            .back()));
   if (failed(decomposeAttention(fn)))
     return {};
   SideWork side;
@@ -105,7 +113,7 @@ double mlir::ober::planning::opSeconds(Operation *op, const Cluster &cluster,
       }))
     return 0;
   unsigned width = precisionBytes(precision);
-  OpWork w = workOf(op, width);
+  OpWork w = workOf(op, width, cluster.attention);
   for (Value v : op->getOperands())
     if (fusedAway(v, materialized))
       w.bytes -= valueBytes(v, width);
@@ -627,11 +635,17 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
                : names.size() == 1 || names.front() == names.back()
                    ? names.front()
                    : names.front() + ".." + names.back();
-      for (Operation *op : ops)
+      for (Operation *op : ops) {
         for (Value r : op->getResults())
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
             k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
+        // Attention's scores and probabilities, a block at a time, as the
+        // lowering holds them.
+        k.attentionScores = std::max(
+            k.attentionScores, 2 * attentionScoreElements(op, cluster.attention) /
+                                   samples * precisionBytes(precision));
+      }
       k.incoming = incoming;
       k.sequenceIncoming = incomingTokens;
       k.gradientIn.resize(degrees.size());
@@ -655,7 +669,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
   std::vector<double> bwdMatmul(p.segments.size()), bwdOther(p.segments.size()),
       bwdFlops(p.segments.size()), bwdKernels(p.segments.size());
   for (Operation &op : body) {
-    OpWork w = workOf(&op);
+    OpWork w = workOf(&op, 0, cluster.attention);
     if (w.matmul) {
       p.trainFlops += (w.flops - w.repeated) / samples;
       p.repeatedFlops += w.repeated / samples;
@@ -664,7 +678,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       continue;
     unsigned seg = backwardSegment.lookup(&op);
     double seconds = opSeconds(&op, cluster, precision, saved) / samples;
-    (w.matmul ? bwdMatmul : bwdOther)[seg] += seconds;
+    (w.onMatrixUnits() ? bwdMatmul : bwdOther)[seg] += seconds;
     bwdKernels[seg] += endsKernel(&op, saved);
     SideWork side = attentionSideWork(&op, cluster, precision);
     bwdOther[seg] += side.seconds / samples;

@@ -35,7 +35,7 @@ namespace {
 /// Per-micro-batch figures of one segment under a plan.
 struct SegmentCost {
   double forward = 0, backward = 0, recompute = 0, tpComm = 0;
-  double saved = 0, working = 0, largest = 0, parameters = 0;
+  double saved = 0, working = 0, largest = 0, scores = 0, parameters = 0;
   /// Kernels the forward pass and the backward pass (with recomputation)
   /// launch, and the part of `backward` that makes weight gradients.
   double forwardKernels = 0, backwardKernels = 0, weight = 0;
@@ -261,6 +261,8 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // largest value (a transient while its gradient is formed).
   s.working *= mb;
   s.largest = k.largestValue * mb / (t > 1 && tp.forwardMatmul.split > 0 ? t : 1);
+  // Tensor parallelism splits attention by heads.
+  s.scores = k.attentionScores * mb / t;
   s.parameters = tp.parameters.at(t, false);
   return s;
 }
@@ -593,7 +595,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
   std::vector<StageMemory> held(p);
   for (int64_t j = 0; j < p; ++j) {
     StageEstimate &st = e.stages[j];
-    double params = 0, largest = 0;
+    double params = 0, largest = 0, scores = 0;
     bool last = false, ends = false;
     for (int64_t g = j; g < groups; g += p) {
       unsigned first = starts[g];
@@ -603,6 +605,7 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
         SegmentCost s = costs[i];
         params += s.parameters;
         largest = std::max(largest, s.largest);
+        scores = std::max(scores, s.scores);
         last |= i + 1 == n;
         ends |= i == 0 || i + 1 == n;
       }
@@ -643,6 +646,8 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                    (c.tp > 1 ? c.tp : 1);
     double fresh = mbs > 1 ? params * w : 0;
     h.working = last ? extra : std::max(std::min(extra, 2 * largest), fresh);
+    // An attention's block of scores comes on top, while it runs.
+    h.working += scores;
     // The first and last stages read the batch inputs.
     if (ends)
       h.working += m.inputBytes * mb;

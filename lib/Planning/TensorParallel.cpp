@@ -695,8 +695,10 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     bool split = llvm::any_of(op->getResults(), [&](Value r) {
       return !a.get(r).isRep() || a.completed.contains(r);
     });
-    OpWork work = workOf(op);
-    bool matrix = work.matmul;
+    OpWork work = workOf(op, 0, cluster.attention);
+    // Time on matrix units (GEMM tables price it) or elsewhere; FLOPs and
+    // saved activations by what the op is.
+    bool matrix = work.onMatrixUnits(), contraction = work.matmul;
     bool needed = a.neededInside.contains(op);
     if (matrix) {
       a.out.gemms.push_back(gemmOf(a, op, work, samples, split));
@@ -718,7 +720,7 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     if (selective.contains(op))
       a.out.selectiveKernels += kernel;
     auto slotOf = [&](ByTP &time) -> double & {
-      return split ? time.split : (act && !matrix) ? time.seq : time.full;
+      return split ? time.split : (act && !contraction) ? time.seq : time.full;
     };
     slotOf(matrix ? a.out.forwardMatmul : a.out.forwardOther) += seconds;
     slotOf(a.out.forwardOther) += side.seconds;
@@ -726,12 +728,12 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
       slotOf(matrix ? a.out.neededMatmul : a.out.neededOther) += seconds;
       slotOf(a.out.neededOther) += side.seconds;
       a.out.neededKernels += kernel;
-      if (matrix)
+      if (contraction)
         a.out.neededFlops += work.flops / samples;
     }
     if (selective.contains(op)) {
       slotOf(a.out.selectiveTime) += seconds + side.seconds;
-      if (matrix)
+      if (contraction)
         a.out.selectiveFlops += work.flops / samples;
     }
     for (Value r : op->getResults()) {
@@ -740,12 +742,12 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
       double n = valueBytes(r, precisionBytes(precision)) / samples;
       bool rSplit = !a.get(r).isRep() || a.completed.contains(r);
       double &s = rSplit ? a.out.saved.split
-                  : (act && !matrix) ? a.out.saved.seq
+                  : (act && !contraction) ? a.out.saved.seq
                                      : a.out.saved.full;
       s += n;
       if (selective.contains(op))
         (rSplit ? a.out.selectiveSaved.split
-                : (act && !matrix) ? a.out.selectiveSaved.seq
+                : (act && !contraction) ? a.out.selectiveSaved.seq
                                    : a.out.selectiveSaved.full) += n;
     }
   }

@@ -26,10 +26,14 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
   void runOnOperation() override {
     std::string error;
     std::optional<Cluster> c = loadCluster(cluster, std::nullopt, std::nullopt, error);
-    if (!c) {
+    std::optional<AttentionLowering> lowering =
+        c ? AttentionLowering::parse(attention, attentionBlock, error)
+          : std::nullopt;
+    if (!c || !lowering) {
       getOperation().emitError(error);
       return signalPassFailure();
     }
+    c->attention = *lowering;
     for (auto f : getOperation().getOps<func::FuncOp>()) {
       if (f.isExternal())
         continue;
@@ -38,7 +42,7 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
         if (op->getNumResults() == 0 || !op->getDialect() ||
             op->getDialect()->getNamespace() != "ober")
           return;
-        OpWork w = workOf(op);
+        OpWork w = workOf(op, 0, c->attention);
         (w.matmul ? matmulFlops : otherFlops) += w.flops;
         bytes += w.bytes;
         Type element = getElementTypeOrSelf(op->getResult(0).getType());

@@ -149,7 +149,17 @@ static LogicalResult planAndPartition(ModuleOp module) {
     if (module->hasAttr("ober.plan") || findGrid(module))
       return emitError(module.getLoc())
              << "ober-compile: the module is planned already; drop --plan";
-    if (failed(runPasses(module, "ober-plan{" + planOptions + "}")))
+    // The planner prices attention as --attention compiles it (unless
+    // --plan says otherwise).
+    std::string options = planOptions;
+    auto given = [&](StringRef key) {
+      return StringRef(" " + planOptions).contains(" " + key.str() + "=");
+    };
+    if (!attention.empty() && !given("attention"))
+      options += " attention=" + attention;
+    if (attentionBlock != 0 && !given("attention-block"))
+      options += " attention-block=" + std::to_string(attentionBlock);
+    if (failed(runPasses(module, "ober-plan{" + options + "}")))
       return failure();
   }
   if (module->hasAttr("ober.plan") && !findGrid(module) &&

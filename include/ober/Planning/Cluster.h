@@ -94,9 +94,32 @@ struct LinkLevel {
   BusBandwidthTable busBandwidth;
 };
 
+/// How the compiled code runs `ober.attention` and `ober.attention_grad`
+/// (ober-compile --attention, --attention-block): what the cost model
+/// prices. A compile option rather than hardware: not part of the JSON.
+struct AttentionLowering {
+  /// In blocks of queries (`ober-block-attention`), their products on the
+  /// matrix units; as one block (the whole score matrix); or as the fused
+  /// loops that hold no scores (on vector units, in f32).
+  enum Kind : uint8_t { Blocked, Decomposed, Fused } kind = Blocked;
+  /// Blocked: queries a block (0: attentionBlocks' choice).
+  int64_t blockQueries = 0;
+  /// The blockQueries argument of attentionBlocks and blockAttention for
+  /// an attention of `queries` queries (decomposed: one block of them all).
+  int64_t blockSize(int64_t queries) const {
+    return kind == Decomposed ? queries : blockQueries;
+  }
+  /// "blocked", "decomposed" or "fused" and a block size >= 0; null with
+  /// `error` naming the option and what is accepted.
+  static std::optional<AttentionLowering> parse(StringRef kind, int64_t block,
+                                                std::string &error);
+};
+
 struct Cluster {
   std::string name;
   Device device;
+  /// How the compiled code runs attention.
+  AttentionLowering attention;
   int64_t devicesPerNode = 1;
   int64_t nodes = 1;
   /// Innermost first: intra-node, then inter-node.

@@ -26,11 +26,18 @@ struct OpWork {
   /// the scores again): hardware FLOPs, not the model's.
   double repeated = 0;
   /// The share of `flops` the lowering computes, which is what takes
-  /// time: a causal attention in blocks of queries skips the keys after
-  /// each block's last query (`flops` stays the model's count).
+  /// time (`flops` stays the model's count): a causal attention in blocks
+  /// of queries skips the keys after each block's last query; the fused
+  /// loops skip every masked key and their backward computes the scores
+  /// three times (2 Lq Lk (5 D + 3 Dv) against the model's 3 D + 2 Dv).
   double computed = 1;
-  /// True when the op runs on matrix units (matmul, conv, attention).
+  /// True for contractions (matmul, conv, attention): their FLOPs are the
+  /// model's (MFU) and run on matrix units unless `vectorUnits`.
   bool matmul = false;
+  /// True for a contraction the lowering runs on vector units (attention
+  /// as fused loops): priced at the f32 vector rate, not as a GEMM.
+  bool vectorUnits = false;
+  bool onMatrixUnits() const { return matmul && !vectorUnits; }
   /// True for normalizations, softmax, losses and GELU (exponentials,
   /// square roots, several passes): Device::specialFlops prices them.
   bool special = false;
@@ -45,8 +52,16 @@ struct OpWork {
 
 /// Counts the work of `op` from its static operand and result types. With
 /// `floatBytes` non-zero, floating-point values count that many bytes per
-/// element (the plan's precision) instead of their IR width.
-OpWork workOf(Operation *op, unsigned floatBytes = 0);
+/// element (the plan's precision) instead of their IR width. Attention is
+/// counted as `attention` lowers it.
+OpWork workOf(Operation *op, unsigned floatBytes = 0,
+              const AttentionLowering &attention = {});
+
+/// Elements of the largest block of scores `lowering` holds at once for
+/// `op` (an attention or its gradient with static shapes; zero for other
+/// ops and for the fused loops): every batch entry and head of a block of
+/// queries, or of all of them as one block.
+double attentionScoreElements(Operation *op, const AttentionLowering &lowering);
 
 /// Elements of a statically shaped tensor type (zero otherwise).
 double typeElements(Type type);

@@ -32,6 +32,10 @@ def TestCostPass : Pass<"test-ober-cost", "ModuleOp"> {
   let options = [
     Option<"cluster", "cluster", "std::string", /*default=*/"\"a100-80gb\"",
            "Preset or JSON file">,
+    Option<"attention", "attention", "std::string", /*default=*/"\"blocked\"",
+           "How attention is compiled, as ober-plan's option">,
+    Option<"attentionBlock", "attention-block", "int64_t", /*default=*/"0",
+           "Queries a block with attention=blocked (0: automatic)">,
   ];
 }
 
@@ -99,6 +103,15 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
            "f16, f32">,
     Option<"memoryFraction", "memory-fraction", "double", /*default=*/"1.0",
            "Fraction of device memory a plan may use">,
+    Option<"attention", "attention", "std::string", /*default=*/"\"blocked\"",
+           "How the compiled code runs attention, which the cost model "
+           "prices (ober-compile passes its --attention): blocked (products "
+           "on matrix units, scores through memory a block of queries at a "
+           "time), decomposed (one block) or fused (loops on vector units "
+           "that hold no scores)">,
+    Option<"attentionBlock", "attention-block", "int64_t", /*default=*/"0",
+           "Queries a block with attention=blocked (0: chosen from the "
+           "scores' size, as ober-compile's --attention-block)">,
   ];
   let dependentDialects = ["::mlir::ober::OberDialect"];
 }
