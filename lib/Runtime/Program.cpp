@@ -201,6 +201,14 @@ std::string ober::rt::writeProgram(const Program &p) {
   for (size_t i = 0; i < p.groups.size(); ++i)
     os << (i ? ", " : "") << json::list(p.groups[i]);
   os << "]";
+  if (!p.transfers.empty()) {
+    os << ", \"transfers\": [";
+    for (size_t i = 0; i < p.transfers.size(); ++i)
+      os << (i ? ", " : "")
+         << json::list(std::vector<int64_t>{p.transfers[i].first,
+                                            p.transfers[i].second});
+    os << "]";
+  }
   os << ", \"samples_per_step\": " << p.samplesPerStep
      << ", \"tokens_per_sample\": " << p.tokensPerSample;
   if (p.modelFlops > 0) {
@@ -346,6 +354,21 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
       out.localSteps = local->second.integer;
       out.replicaAxis = replica->second.integer;
     }
+  }
+  if (auto t = root.object.find("transfers"); t != root.object.end()) {
+    std::vector<int64_t> pair;
+    if (!t->second.isArray())
+      r.fail("transfers must be a list of stage pairs");
+    for (const json::Value &p : t->second.array)
+      if (!Reader::integers(p, 0, pair) || pair.size() != 2 ||
+          pair[0] == pair[1] || pair[0] >= out.stages ||
+          pair[1] >= out.stages) {
+        r.fail("transfer " + p.dump() + " is not a pair of distinct stages "
+               "below " + std::to_string(out.stages));
+        break;
+      } else {
+        out.transfers.emplace_back(pair[0], pair[1]);
+      }
   }
   for (const json::Value &g : groups->array) {
     std::vector<int64_t> axes;

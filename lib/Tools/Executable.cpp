@@ -31,6 +31,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/xxhash.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::ober;
 namespace rt = ::ober::rt;
@@ -238,6 +240,23 @@ void readPlanFacts(StringRef path, rt::Program &program) {
   program.peakFlops = flops / (time * gpus * mfu);
 }
 
+/// The (sending, receiving) stage pairs of the sends along the pipeline
+/// axis in `stages` (the function of each stage), in order, each once.
+std::vector<std::pair<int64_t, int64_t>>
+stageTransfers(ArrayRef<func::FuncOp> stages, int64_t pipelineAxis) {
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  for (size_t stage = 0; stage < stages.size(); ++stage) {
+    func::FuncOp f = stages[stage];
+    f.walk([&](shard::SendOp send) {
+      std::optional<ArrayRef<int64_t>> to = send.getDestination();
+      if (send.getGridAxes().size() == 1 &&
+          send.getGridAxes()[0] == pipelineAxis && to && to->size() == 1)
+        pairs.emplace(static_cast<int64_t>(stage), (*to)[0]);
+    });
+  }
+  return {pairs.begin(), pairs.end()};
+}
+
 } // namespace
 
 FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
@@ -255,6 +274,7 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
       return failure();
     stages = *found;
     program.stages = static_cast<int64_t>(stages.size());
+    program.transfers = stageTransfers(stages, program.pipelineAxis);
     auto steps = func->getAttrOfType<IntegerAttr>("ober.local_steps");
     auto axis = func->getAttrOfType<IntegerAttr>("ober.replica_axis");
     if (steps && axis && steps.getInt() > 1) {

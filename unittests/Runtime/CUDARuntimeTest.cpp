@@ -222,8 +222,8 @@ void ncclErrors(NcclTransport &t) {
   makePairGroups(t);
   std::string e = errorOf<CommError>([&] { t.send((r + 1) % 4, 0, x, 4); });
   EXPECT(contains(e, "send: rank " + std::to_string((r + 1) % 4) +
-                         " is not in rank " + std::to_string(r) +
-                         "'s pipeline group"));
+                         " is not a pipeline peer rank " + std::to_string(r) +
+                         " sends to"));
   e = errorOf<CommError>(
       [&] { t.allReduce(0, x, y, 2, DType::I16, OBER_REDUCE_SUM); });
   EXPECT(contains(e, "NCCL has no int16 type"));
@@ -348,6 +348,35 @@ void testPipelineTransfers() {
     EXPECT(contains(e, "recv of 8 bytes (tag 4) from rank " +
                            std::to_string(before) +
                            ": the message sent with that tag has 4 bytes"));
+  });
+}
+
+/// Only the pairs a program transfers between are connected (a 1F1B
+/// pipeline's neighbours): stage 0 reaches stage 1 but not stage 2.
+void testPipelinePairs() {
+  std::unique_ptr<NcclApi> api = loopbackNccl(/*timeoutSeconds=*/20);
+  NcclTransport::Options options;
+  options.pipelineGroup = {0, 1, 2};
+  options.pipelinePairs = {{0, 1}, {1, 0}, {1, 2}, {2, 1}};
+  onNcclRanks(3, *api, options, [](NcclTransport &t) {
+    int64_t r = t.rank();
+    t.createGroups({});
+    int32_t mine = int32_t(10 + r), got[2] = {};
+    for (int64_t peer : {r - 1, r + 1})
+      if (peer >= 0 && peer < 3)
+        t.send(peer, /*tag=*/1, &mine, 4);
+    int n = 0;
+    for (int64_t peer : {r - 1, r + 1})
+      if (peer >= 0 && peer < 3)
+        t.recv(peer, /*tag=*/1, &got[n++], 4);
+    std::string e;
+    if (r != 1)
+      e = errorOf<CommError>([&] { t.send(2 - r, 1, &mine, 4); });
+    std::lock_guard<std::mutex> lock(test::checks);
+    EXPECT(r == 1 ? got[0] == 10 && got[1] == 12 : got[0] == 11);
+    EXPECT(r == 1 || contains(e, "send: rank " + std::to_string(2 - r) +
+                                     " is not a pipeline peer rank " +
+                                     std::to_string(r) + " sends to"));
   });
 }
 
@@ -856,6 +885,7 @@ int main() {
   testNcclMapping();
   testNcclLoopback();
   testPipelineTransfers();
+  testPipelinePairs();
   testNcclTeardown();
   testChannelOverNccl();
   testRounding();

@@ -40,6 +40,7 @@ Program sample() {
   p.pipelineAxis = 0;
   p.stages = 2;
   p.groups = {{1}, {0, 1}};
+  p.transfers = {{0, 1}, {1, 0}};
   ProgramResult loss;
   loss.role = ResultRole::Loss;
   loss.inPlace = {-1, -1};
@@ -80,7 +81,8 @@ void roundTrip() {
   EXPECT(q.args[0].readBy == std::vector<int64_t>{1});
   EXPECT(!q.touches(0, 0) && q.touches(1, 0) && q.touches(0, 1));
   EXPECT(q.grid == p.grid && q.pipelineAxis == 0 && q.stages == 2 &&
-         q.groups == p.groups && q.devices() == 4);
+         q.groups == p.groups && q.transfers == p.transfers &&
+         q.devices() == 4);
   EXPECT(q.args[1].split.axes == p.args[1].split.axes &&
          q.args[1].split.groups == p.args[1].split.groups &&
          q.args[0].split.isWhole());
@@ -142,6 +144,12 @@ void errors() {
   rejects(
       replaced(good, "\"groups\": [[1], [0,1]]", "\"groups\": [[1], [0,7]]"),
       "group [0,7] names an axis the grid lacks");
+  rejects(replaced(good, "\"transfers\": [[0,1], [1,0]]",
+                   "\"transfers\": [[0,1], [1,1]]"),
+          "transfer [1,1] is not a pair of distinct stages below 2");
+  rejects(replaced(good, "\"transfers\": [[0,1], [1,0]]",
+                   "\"transfers\": [[0,1], [2,0]]"),
+          "transfer [2,0] is not a pair of distinct stages below 2");
   rejects(replaced(good, "\"stage\": 1", "\"stage\": 2"),
           "result #0: stage 2 is not a stage");
   rejects(replaced(good, "\"read_by\": [1]", "\"read_by\": [5]"),

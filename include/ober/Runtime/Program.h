@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ober::rt {
@@ -113,6 +114,9 @@ struct Program {
   /// The grid axes of each group kind the collectives use (a collective's
   /// descriptor indexes this list).
   std::vector<std::vector<int64_t>> groups;
+  /// The (sending, receiving) stage pairs of the pipeline transfers, in
+  /// order, each once (empty: none).
+  std::vector<std::pair<int64_t, int64_t>> transfers;
   /// Local SGD: the steps the replicas along grid axis `replicaAxis` take
   /// apart between averages of their parameters (1: none).
   int64_t localSteps = 1;

@@ -101,12 +101,20 @@ void NcclTransport::closePairs(bool abort) {
   receiving.clear();
 }
 
+bool NcclTransport::connects(size_t from, size_t to) const {
+  const auto &pairs = options.pipelinePairs;
+  return from != to &&
+         (pairs.empty() ||
+          std::find(pairs.begin(), pairs.end(),
+                    std::pair<int64_t, int64_t>(from, to)) != pairs.end());
+}
+
 void NcclTransport::forEachPair(
     const std::function<void(bool sends, int64_t peer)> &visit) const {
   const std::vector<int64_t> &members = options.pipelineGroup;
   for (size_t i = 0; i < members.size(); ++i)
     for (size_t j = 0; j < members.size(); ++j)
-      if (i != j && (members[i] == rank() || members[j] == rank()))
+      if (connects(i, j) && (members[i] == rank() || members[j] == rank()))
         visit(members[i] == rank(), members[members[i] == rank() ? j : i]);
 }
 
@@ -458,13 +466,13 @@ std::vector<ncclUniqueId> NcclTransport::pairIds() {
   if (!options.idDirectory.empty()) {
     for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < n; ++j)
-        if (i != j && (i == index || j == index))
+        if (connects(i, j) && (i == index || j == index))
           ids[i * n + j] =
               idFromFile({{members[i], members[j]}}, i == index, "pair");
     return ids;
   }
   for (size_t j = 0; j < n; ++j)
-    if (j != index)
+    if (connects(index, j))
       checkNccl(api.getUniqueId(&mine[j]), "ncclGetUniqueId");
   // Every rank's ids through the bootstrap's world group.
   std::vector<ncclUniqueId> gathered(n * size());
@@ -536,8 +544,9 @@ NcclTransport::Pair &NcclTransport::pairWith(int64_t peer, bool sends,
   auto found = pairs.find(peer);
   if (found == pairs.end())
     throw CommError(std::string(operation) + ": rank " + std::to_string(peer) +
-                    " is not in rank " + std::to_string(rank()) +
-                    "'s pipeline group (Options::pipelineGroup)");
+                    " is not a pipeline peer rank " + std::to_string(rank()) +
+                    (sends ? " sends to" : " receives from") +
+                    " (Options::pipelineGroup and pipelinePairs)");
   return found->second;
 }
 

@@ -107,9 +107,12 @@ std::unique_ptr<Transport> ober::rt::programTransport(Transport &bootstrap,
     return nullptr;
   cuda::NcclTransport::Options options;
   options.bootstrapWorldGroup = where.worldGroup;
-  // The stages this rank's sends and receives reach.
-  if (program.pipelineAxis >= 0)
+  // The stages this rank's sends and receives reach (a stage's place in
+  // the group is its index), and the pairs that transfer.
+  if (program.pipelineAxis >= 0 && !program.transfers.empty()) {
     options.pipelineGroup = where.grid.group(where.rank, {program.pipelineAxis});
+    options.pipelinePairs = program.transfers;
+  }
   try {
     return std::make_unique<cuda::NcclTransport>(
         bootstrap, cuda::currentDevice(), options);

@@ -180,6 +180,10 @@ public:
     /// with this rank: the ranks send and recv reach. Every rank passes a
     /// group of the same size (empty or one rank: no pipeline transfers).
     std::vector<int64_t> pipelineGroup;
+    /// The (sender, receiver) places in pipelineGroup that transfers use,
+    /// the same on every rank (the program's stage pairs); empty: every
+    /// ordered pair.
+    std::vector<std::pair<int64_t, int64_t>> pipelinePairs;
   };
 
   /// `bootstrap` gives the rank and world size and carries the unique ids;
@@ -265,8 +269,11 @@ private:
   /// Throws CommError on every rank when the ranks' pipeline groups
   /// differ in size.
   void checkPipelineSizes();
-  /// Calls `visit` for the pairs this rank is in, in one order on every
-  /// rank: (sender, receiver) by their places in the pipeline group.
+  /// Whether places `from` and `to` of the pipeline group are connected
+  /// (Options::pipelinePairs).
+  bool connects(size_t from, size_t to) const;
+  /// Calls `visit` for the connected pairs this rank is in, in one order
+  /// on every rank: (sender, receiver) by their places in the group.
   void forEachPair(const std::function<void(bool sends, int64_t peer)> &visit) const;
   /// The ids of the pairs this rank is in: [sender member][receiver member].
   std::vector<ncclUniqueId> pairIds();
