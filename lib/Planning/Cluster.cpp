@@ -8,6 +8,8 @@
 
 #include "PresetTables.h"
 
+#include "ober/Runtime/CUDAKernels.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -656,11 +658,13 @@ AttentionLowering::parse(StringRef kind, int64_t block, std::string &error) {
   AttentionLowering l;
   if (kind == "fused")
     l.kind = Fused;
+  else if (kind == "flash")
+    l.kind = Flash;
   else if (kind == "decomposed")
     l.kind = Decomposed;
   else if (kind != "blocked" && !kind.empty()) {
     error = "attention='" + kind.str() +
-            "' is not one of blocked, decomposed, fused";
+            "' is not one of blocked, decomposed, fused, flash";
     return std::nullopt;
   }
   if (block < 0) {
@@ -669,4 +673,10 @@ AttentionLowering::parse(StringRef kind, int64_t block, std::string &error) {
   }
   l.blockQueries = block;
   return l;
+}
+
+int64_t AttentionLowering::blockSize(int64_t queries) const {
+  return kind == Decomposed ? queries
+         : kind == Flash    ? OBER_ATTENTION_TILE
+                            : blockQueries;
 }

@@ -50,9 +50,9 @@ ArrayRef<int64_t> shapeOf(Value v) {
 } // namespace
 
 /// The share of an attention's score products `lowering` computes:
-/// ober-block-attention's blocks (AttentionBlocks.h; one when decomposed),
-/// each seeing keys up to its last query when causal; the fused loops,
-/// the keys each query sees.
+/// ober-block-attention's blocks (AttentionBlocks.h; one when decomposed,
+/// the flash kernels' tiles of queries), each seeing keys up to its last
+/// query when causal; the fused loops, the keys each query sees.
 static double computedShare(Operation *attention, double batch, double lq,
                             double lk, const AttentionLowering &lowering) {
   if (!attention->hasAttr("is_causal") || batch < 1 || lq < 1 || lk < 1)
@@ -75,8 +75,7 @@ static double computedShare(Operation *attention, double batch, double lq,
 double
 mlir::ober::planning::attentionScoreElements(Operation *op,
                                              const AttentionLowering &lowering) {
-  if (!isa<AttentionOp, AttentionGradOp>(op) ||
-      lowering.kind == AttentionLowering::Fused ||
+  if (!isa<AttentionOp, AttentionGradOp>(op) || lowering.holdsNoScores() ||
       !llvm::all_of(op->getOperandTypes(), [](Type t) {
         return cast<RankedTensorType>(t).hasStaticShape();
       }))
@@ -171,12 +170,16 @@ OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes,
           w.repeated = batch * 2 * lq * lk * q.back();
         w.computed = computedShare(a, batch, lq, lk, lowering);
         w.matmul = true;
+        double d = q.back(), dv = v.back();
         if (lowering.kind == AttentionLowering::Fused) {
           w.vectorUnits = true;
-          double d = q.back(), dv = v.back();
           if (backward)
             w.computed *= (5 * d + 3 * dv) / (3 * d + 2 * dv);
         }
+        // The flash kernels' backward pass computes the scores once more
+        // for each row's log-sum-exp.
+        if (lowering.kind == AttentionLowering::Flash && backward)
+          w.computed *= (4 * d + 2 * dv) / (3 * d + 2 * dv);
         // As the scores' GEMM, batched over batch and heads.
         w.m = batch * lq;
         w.n = lk;

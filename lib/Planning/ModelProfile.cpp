@@ -68,9 +68,10 @@ SideWork mlir::ober::planning::attentionSideWork(Operation *op,
   operands.map(op->getOperands(), body->getArguments());
   Operation *copy = b.clone(*op, operands);
   func::ReturnOp::create(b, loc, copy->getResults());
-  // The fused loops have no work between their products.
+  // The fused loops and the flash kernels have no work between their
+  // products.
   const AttentionLowering &lowering = cluster.attention;
-  if (lowering.kind == AttentionLowering::Fused)
+  if (lowering.holdsNoScores())
     return {};
   blockAttention(fn, lowering.blockSize(cast<RankedTensorType>(
                                             op->getOperand(0).getType())

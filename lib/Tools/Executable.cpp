@@ -480,6 +480,10 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
     buildCUDAPipeline(pm, cuda);
   } else {
     ConvertOberToLinalgOptions lowering;
+    if (options.attention == "flash")
+      return emitError(loc) << "--attention=flash runs on CUDA GPUs "
+                               "(--target=cuda); the CPU takes blocked, "
+                               "decomposed or fused";
     if (!options.attention.empty())
       lowering.attention = options.attention;
     lowering.attentionBlock = options.attentionBlock;

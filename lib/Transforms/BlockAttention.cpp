@@ -229,10 +229,11 @@ struct BlockAttentionPass
 
 } // namespace
 
-void mlir::ober::blockAttention(Operation *root, int64_t blockQueries) {
+void mlir::ober::blockAttention(Operation *root, int64_t blockQueries,
+                                std::function<bool(Operation *)> keep) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (isa<AttentionOp, AttentionGradOp>(op) &&
+    if (isa<AttentionOp, AttentionGradOp>(op) && !(keep && keep(op)) &&
         llvm::all_of(op->getOperandTypes(), [](Type t) {
           return cast<RankedTensorType>(t).hasStaticShape();
         }))

@@ -74,8 +74,11 @@ static cl::opt<std::string> attention(
     "attention",
     cl::desc("How attention compiles: 'blocked' (primitive ops a block of "
              "queries at a time, the scores through the GEMM library; the "
-             "default), 'decomposed' (the whole score matrix at once) or "
-             "'fused' (memory-efficient loops that hold no score matrix)"),
+             "default), 'decomposed' (the whole score matrix at once), "
+             "'fused' (memory-efficient loops that hold no score matrix) or, "
+             "with --target=cuda, 'flash' (tensor-core kernels that hold no "
+             "score matrix, for bf16/f16 without a mask and heads up to "
+             "128; blocked elsewhere)"),
     cl::init(""), cl::cat(category));
 static cl::opt<int64_t> attentionBlock(
     "attention-block",

@@ -282,6 +282,10 @@ static LogicalResult runModel(MLIRContext &context) {
     return emitError(UnknownLoc::get(&context))
            << "--convolutions, --attention and --attention-block apply to "
               "--engine=cpu only";
+  if (attention == "flash")
+    return emitError(UnknownLoc::get(&context))
+           << "--attention=flash runs on CUDA GPUs (ober-compile "
+              "--target=cuda); the CPU takes blocked, decomposed or fused";
   if (engine == "cpu" && findGrid(*module))
     return emitError(UnknownLoc::get(&context))
            << "--engine=cpu runs on one device; this module has simulated "

@@ -17,6 +17,9 @@
 #include "ober/Runtime/Devices/KernelProfile.h"
 #include "ober/Runtime/Devices/Modules.h"
 #include "ober/Runtime/Devices/NCCL.h"
+#include "ober/Runtime/CUDAKernels.h"
+
+#include "AttentionReference.h"
 
 #include <cmath>
 #include <cstdio>
@@ -30,6 +33,7 @@
 
 using namespace ober::rt;
 using namespace ober::rt::cuda;
+namespace test = ober::rt::test;
 
 namespace {
 /// y = a * x + y over n floats, one thread per element.
@@ -402,6 +406,154 @@ std::string gemmCase(GemmDesc d, double tolerance, size_t offset = 0) {
   return relative <= tolerance ? "" : text;
 }
 
+//===----------------------------------------------------------------------===//
+// The flash attention kernels against the double reference
+//===----------------------------------------------------------------------===//
+
+/// A rank-1 memref descriptor (allocated, aligned, offset, size, stride).
+struct Memref1 {
+  ober_rt_memref base;
+  int64_t size, stride;
+};
+
+ober_rt_buffer bufferOf(Memref1 &m, void *p, int64_t n) {
+  m = {{p, p, 0}, n, 1};
+  return {1, &m.base};
+}
+
+/// Forward and backward through the C entry points on random data, against
+/// the reference; with `timed` (sizes too large for the reference), only
+/// the milliseconds of each pass instead, printed with TFLOP/s.
+std::string flashCase(DType type, test::AttentionSizes s, double tolerance,
+                      bool timed = false) {
+  std::mt19937 rng(7);
+  size_t nq = s.batch * s.lq, nk = s.batch * s.lk;
+  std::vector<float> q = randomOf(type, nq * s.d, rng),
+                     k = randomOf(type, nk * s.d, rng),
+                     v = randomOf(type, nk * s.dv, rng),
+                     g = randomOf(type, nq * s.dv, rng);
+  auto doubles = [](const std::vector<float> &x) {
+    return std::vector<double>(x.begin(), x.end());
+  };
+  auto round = [type](double x) {
+    char cell[8];
+    storeFloat(type, cell, x);
+    return loadFloat(type, cell);
+  };
+  test::AttentionResults want;
+  if (timed) {
+    want.o.resize(nq * s.dv);
+    want.dq.resize(nq * s.d);
+    want.dk.resize(nk * s.d);
+    want.dv.resize(nk * s.dv);
+  } else {
+    want = test::attentionReference(s, doubles(q), doubles(k), doubles(v),
+                                    doubles(g), round);
+  }
+  std::vector<float> o(want.o.begin(), want.o.end());
+  const std::vector<float> *inputs[5] = {&q, &k, &v, &o, &g};
+  size_t sizes[8] = {q.size(), k.size(), v.size(), o.size(), g.size(),
+                     want.dq.size(), want.dk.size(), want.dv.size()};
+  CUstream stream = programStream();
+  CachingAllocator &allocator = deviceAllocator(0);
+  size_t bytes = dtypeSize(type);
+  void *device[8] = {};
+  Memref1 memrefs[9];
+  ober_rt_buffer buffers[9];
+  for (int i = 0; i < 8; ++i) {
+    device[i] = allocator.allocate(sizes[i] * bytes, stream);
+    buffers[i + 1] = bufferOf(memrefs[i + 1], device[i], int64_t(sizes[i]));
+    if (i < 5) {
+      std::vector<char> host = encode(type, *inputs[i]);
+      copyToDeviceAsync(device[i], host.data(), host.size(), stream);
+    }
+  }
+  int64_t fields[OBER_ATTENTION_FIELDS] = {s.batch, s.lq, s.lk, s.d, s.dv,
+                                           s.causal, 0, int64_t(type)};
+  std::memcpy(&fields[OBER_ATTENTION_SCALE_BITS], &s.scale, sizeof(double));
+  buffers[0] = bufferOf(memrefs[0], fields, OBER_ATTENTION_FIELDS);
+  bool bf16 = type == DType::BF16;
+  auto forward = bf16 ? _mlir_ciface_ober_rt_cuda_attention_bf16
+                      : _mlir_ciface_ober_rt_cuda_attention_f16;
+  auto backward = bf16 ? _mlir_ciface_ober_rt_cuda_attention_grad_bf16
+                       : _mlir_ciface_ober_rt_cuda_attention_grad_f16;
+  Memref1 outMemref;
+  std::vector<char> outHost(sizes[3] * bytes);
+  void *out = allocator.allocate(outHost.size(), stream);
+  ober_rt_buffer outBuffer = bufferOf(outMemref, out, int64_t(sizes[3]));
+  Event start, afterForward, end;
+  start.record(stream);
+  forward(&buffers[0], &buffers[1], &buffers[2], &buffers[3], &outBuffer);
+  afterForward.record(stream);
+  backward(&buffers[0], &buffers[1], &buffers[2], &buffers[3], &buffers[4],
+           &buffers[5], &buffers[6], &buffers[7], &buffers[8]);
+  end.record(stream);
+  std::vector<std::vector<char>> results(4);
+  void *from[4] = {out, device[5], device[6], device[7]};
+  size_t counts[4] = {sizes[3], sizes[5], sizes[6], sizes[7]};
+  for (int i = 0; i < 4; ++i) {
+    results[i].resize(counts[i] * bytes);
+    copyToHostAsync(results[i].data(), from[i], results[i].size(), stream);
+  }
+  check(driver().cuStreamSynchronize(stream), "cuStreamSynchronize");
+  if (timed) {
+    double causal = s.causal ? 0.5 : 1, pairs = double(s.batch) * s.lq * s.lk;
+    double fwdFlops = 2 * pairs * (s.d + s.dv) * causal,
+           bwdFlops = 2 * pairs * (3 * s.d + 2 * s.dv) * causal;
+    float fms = afterForward.elapsedMsSince(start),
+          bms = end.elapsedMsSince(afterForward);
+    std::printf("flash attention %s, %lld x %lld x %lld, head %lld%s: "
+                "forward %.3f ms (%.1f TFLOP/s), backward %.3f ms "
+                "(%.1f TFLOP/s, the model's FLOPs)\n",
+                dtypeName(type), (long long)s.batch, (long long)s.lq,
+                (long long)s.lk, (long long)s.d, s.causal ? " causal" : "",
+                fms, fwdFlops / fms / 1e9, bms, bwdFlops / bms / 1e9);
+  }
+  for (void *p : device)
+    allocator.free(p);
+  allocator.free(out);
+  if (timed)
+    return "";
+  const std::vector<double> *wants[4] = {&want.o, &want.dq, &want.dk, &want.dv};
+  const char *names[4] = {"output", "dq", "dk", "dv"};
+  std::string failed;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<double> got(counts[i]);
+    for (size_t e = 0; e < counts[i]; ++e)
+      got[e] = loadFloat(type, results[i].data() + e * bytes);
+    double err = test::relativeError(got, *wants[i]);
+    if (err > tolerance) {
+      char text[96];
+      std::snprintf(text, sizeof(text), "%s off by %.2e of its largest; ",
+                    names[i], err);
+      failed += text;
+    }
+  }
+  return failed;
+}
+
+void flashAttention() {
+  auto sizes = [](int64_t b, int64_t lq, int64_t lk, int64_t d, int64_t dv,
+                  bool causal) {
+    return test::AttentionSizes{b, lq, lk, d, dv, causal, 1 / std::sqrt(double(d))};
+  };
+  runCheck("flash attention bf16 causal 2x200x200 head 64", [&] {
+    return flashCase(DType::BF16, sizes(2, 200, 200, 64, 64, true), 2e-2);
+  });
+  runCheck("flash attention bf16 45x130 heads 24/40", [&] {
+    return flashCase(DType::BF16, sizes(3, 45, 130, 24, 40, false), 2e-2);
+  });
+  runCheck("flash attention f16 causal 130x70 head 128", [&] {
+    return flashCase(DType::F16, sizes(1, 130, 70, 128, 128, true), 4e-3);
+  });
+  // The 1.3B GPT's attention for 2 samples (16 heads, sequence 2048, head
+  // 128).
+  runCheck("flash attention timing", [&] {
+    return flashCase(DType::BF16, sizes(32, 2048, 2048, 128, 128, true), 0,
+                     /*timed=*/true);
+  });
+}
+
 void gemms() {
   const int64_t m = 96, n = 64, k = 128;
   for (bool ta : {false, true})
@@ -522,6 +674,7 @@ int main(int argc, char **argv) {
     return kernel && library ? "" : std::string("saxpy or the GEMM not timed");
   });
   runCheck("nccl one rank", ncclOneRank);
+  flashAttention();
   // Last: a failing mgpu* call ends the process.
   runCheck("managed memory", managedMemory);
   if (info.computeMajor >= 9)

@@ -92,8 +92,12 @@ PY
 model() { # name, step source (with options), tolerance, GPUs, ober-compile's extra options...
   local name="$1" src="$2" tol="$3" gpus="$4"
   shift 4
+  # The CPU reference computes attention as by default where the GPU runs
+  # the flash kernels (CUDA only).
+  local reference=()
+  for f in "$@"; do [[ "$f" == --attention=flash ]] || reference+=("$f"); done
   # shellcheck disable=SC2086
-  "$bin/ober-compile" $src "$@" "${cpu[@]}" -o "$out/$name.cpu" >/dev/null
+  "$bin/ober-compile" $src "${reference[@]}" "${cpu[@]}" -o "$out/$name.cpu" >/dev/null
   # shellcheck disable=SC2086
   "$bin/ober-compile" $src "$@" "${cpu[@]}" --target=cuda -o "$out/$name" >/dev/null
   local flags weights=""; flags="$(inputs "$name")"
@@ -130,6 +134,8 @@ model gpt-blocked-f32 "$fused" 1e-4 1 --attention=blocked --attention-block=4
 model gpt-blocked-bf16 "$(bf16 "$fused" gpt-blocked-bf16)" 2e-2 1 \
   --attention=blocked --attention-block=4
 model gpt-fused-f32 "$fused" 1e-4 1 --attention=fused
+# The CUDA library's flash kernels (tensor cores, bf16; FlashAttention.cu).
+model gpt-flash-bf16 "$(bf16 "$fused" gpt-flash-bf16)" 2e-2 1 --attention=flash
 # A smaller learning rate: 5 steps of 0.01 on 4 images swing the loss
 # (1.9, 1.0, 3.0, 0.02), where rounding differences grow.
 run="--lr 1e-3" model resnet18-f32 "$(make_resnet)" 1e-4 1
@@ -159,7 +165,9 @@ perf() { # name, --emit-gpt's options, attention
 for attention in blocked fused; do
   perf perf-gpt125m "layers=12 hidden=768 heads=12 seq=1024 vocab=50304 batch=8" $attention
 done
-perf perf-gpt1p3b "layers=24 hidden=2048 heads=16 seq=2048 vocab=50304 batch=8" blocked
+for attention in blocked flash; do
+  perf perf-gpt1p3b "layers=24 hidden=2048 heads=16 seq=2048 vocab=50304 batch=8" $attention
+done
 for name in perf-gpt125m perf-gpt1p3b; do inputs $name > /dev/null; done
 cp "$work"/perf-*.in*.npy "$out/"
 

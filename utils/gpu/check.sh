@@ -116,9 +116,9 @@ while read -r name tol _ flags; do
 done < "$bundle/models.txt"
 pack_results
 
-# The 1.3B GPT over 10 steps, then the 125M GPT with attention in blocks
-# of queries (through cuBLASLt, the default) and as the fused loops, 3
-# steps each.
+# The 1.3B GPT over 10 steps with attention in blocks of queries (through
+# cuBLASLt, the default) and on the flash kernels, then the 125M GPT in
+# blocks and as the fused loops, 3 steps each.
 for perf in "$bundle"/perf-gpt1p3b-* "$bundle"/perf-gpt125m-*; do
   [[ -x "$perf" ]] || continue
   exe="${perf##*/}" model="${exe%-*}"

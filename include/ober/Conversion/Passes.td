@@ -76,7 +76,12 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     (the online softmax, in f32 for bf16 and f16; the gradients recompute
     the scores from Q and K, parallel over queries for dQ and over keys for
     dK and dV), an `scf.parallel` over rows on buffers with rows as
-    vectors; the others are still decomposed. `string_normalize` has no
+    vectors; the others are still decomposed. With `attention=flash` (the
+    CUDA target) those the CUDA library's flash kernels take (bf16 or
+    f16, static shapes, no mask, heads of at most 128) become calls to
+    `ober_rt_cuda_attention` and `ober_rt_cuda_attention_grad` (suffixed
+    by the type; CUDAKernels.h) on dense buffers, the others are blocked
+    as by default. `string_normalize` has no
     lowering. An op left without a lowering is an error naming it.
   }];
   let options = [
@@ -88,7 +93,9 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
            "How attention lowers: 'blocked' (primitive ops a block of "
            "queries at a time, the scores through the kernel library's "
            "products), 'decomposed' (primitive ops on the whole score "
-           "matrix) or 'fused' (memory-efficient loop nests)">,
+           "matrix), 'fused' (memory-efficient loop nests) or 'flash' "
+           "(calls to the CUDA library's tensor-core kernels where they "
+           "apply, blocked elsewhere)">,
     Option<"attentionBlock", "attention-block", "int64_t", /*default=*/"0",
            "With attention=blocked, queries a block (0: chosen from the "
            "scores' size)">,

@@ -99,18 +99,20 @@ struct LinkLevel {
 /// prices. A compile option rather than hardware: not part of the JSON.
 struct AttentionLowering {
   /// In blocks of queries (`ober-block-attention`), their products on the
-  /// matrix units; as one block (the whole score matrix); or as the fused
-  /// loops that hold no scores (on vector units, in f32).
-  enum Kind : uint8_t { Blocked, Decomposed, Fused } kind = Blocked;
+  /// matrix units; as one block (the whole score matrix); as the fused
+  /// loops that hold no scores (on vector units, in f32); or as CUDA's
+  /// flash kernels (tiles of OBER_ATTENTION_TILE queries and keys on the
+  /// matrix units, no scores in memory).
+  enum Kind : uint8_t { Blocked, Decomposed, Fused, Flash } kind = Blocked;
   /// Blocked: queries a block (0: attentionBlocks' choice).
   int64_t blockQueries = 0;
   /// The blockQueries argument of attentionBlocks and blockAttention for
   /// an attention of `queries` queries (decomposed: one block of them all).
-  int64_t blockSize(int64_t queries) const {
-    return kind == Decomposed ? queries : blockQueries;
-  }
-  /// "blocked", "decomposed" or "fused" and a block size >= 0; null with
-  /// `error` naming the option and what is accepted.
+  int64_t blockSize(int64_t queries) const;
+  /// Whether no scores are held in memory (fused loops, flash kernels).
+  bool holdsNoScores() const { return kind == Fused || kind == Flash; }
+  /// "blocked", "decomposed", "fused" or "flash" and a block size >= 0;
+  /// null with `error` naming the option and what is accepted.
   static std::optional<AttentionLowering> parse(StringRef kind, int64_t block,
                                                 std::string &error);
 };

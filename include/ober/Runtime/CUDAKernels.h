@@ -40,6 +40,48 @@ OBER_RT_CUDA_MATMUL_DECLARE(_bf16)
 OBER_RT_CUDA_MATMUL_DECLARE(_f16)
 #undef OBER_RT_CUDA_MATMUL_DECLARE
 
+/* Attention on tensor cores (FlashAttention-2's tiles: no score matrix
+   in memory), for bf16 and f16 buffers (the suffix) with head sizes up to
+   OBER_ATTENTION_MAX_HEAD and no mask. */
+#define OBER_RT_CUDA_ATTENTION "ober_rt_cuda_attention"
+#define OBER_RT_CUDA_ATTENTION_GRAD "ober_rt_cuda_attention_grad"
+#define OBER_ATTENTION_MAX_HEAD 128
+/* Queries (keys) the kernels take a tile at a time: a causal attention
+   computes the tiles that hold a key some query sees. */
+#define OBER_ATTENTION_TILE 64
+
+/// The descriptor of both: `batch` independent attentions (batch entries
+/// times heads) of `lq` queries and `lk` keys, Q [batch, lq, d], K
+/// [batch, lk, d], V [batch, lk, dv], O and dO [batch, lq, dv]; `causal`
+/// keeps key j for query i when j <= i; `scale` multiplies the scores (an
+/// f64's bits); `dtype` is the buffers' element type (ober::rt::DType).
+enum ober_rt_attention_field {
+  OBER_ATTENTION_BATCH,
+  OBER_ATTENTION_LQ,
+  OBER_ATTENTION_LK,
+  OBER_ATTENTION_D,
+  OBER_ATTENTION_DV,
+  OBER_ATTENTION_CAUSAL,
+  OBER_ATTENTION_SCALE_BITS,
+  OBER_ATTENTION_DTYPE,
+  OBER_ATTENTION_FIELDS
+};
+
+/// o = ober.attention(q, k, v); the gradients (dq, dk, dv) of
+/// ober.attention_grad(q, k, v, o, do).
+#define OBER_RT_CUDA_ATTENTION_DECLARE(SUFFIX)                                \
+  void _mlir_ciface_ober_rt_cuda_attention##SUFFIX(                            \
+      const ober_rt_buffer *desc, const ober_rt_buffer *q,                     \
+      const ober_rt_buffer *k, const ober_rt_buffer *v, ober_rt_buffer *o);    \
+  void _mlir_ciface_ober_rt_cuda_attention_grad##SUFFIX(                       \
+      const ober_rt_buffer *desc, const ober_rt_buffer *q,                     \
+      const ober_rt_buffer *k, const ober_rt_buffer *v,                        \
+      const ober_rt_buffer *o, const ober_rt_buffer *dO, ober_rt_buffer *dq,   \
+      ober_rt_buffer *dk, ober_rt_buffer *dv);
+OBER_RT_CUDA_ATTENTION_DECLARE(_bf16)
+OBER_RT_CUDA_ATTENTION_DECLARE(_f16)
+#undef OBER_RT_CUDA_ATTENTION_DECLARE
+
 /// Copies a host constant `src` into the device buffer `dst` (same shape).
 #define OBER_RT_CUDA_UPLOAD_DECLARE(BITS)                                     \
   void _mlir_ciface_ober_rt_cuda_upload_##BITS##bit(ober_rt_buffer *dst,      \

@@ -23,8 +23,10 @@ namespace mlir::ober {
 
 /// Splits the attention ops with static shapes under `root` into blocks of
 /// `blockQueries` queries (0: chosen from the scores' size), as
-/// `ober-block-attention` describes (the blocks: AttentionBlocks.h).
-void blockAttention(Operation *root, int64_t blockQueries);
+/// `ober-block-attention` describes (the blocks: AttentionBlocks.h); those
+/// `keep` says to keep (when given) stay whole.
+void blockAttention(Operation *root, int64_t blockQueries,
+                    std::function<bool(Operation *)> keep = nullptr);
 
 /// Adds the patterns that rewrite ober.attention and ober.attention_grad
 /// into primitive ops; those ops `keep` says to keep (when given) stay.

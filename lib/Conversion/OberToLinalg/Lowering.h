@@ -138,6 +138,13 @@ bool fusableAttention(Operation *op);
 /// attention and attention_grad as memory-efficient loop nests (those
 /// fusableAttention accepts).
 void populateFusedAttentionPatterns(RewritePatternSet &patterns);
+/// Whether `op` (an attention or attention_grad) suits the CUDA library's
+/// flash kernels (CUDAKernels.h): bf16 or f16, static shapes, no mask,
+/// heads of at most OBER_ATTENTION_MAX_HEAD, at most 65535 batch entries
+/// and heads.
+bool flashAttention(Operation *op);
+/// Those as calls to the flash kernels (before the fused loops).
+void populateFlashAttentionPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::ober::lowering
 

@@ -42,9 +42,9 @@ struct ConvertOberToLinalg
       return signalPassFailure();
     }
     if (attention != "blocked" && attention != "decomposed" &&
-        attention != "fused") {
+        attention != "fused" && attention != "flash") {
       getOperation().emitError("convert-ober-to-linalg: attention='")
-          << attention << "' is not one of blocked, decomposed, fused";
+          << attention << "' is not one of blocked, decomposed, fused, flash";
       return signalPassFailure();
     }
     if (attentionBlock < 0) {
@@ -53,11 +53,16 @@ struct ConvertOberToLinalg
           << " is negative (0 sizes blocks automatically)";
       return signalPassFailure();
     }
-    bool fuse = attention == "fused";
-    if (attention == "blocked")
-      blockAttention(getOperation(), attentionBlock);
+    // flash: the ops the flash kernels take call them, the others are
+    // blocked.
+    bool fuse = attention == "fused", flash = attention == "flash";
+    auto flashed = [&](Operation *op) {
+      return flash && lowering::flashAttention(op);
+    };
+    if (attention == "blocked" || flash)
+      blockAttention(getOperation(), attentionBlock, flashed);
     if (failed(decomposeAttention(getOperation(), [&](Operation *op) {
-          return fuse && lowering::fusableAttention(op);
+          return flashed(op) || (fuse && lowering::fusableAttention(op));
         })))
       return signalPassFailure();
     RewritePatternSet rewrites(ctx);
@@ -79,6 +84,8 @@ struct ConvertOberToLinalg
     lowering::populatePoolingPatterns(patterns);
     lowering::populateDropoutPatterns(patterns);
     lowering::populateFusedAttentionPatterns(patterns);
+    if (flash)
+      lowering::populateFlashAttentionPatterns(patterns);
     // One rewrite per op, each replacing it; what is left has no lowering.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

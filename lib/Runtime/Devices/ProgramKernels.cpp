@@ -16,30 +16,17 @@
 #include "ober/Runtime/Devices/CuBLASLt.h"
 #include "ober/Runtime/Devices/Modules.h"
 
+#include "Buffers.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 
 using namespace ober::rt;
 using namespace ober::rt::cuda;
+using namespace ober::rt::cuda::detail;
 
 namespace {
-
-
-/// The element at `buffer`'s aligned pointer plus its offset.
-char *dataOf(const ober_rt_buffer *buffer, size_t elementBytes) {
-  const ober_rt_memref *m = buffer->descriptor;
-  return static_cast<char *>(m->aligned) + m->offset * elementBytes;
-}
-
-/// Elements of `buffer` (the product of its sizes).
-int64_t elementsOf(const ober_rt_buffer *buffer) {
-  const int64_t *sizes = reinterpret_cast<const int64_t *>(buffer->descriptor + 1);
-  int64_t n = 1;
-  for (int64_t i = 0; i < buffer->rank; ++i)
-    n *= sizes[i];
-  return n;
-}
 
 void upload(ober_rt_buffer *dst, const ober_rt_buffer *src, size_t bytes) {
   guarded("ober_rt_cuda_upload", [&] {

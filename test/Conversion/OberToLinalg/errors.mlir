@@ -8,5 +8,5 @@ func.func @strings(%s: tensor<1x6x!ober.string>) -> tensor<1x4x!ober.string> {
 }
 
 // An unknown attention lowering is named with the ones there are.
-// RUN: not ober-opt %s --convert-ober-to-linalg="attention=flash" 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: convert-ober-to-linalg: attention='flash' is not one of blocked, decomposed, fused
+// RUN: not ober-opt %s --convert-ober-to-linalg="attention=flashy" 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: convert-ober-to-linalg: attention='flashy' is not one of blocked, decomposed, fused, flash

@@ -5,8 +5,15 @@
 // `attention=fused` runs the fused loops as kernels, one thread per query
 // row (forward, dQ) or key row (dK, dV), with no score buffer and no
 // matrix product in cuBLASLt. `attention=decomposed` computes the whole
-// score matrix with cuBLASLt.
+// score matrix with cuBLASLt. `attention=flash` calls the CUDA library's
+// tensor-core kernels (FlashAttention.cu): one call each way, no score
+// buffer, neither generated kernels nor cuBLASLt for attention.
 // REQUIRES: cuda
+// RUN: ober-opt %s --ober-cuda-pipeline="chips=sm_90 attention=flash" | FileCheck %s --check-prefix=FLASH --implicit-check-not=ober_rt_cuda_matmul --implicit-check-not=64x64
+// FLASH: llvm.func private @ober_rt_cuda_attention_bf16(
+// FLASH: llvm.func private @ober_rt_cuda_attention_grad_bf16(
+// FLASH: llvm.call @ober_rt_cuda_attention_bf16(
+// FLASH: llvm.call @ober_rt_cuda_attention_grad_bf16(
 // RUN: ober-opt %s --ober-cuda-pipeline="chips=sm_90 attention=fused" -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
 // RUN: ober-opt %s --ober-cuda-pipeline="chips=sm_90 attention=decomposed" | FileCheck %s --check-prefix=DECOMPOSED

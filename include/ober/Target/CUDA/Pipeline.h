@@ -41,8 +41,11 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::desc("How attention compiles: 'blocked' (primitive ops a "
                      "block of queries at a time, the scores through "
                      "cuBLASLt), 'decomposed' (the whole score matrix at "
-                     "once) or 'fused' (memory-efficient loops on CUDA "
-                     "cores, no score matrix)"),
+                     "once), 'fused' (memory-efficient loops on CUDA "
+                     "cores, no score matrix) or 'flash' (the CUDA "
+                     "library's tensor-core kernels where they apply: "
+                     "bf16/f16, no mask, heads up to 128; blocked "
+                     "elsewhere)"),
       llvm::cl::init("blocked")};
   Option<int64_t> attentionBlock{
       *this, "attention-block",
