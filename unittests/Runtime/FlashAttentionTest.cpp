@@ -272,6 +272,8 @@ int main() {
   // bf16 keeps 8 bits: the rounded probabilities and dS cost about 1%.
   checkAttention<Bf16>(shape(2, 70, 70, 24, 40, true), 2e-2, "bf16 causal 70x70");
   checkAttention<Bf16>(shape(1, 45, 130, 64, 64, false), 2e-2, "bf16 45x130");
+  checkAttention<Bf16>(shape(2, 45, 130, 32, 32, true), 2e-2,
+                       "bf16 causal 45x130");
   checkAttention<Bf16>(shape(1, 130, 45, 128, 128, true), 2e-2,
                        "bf16 causal 130x45, head 128");
   checkAttention<F16>(shape(2, 64, 64, 16, 8, true), 4e-3, "f16 causal 64x64");

@@ -130,6 +130,8 @@ DeviceInfo queryDevice(const DriverApi &d, CUdevice device, int ordinal) {
   int pitch = 0;
   attribute(CU_DEVICE_ATTRIBUTE_MAX_PITCH, pitch, "max pitch");
   info.maxCopyPitch = static_cast<size_t>(pitch);
+  attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            info.maxSharedPerBlock, "max shared memory per block (opt-in)");
   check(d.cuDeviceTotalMem_v2(&info.totalMemory, device),
         "cuDeviceTotalMem_v2");
   return info;

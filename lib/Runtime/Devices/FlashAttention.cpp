@@ -90,9 +90,18 @@ unsigned tiles(int64_t n) {
   return static_cast<unsigned>((n + ober::flash::kTile - 1) / ober::flash::kTile);
 }
 
-/// Queues kernel `name` over the grid [x, y] of blocks of kThreads.
+/// Queues kernel `name` over the grid [x, y] of blocks of kThreads, after
+/// checking that the device gives a block `shared` bytes.
 void launch(const std::string &name, unsigned x, unsigned y, int64_t shared,
-            void **params) {
+            void **params, const Shape &s) {
+  const DeviceInfo &device = sharedDevice(currentDevice()).info();
+  if (shared > device.maxSharedPerBlock)
+    throw CudaError(name + " for heads of " + std::to_string(s.d) + " and " +
+                    std::to_string(s.dv) + " needs " + std::to_string(shared) +
+                    " bytes of shared memory a block; " + device.name +
+                    " gives at most " +
+                    std::to_string(device.maxSharedPerBlock) +
+                    " (smaller heads, or --attention=blocked)");
   mgpuLaunchKernel(flashKernels().getFunction(name), x, y, 1,
                    ober::flash::kThreads, 1, 1, static_cast<int32_t>(shared),
                    programStream(), params, nullptr, 0);
@@ -111,7 +120,7 @@ void forward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
     launch(std::string("ober_flash_forward_") + suffix, tiles(s.lq),
            static_cast<unsigned>(s.batch),
            ober::flash::forwardLayout(s, static_cast<int64_t>(bytes)).bytes,
-           params);
+           params, s);
   });
 }
 
@@ -139,20 +148,20 @@ void backward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
     auto shared = static_cast<int64_t>(bytes);
     void *lseParams[] = {&pq, &pk, &lse, &s};
     launch("ober_flash_lse_" + name, tiles(s.lq), static_cast<unsigned>(s.batch),
-           ober::flash::forwardLayout(s, shared).bytes, lseParams);
+           ober::flash::forwardLayout(s, shared).bytes, lseParams, s);
     void *deltaParams[] = {&po, &pdo, &delta, &s};
     launch("ober_flash_delta_" + name, tiles(s.lq),
-           static_cast<unsigned>(s.batch), 0, deltaParams);
+           static_cast<unsigned>(s.batch), 0, deltaParams, s);
     void *backParams[] = {&pq,  &pk,  &pv,  &pdo, &lse,
                           &delta, &dqAcc, &pdk, &pdv, &s};
     launch("ober_flash_backward_" + name, tiles(s.lk),
            static_cast<unsigned>(s.batch),
-           ober::flash::backwardLayout(s, shared).bytes, backParams);
+           ober::flash::backwardLayout(s, shared).bytes, backParams, s);
     int64_t blocks = (n + ober::flash::kThreads - 1) / ober::flash::kThreads;
     void *finishParams[] = {&dqAcc, &pdq, &n};
     launch("ober_flash_finish_dq_" + name,
            static_cast<unsigned>(blocks < 65535 ? blocks : 65535),
-           static_cast<unsigned>((blocks + 65534) / 65535), 0, finishParams);
+           static_cast<unsigned>((blocks + 65534) / 65535), 0, finishParams, s);
     // Stream-ordered: reused only by work queued after these kernels.
     memory.free(lse);
     memory.free(delta);

@@ -148,16 +148,20 @@ OBER_FA_FN void forwardBlock(const E *q, const E *k, const E *v, E *o,
     productT(sq + warp * 16 * dp, sk, dp, ss + warp * 16 * kTile);
     oberFaSync();
     if (tid < kTile) {
-      // Row tid: the online softmax over this tile's keys.
+      // Row tid: the online softmax over this tile's keys. Each thread
+      // starts at its own column, so that the warp's threads read
+      // different banks of shared memory.
       int64_t i = q0 + tid;
       float *row = ss + tid * kTile, old = sm[tid], m = old;
-      for (int c = 0; c < kTile; ++c) {
+      for (int step = 0; step < kTile; ++step) {
+        int c = (step + tid) % kTile;
         float x = sees(s, i, k0 + c) ? row[c] * s.scale : -INFINITY;
         row[c] = x;
         m = fmaxf(m, x);
       }
       float alpha = m == -INFINITY ? 1.0f : expf(old - m), sum = 0;
-      for (int c = 0; c < kTile; ++c) {
+      for (int step = 0; step < kTile; ++step) {
+        int c = (step + tid) % kTile;
         float p = row[c] == -INFINITY ? 0.0f : expf(row[c] - m);
         sum += p;
         if (values)
