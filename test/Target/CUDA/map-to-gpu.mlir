@@ -396,3 +396,44 @@ func.func @yields(%x: memref<8xf32>) -> f32 {
   }
   return %s : f32
 }
+
+// -----
+
+// A host loop that calls the runtime (a loop over micro-batches: the
+// kernel library, collectives) stays on the host: its parallel loops become
+// launches inside it, its scalar work (a loss summed over micro-batches) a
+// one-thread launch after the call.
+// CHECK-LABEL: func.func @micro_batches
+// CHECK: scf.for
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c128
+// CHECK: memref.store {{.*}} : memref<8xf32>
+// CHECK: call @ober_rt_cuda_matmul
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}) threads
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: memref.load %{{.*}}[] : memref<f32>
+// CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// CHECK: gpu.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func private @ober_rt_cuda_matmul(memref<*xf32>)
+func.func @micro_batches(%x: memref<8xf32>, %loss: memref<f32>, %u: memref<*xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  scf.for %m = %c0 to %c2 step %c1 {
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %x[%i] : memref<8xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %x[%i] : memref<8xf32>
+      scf.reduce
+    }
+    func.call @ober_rt_cuda_matmul(%u) : (memref<*xf32>) -> ()
+    %a = memref.load %loss[] : memref<f32>
+    %b = arith.addf %a, %a : f32
+    memref.store %b, %loss[] : memref<f32>
+  }
+  return
+}

@@ -115,8 +115,11 @@ def MapToGPUPass : Pass<"ober-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
     that reads or writes memory outside any parallel loop (a reduction
     over every dimension, a scatter that fails that proof) runs in one
     thread of its
-    own launch, its parallel loops sequential; so does a store outside any
-    loop (a rank-0 result), with the loads and arithmetic that feed it. No
+    own launch, its parallel loops sequential, unless it also calls the
+    runtime (the kernel library, collectives: a loop over micro-batches),
+    which keeps it on the host with its body mapped as a function's is; a
+    store outside any loop of such host code (a rank-0 result) runs in one
+    thread, with the loads and arithmetic that feed it. No
     launch is made for an
     empty iteration space. Anything else reading memory on the host (a
     `memref.load` whose value the host uses) is an error: the buffers
