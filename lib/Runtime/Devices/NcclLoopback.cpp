@@ -303,18 +303,23 @@ public:
   ncclResult_t allReduce(const void *in, void *out, size_t count,
                          ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
                          CUstream stream) override {
-    return runAfter(stream, [=] { return reduce(in, out, count, type, op, comm, false); });
+    return runAfter(stream, [=] {
+      return reduce(in, out, count, type, op, comm, false);
+    });
   }
   ncclResult_t reduceScatter(const void *in, void *out, size_t count,
                              ncclDataType_t type, ncclRedOp_t op,
                              ncclComm_t comm, CUstream stream) override {
-    return runAfter(stream, [=] { return reduce(in, out, count, type, op, comm, true); });
+    return runAfter(stream, [=] {
+      return reduce(in, out, count, type, op, comm, true);
+    });
   }
   ncclResult_t allGather(const void *in, void *out, size_t count,
                          ncclDataType_t type, ncclComm_t comm,
                          CUstream stream) override {
-    return runAfter(stream, 
-        [=] { return exchange(in, out, count, type, comm, "all-gather", -1); });
+    return runAfter(stream, [=] {
+      return exchange(in, out, count, type, comm, "all-gather", -1);
+    });
   }
   ncclResult_t broadcast(const void *in, void *out, size_t count,
                          ncclDataType_t type, int root, ncclComm_t comm,
@@ -425,12 +430,9 @@ public:
   }
   void waitFor(CUstream, const Event &) override {}
   void record(Event &, CUstream) override {}
-  void *allocate(int, size_t bytes, CUstream stream) override {
+  void *allocate(int device, size_t bytes, CUstream stream) override {
     void *memory = std::malloc(bytes ? bytes : 1);
-    if (LoopStream *s = streamOf(stream)) {
-      std::lock_guard<std::mutex> lock(mutex);
-      users[memory].push_back(s);
-    }
+    useOn(device, memory, stream);
     return memory;
   }
   void useOn(int, void *memory, CUstream stream) override {

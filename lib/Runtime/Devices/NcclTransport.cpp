@@ -81,7 +81,7 @@ NcclTransport::~NcclTransport() {
 void NcclTransport::closePairs(bool abort) {
   // In the order they were made (the same on every rank): destroying a
   // communicator may wait for its peer.
-  forEachPair([&](bool sends, int64_t peer) {
+  forEachPair([&](bool sends, int64_t peer, size_t) {
     std::map<int64_t, Pair> &pairs = sends ? sending : receiving;
     auto found = pairs.find(peer);
     if (found == pairs.end())
@@ -110,12 +110,15 @@ bool NcclTransport::connects(size_t from, size_t to) const {
 }
 
 void NcclTransport::forEachPair(
-    const std::function<void(bool sends, int64_t peer)> &visit) const {
+    const std::function<void(bool sends, int64_t peer, size_t pair)> &visit)
+    const {
   const std::vector<int64_t> &members = options.pipelineGroup;
-  for (size_t i = 0; i < members.size(); ++i)
-    for (size_t j = 0; j < members.size(); ++j)
+  size_t n = members.size();
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
       if (connects(i, j) && (members[i] == rank() || members[j] == rank()))
-        visit(members[i] == rank(), members[members[i] == rank() ? j : i]);
+        visit(members[i] == rank(), members[members[i] == rank() ? j : i],
+              i * n + j);
 }
 
 NcclApi::StreamState NcclTransport::drain(double seconds) {
@@ -512,18 +515,13 @@ void NcclTransport::connectPipeline() {
     throw CommError("rank " + std::to_string(rank()) +
                     " is not in its own pipeline group");
   std::vector<ncclUniqueId> ids = pairIds();
-  auto indexOf = [&](int64_t r) {
-    return static_cast<size_t>(std::find(members.begin(), members.end(), r) -
-                               members.begin());
-  };
   // Every pair in one order on every rank: a communicator's init and its
   // first transfer (NCCL connects a pair there) wait for both ranks.
-  forEachPair([&](bool sends, int64_t peer) {
-    size_t from = indexOf(sends ? rank() : peer), to = indexOf(sends ? peer : rank());
+  forEachPair([&](bool sends, int64_t peer, size_t id) {
     Pair &pair = (sends ? sending : receiving)[peer];
     std::string what = std::string(sends ? "to" : "from") + " rank " +
                        std::to_string(peer);
-    checkNccl(api.commInitRank(&pair.comm, 2, ids[from * n + to], sends ? 0 : 1),
+    checkNccl(api.commInitRank(&pair.comm, 2, ids[id], sends ? 0 : 1),
               "ncclCommInitRank (pipeline transfers " + what + ")");
     pair.stream = api.createStream();
     pair.header = api.allocate(ordinal, kHeaderBytes, pair.stream.get());
@@ -628,25 +626,23 @@ void NcclTransport::recv(int64_t from, int64_t tag, void *data,
     // Another tag's message is kept until a receive asks for it; one of
     // the wrong size is received (the pair stays in step) and refused.
     bool wanted = sentTag == tag && sentBytes == bytes;
-    void *into = data;
-    if (!wanted) {
-      into = api.allocate(ordinal, static_cast<size_t>(sentBytes), on);
-      pair.kept[sentTag].push_back({into, sentBytes});
-    }
+    void *into = wanted ? data
+                        : api.allocate(ordinal, static_cast<size_t>(sentBytes), on);
     if (sentBytes)
       checkNccl(api.recv(into, static_cast<size_t>(sentBytes), ncclUint8, 0,
                          pair.comm, on),
                 "ncclRecv of " + std::to_string(sentBytes) + " bytes (tag " +
                     std::to_string(sentTag) + ") from rank " +
                     std::to_string(from));
-    if (sentTag == tag) {
-      api.synchronize(on);
-      if (wanted)
-        return;
-      api.release(ordinal, into);
-      pair.kept[sentTag].pop_back();
-      throw mismatch(sentBytes);
+    if (sentTag != tag) {
+      pair.kept[sentTag].push_back({into, sentBytes});
+      continue;
     }
+    api.synchronize(on);
+    if (wanted)
+      return;
+    api.release(ordinal, into);
+    throw mismatch(sentBytes);
   }
 }
 

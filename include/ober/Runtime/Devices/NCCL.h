@@ -12,8 +12,9 @@
 // instead waits on its stream until the peer receives, and NCCL matches in
 // the order of calls, so two stages that both send first would wait for
 // each other on a shared stream. Each ordered pair of ranks in a pipeline
-// group (Options::pipelineGroup) therefore has a communicator and a stream
-// of its own, made and connected eagerly (in one order on every rank);
+// group that transfers (Options::pipelineGroup, pipelinePairs) therefore
+// has a communicator and a stream of its own, made and connected eagerly
+// (in one order on every rank);
 // a send queues a header (tag, bytes) and a staged copy of its data there,
 // and a receive reads headers in order, keeping the messages of other
 // tags until they are asked for.
@@ -149,7 +150,8 @@ NcclApi &systemNccl();
 /// queued work and complete before returning; a send outside a group
 /// waits on its stream until the peer receives it (as NCCL's does), while
 /// a group's sends never wait. Events are no-ops (the transport's callers
-/// record them only on a GPU); "device" memory comes from malloc. Ranks that disagree on an
+/// record them only on a GPU); "device" memory comes from malloc, freed
+/// once the streams that use it pass the release. Ranks that disagree on an
 /// operation's kind, type or count get ncclInvalidUsage; a wait longer
 /// than `timeoutSeconds` fails with ncclSystemError.
 std::unique_ptr<NcclApi> loopbackNccl(double timeoutSeconds = 60);
@@ -273,8 +275,11 @@ private:
   /// (Options::pipelinePairs).
   bool connects(size_t from, size_t to) const;
   /// Calls `visit` for the connected pairs this rank is in, in one order
-  /// on every rank: (sender, receiver) by their places in the group.
-  void forEachPair(const std::function<void(bool sends, int64_t peer)> &visit) const;
+  /// on every rank: (sender, receiver) by their places in the group; `pair`
+  /// is sender place x group size + receiver place (pairIds' index).
+  void forEachPair(
+      const std::function<void(bool sends, int64_t peer, size_t pair)> &visit)
+      const;
   /// The ids of the pairs this rank is in: [sender member][receiver member].
   std::vector<ncclUniqueId> pairIds();
   void closePairs(bool abort);
