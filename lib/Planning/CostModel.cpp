@@ -72,25 +72,34 @@ static double computedShare(Operation *attention, double batch, double lq,
   return computed / (lq * lk);
 }
 
-double
-mlir::ober::planning::attentionScoreElements(Operation *op,
-                                             const AttentionLowering &lowering) {
-  if (!isa<AttentionOp, AttentionGradOp>(op) || lowering.holdsNoScores() ||
+std::optional<AttentionSizes>
+mlir::ober::planning::attentionSizes(Operation *op) {
+  if (!isa<AttentionOp, AttentionGradOp>(op) ||
       !llvm::all_of(op->getOperandTypes(), [](Type t) {
         return cast<RankedTensorType>(t).hasStaticShape();
       }))
+    return std::nullopt;
+  auto query = cast<RankedTensorType>(op->getOperand(0).getType());
+  ArrayRef<int64_t> q = query.getShape(), k = shapeOf(op->getOperand(1));
+  AttentionSizes s;
+  s.lq = q[q.size() - 2];
+  s.lk = k[k.size() - 2];
+  s.batch = s.lq * q.back() ? query.getNumElements() / (s.lq * q.back()) : 0;
+  return s;
+}
+
+double
+mlir::ober::planning::attentionScoreElements(Operation *op,
+                                             const AttentionLowering &lowering) {
+  std::optional<AttentionSizes> s = attentionSizes(op);
+  if (!s || s->batch < 1 || s->lk < 1 || lowering.holdsNoScores())
     return 0;
-  ArrayRef<int64_t> q = shapeOf(op->getOperand(0)), k = shapeOf(op->getOperand(1));
-  int64_t lq = q[q.size() - 2], lk = k[k.size() - 2];
-  int64_t batch = cast<RankedTensorType>(op->getOperand(0).getType())
-                      .getNumElements() /
-                  (lq * q.back());
   double largest = 0;
   for (const AttentionBlock &b :
-       attentionBlocks(batch, lq, lk, op->hasAttr("is_causal"),
-                       lowering.blockSize(lq)))
+       attentionBlocks(s->batch, s->lq, s->lk, op->hasAttr("is_causal"),
+                       lowering.blockSize(s->lq)))
     largest = std::max(largest, double(b.queries) * double(b.keys));
-  return double(batch) * largest;
+  return double(s->batch) * largest;
 }
 
 OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes,

@@ -49,10 +49,11 @@ static bool fusedAway(Value v, const DenseSet<Value> &materialized) {
 SideWork mlir::ober::planning::attentionSideWork(Operation *op,
                                                 const Cluster &cluster,
                                                 StringRef precision) {
-  if (!isa<AttentionOp, AttentionGradOp>(op) ||
-      !llvm::all_of(op->getOperandTypes(), [](Type t) {
-        return cast<RankedTensorType>(t).hasStaticShape();
-      }))
+  // The fused loops and the flash kernels have no work between their
+  // products.
+  std::optional<AttentionSizes> sizes = attentionSizes(op);
+  const AttentionLowering &lowering = cluster.attention;
+  if (!sizes || lowering.holdsNoScores())
     return {};
   // The op alone in a function of its own, lowered as the pipelines do.
   Location loc = op->getLoc();
@@ -68,16 +69,7 @@ SideWork mlir::ober::planning::attentionSideWork(Operation *op,
   operands.map(op->getOperands(), body->getArguments());
   Operation *copy = b.clone(*op, operands);
   func::ReturnOp::create(b, loc, copy->getResults());
-  // The fused loops and the flash kernels have no work between their
-  // products.
-  const AttentionLowering &lowering = cluster.attention;
-  if (lowering.holdsNoScores())
-    return {};
-  blockAttention(fn, lowering.blockSize(cast<RankedTensorType>(
-                                            op->getOperand(0).getType())
-                                            .getShape()
-                                            .drop_back()
-                                            .back()));
+  blockAttention(fn, lowering.blockSize(sizes->lq));
   if (failed(decomposeAttention(fn)))
     return {};
   SideWork side;

@@ -57,6 +57,14 @@ struct OpWork {
 OpWork workOf(Operation *op, unsigned floatBytes = 0,
               const AttentionLowering &attention = {});
 
+/// The sizes of an attention or its gradient: `batch` independent [lq, lk]
+/// score matrices (batch entries times heads). Null unless every operand
+/// has a static shape.
+struct AttentionSizes {
+  int64_t batch = 0, lq = 0, lk = 0;
+};
+std::optional<AttentionSizes> attentionSizes(Operation *op);
+
 /// Elements of the largest block of scores `lowering` holds at once for
 /// `op` (an attention or its gradient with static shapes; zero for other
 /// ops and for the fused loops): every batch entry and head of a block of
