@@ -46,6 +46,8 @@ OBER_RT_CUDA_MATMUL_DECLARE(_f16)
 #define OBER_RT_CUDA_ATTENTION "ober_rt_cuda_attention"
 #define OBER_RT_CUDA_ATTENTION_GRAD "ober_rt_cuda_attention_grad"
 #define OBER_ATTENTION_MAX_HEAD 128
+/* Batch entries times heads at most: a grid's y extent (CUDA's limit). */
+#define OBER_ATTENTION_MAX_BATCH 65535
 /* Queries (keys) the kernels take a tile at a time: a causal attention
    computes the tiles that hold a key some query sees. */
 #define OBER_ATTENTION_TILE 64

@@ -3,7 +3,8 @@
 // Part of Ober-Train. With `attention=flash` (the CUDA target), an
 // `ober.attention` or `ober.attention_grad` the CUDA library's tensor-core
 // kernels take (bf16 or f16, static shapes, no mask, heads of at most
-// OBER_ATTENTION_MAX_HEAD, at most 65535 batch entries and heads) becomes
+// OBER_ATTENTION_MAX_HEAD, at most OBER_ATTENTION_MAX_BATCH batch entries
+// and heads) becomes
 // a call on dense buffers, written on tensors as the other kernel calls
 // are (KernelCalls.cpp):
 //
@@ -55,7 +56,7 @@ bool lowering::flashAttention(Operation *op) {
           dv = v.getShape().back();
   int64_t batch = q.getNumElements() / (lq * d);
   return d <= OBER_ATTENTION_MAX_HEAD && dv <= OBER_ATTENTION_MAX_HEAD &&
-         batch <= 65535;
+         batch <= OBER_ATTENTION_MAX_BATCH;
 }
 
 namespace {

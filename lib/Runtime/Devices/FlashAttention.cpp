@@ -19,12 +19,14 @@
 #include "Buffers.h"
 #include "FlashAttentionShape.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 using namespace ober::rt;
 using namespace ober::rt::cuda;
 using namespace ober::rt::cuda::detail;
+using ober::flash::kGridRow;
 using ober::flash::Shape;
 
 // The fatbin, between these two symbols (the path comes from the build).
@@ -68,14 +70,16 @@ Shape shapeOf(const ober_rt_buffer *desc, DType type) {
   s.lq = f[OBER_ATTENTION_LQ];
   s.lk = f[OBER_ATTENTION_LK];
   int64_t d = f[OBER_ATTENTION_D], dv = f[OBER_ATTENTION_DV];
-  if (s.batch < 1 || s.batch > 65535 || s.lq < 1 || s.lk < 1 || d < 1 ||
+  if (s.batch < 1 || s.batch > OBER_ATTENTION_MAX_BATCH || s.lq < 1 ||
+      s.lk < 1 || d < 1 ||
       dv < 1 || d > OBER_ATTENTION_MAX_HEAD || dv > OBER_ATTENTION_MAX_HEAD)
     throw CudaError("an attention of " + std::to_string(s.batch) +
                     " batch entries and heads, " + std::to_string(s.lq) +
                     " queries, " + std::to_string(s.lk) + " keys, heads of " +
                     std::to_string(d) + " and " + std::to_string(dv) +
-                    ": the kernels take 1 to 65535 batch entries and heads "
-                    "and heads of 1 to " +
+                    ": the kernels take 1 to " +
+                    std::to_string(OBER_ATTENTION_MAX_BATCH) +
+                    " batch entries and heads and heads of 1 to " +
                     std::to_string(OBER_ATTENTION_MAX_HEAD));
   s.d = static_cast<int32_t>(d);
   s.dv = static_cast<int32_t>(dv);
@@ -145,10 +149,10 @@ void backward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
     auto *delta = static_cast<float *>(memory.allocate(rows * 4, stream));
     auto *dqAcc = static_cast<float *>(memory.allocate(n * 4, stream));
     memset32Async(dqAcc, 0, static_cast<size_t>(n), stream);
-    auto shared = static_cast<int64_t>(bytes);
+    auto eBytes = static_cast<int64_t>(bytes);
     void *lseParams[] = {&pq, &pk, &lse, &s};
     launch("ober_flash_lse_" + name, tiles(s.lq), static_cast<unsigned>(s.batch),
-           ober::flash::forwardLayout(s, shared).bytes, lseParams, s);
+           ober::flash::forwardLayout(s, eBytes).bytes, lseParams, s);
     void *deltaParams[] = {&po, &pdo, &delta, &s};
     launch("ober_flash_delta_" + name, tiles(s.lq),
            static_cast<unsigned>(s.batch), 0, deltaParams, s);
@@ -156,12 +160,13 @@ void backward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
                           &delta, &dqAcc, &pdk, &pdv, &s};
     launch("ober_flash_backward_" + name, tiles(s.lk),
            static_cast<unsigned>(s.batch),
-           ober::flash::backwardLayout(s, shared).bytes, backParams, s);
+           ober::flash::backwardLayout(s, eBytes).bytes, backParams, s);
     int64_t blocks = (n + ober::flash::kThreads - 1) / ober::flash::kThreads;
     void *finishParams[] = {&dqAcc, &pdq, &n};
     launch("ober_flash_finish_dq_" + name,
-           static_cast<unsigned>(blocks < 65535 ? blocks : 65535),
-           static_cast<unsigned>((blocks + 65534) / 65535), 0, finishParams, s);
+           static_cast<unsigned>(std::min<int64_t>(blocks, kGridRow)),
+           static_cast<unsigned>((blocks + kGridRow - 1) / kGridRow), 0,
+           finishParams, s);
     // Stream-ordered: reused only by work queued after these kernels.
     memory.free(lse);
     memory.free(delta);

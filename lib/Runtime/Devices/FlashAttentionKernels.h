@@ -324,10 +324,11 @@ OBER_FA_FN void backwardBlock(const E *q, const E *k, const E *v, const E *dO,
 }
 
 /// dq = dqAcc rounded to the element type, element `i` by thread i of the
-/// grid (blocks of kThreads along x, then y).
+/// grid (kGridRow blocks of kThreads along x, then y).
 template <typename E>
 OBER_FA_FN void finishDqElement(const float *dqAcc, E *dq, int64_t n) {
-  int64_t i = (int64_t(blockIdx.y) * 65535 + blockIdx.x) * kThreads + threadIdx.x;
+  int64_t i =
+      (int64_t(blockIdx.y) * kGridRow + blockIdx.x) * kThreads + threadIdx.x;
   if (i < n)
     dq[i] = FaElement<E>::fromFloat(dqAcc[i]);
 }

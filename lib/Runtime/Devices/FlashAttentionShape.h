@@ -24,6 +24,9 @@ namespace ober::flash {
 /// head dimension.
 constexpr int kTile = OBER_ATTENTION_TILE, kThreads = 128,
               kMaxHead = OBER_ATTENTION_MAX_HEAD;
+/// Blocks a grid row of the element-wise kernel holds (CUDA's y limit,
+/// which bounds x too here).
+constexpr int64_t kGridRow = OBER_ATTENTION_MAX_BATCH;
 
 /// One attention's sizes; the kernels' argument.
 struct Shape {
