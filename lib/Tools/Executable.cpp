@@ -487,7 +487,10 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
     if (!options.attention.empty())
       lowering.attention = options.attention;
     lowering.attentionBlock = options.attentionBlock;
-    buildCPUPipeline(pm, lowering);
+    if (options.cudaMappingOnCPU)
+      buildCUDAMappingOnCPUPipeline(pm, lowering);
+    else
+      buildCPUPipeline(pm, lowering);
   }
   if (failed(pm.run(*lowered)))
     return failure();

@@ -17,6 +17,9 @@ Local SGD (dp2, two steps between averages): each replica against
 `ober-run` training the serial step alone on its half of the batch, the
 outer Nesterov step done in numpy.
 
+The pipelined plans (up to 4 ranks) also as the CUDA target maps them to
+kernels and host loops, each kernel's threads run as loops on the CPU.
+
 Also checked: a job of the wrong size is refused before the first step,
 ranks running different executables are refused, and a rank killed with
 SIGKILL ends the job (every process exits non-zero, naming the lost rank)
@@ -174,6 +177,7 @@ def compare(test, what, got_dir, got_losses, ref_dir, ref_losses):
 class Distributed(unittest.TestCase):
     tmp = None
     cases = {}
+    refs = {}
 
     @classmethod
     def setUpClass(cls):
@@ -188,17 +192,20 @@ class Distributed(unittest.TestCase):
             self.cases[name] = Case(name, self.tmp)
         return self.cases[name]
 
-    def build(self, case, plan):
+    def build(self, case, plan, compile_options=(), suffix="train"):
         """The partitioned step, its simulated run and its executable."""
         part, args = case.partition(plan)
         base = os.path.join(self.tmp, f"{case.name}-{plan[0]}")
         common = args + ["--lr", case.lr]
-        ref = losses_of(run([os.path.join(BIN, "ober-run"), part,
-                             "--train-steps", STEPS, "--save-params",
-                             base + "-ref"] + common).stdout)
-        exe = base + "-train"
-        run([os.path.join(BIN, "ober-compile"), part, "-o", exe])
-        return exe, common, ref, base
+        key = (case.name, plan[0])
+        if key not in self.refs:
+            self.refs[key] = losses_of(run(
+                [os.path.join(BIN, "ober-run"), part, "--train-steps", STEPS,
+                 "--save-params", base + "-ref"] + common).stdout)
+        exe = f"{base}-{suffix}"
+        run([os.path.join(BIN, "ober-compile"), part, "-o", exe]
+            + list(compile_options))
+        return exe, common, self.refs[key], base
 
     def test_plans(self):
         for model in MODELS:
@@ -215,6 +222,27 @@ class Distributed(unittest.TestCase):
                           f"{time.time() - start:.1f} s", flush=True)
                     compare(self, f"{model} {plan[0]}", base + "-got",
                             losses_of(out.stdout), base + "-ref", ref)
+
+    def test_cuda_mapping(self):
+        # What the CUDA target makes of the pipelined plans (kernels,
+        # host loops over micro-batches, the stash's slots on the host),
+        # each launch's threads run as loops on the CPU
+        # (--test-cuda-mapping-on-cpu): the GPU's program, checked here.
+        for model in MODELS:
+            case = self.case(model)
+            for plan in PLANS:
+                if plan[3] == 1 or plan[1] * plan[2] * plan[3] > 4:
+                    continue
+                with self.subTest(model=model, plan=plan[0]):
+                    exe, common, ref, base = self.build(
+                        case, plan, ["--test-cuda-mapping-on-cpu"],
+                        "cuda-mapping")
+                    out = mpirun(plan[1] * plan[2] * plan[3],
+                                 [exe, "--steps", STEPS, "--save-params",
+                                  base + "-mapped"] + common)
+                    compare(self, f"{model} {plan[0]} as CUDA maps it",
+                            base + "-mapped", losses_of(out.stdout),
+                            base + "-ref", ref)
 
     def test_srun(self):
         # A one-node Slurm cluster on loopback (slurmctld and slurmd as

@@ -64,6 +64,11 @@ static cl::opt<std::string>
     target("target",
            cl::desc("Target: cpu, or cuda (one NVIDIA GPU per rank)"),
            cl::init("cpu"), cl::cat(category));
+static cl::opt<bool> cudaMappingOnCPU(
+    "test-cuda-mapping-on-cpu",
+    cl::desc("For tests: map the program to launches as --target=cuda "
+             "does, then run each launch's threads as loops on the CPU"),
+    cl::Hidden, cl::init(false), cl::cat(category));
 static cl::list<std::string>
     cudaChips("cuda-chips",
               cl::desc("GPUs the CUDA target compiles machine code for "
@@ -200,6 +205,7 @@ static LogicalResult compile(MLIRContext &context) {
   options.cpu = targetCpu;
   options.target =
       target == "cuda" ? ExecutableOptions::CUDA : ExecutableOptions::CPU;
+  options.cudaMappingOnCPU = cudaMappingOnCPU;
   options.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   options.attention = attention;
   options.attentionBlock = attentionBlock;

@@ -141,10 +141,10 @@ model gpt-flash-bf16 "$(bf16 "$fused" gpt-flash-bf16)" 2e-2 1 --attention=flash
 run="--lr 1e-3" model resnet18-f32 "$(make_resnet)" 1e-4 1
 # Several GPUs (run where the machine has them): data parallel with ZeRO-1,
 # tensor parallel (collectives through NCCL) and two pipeline stages (a
-# communicator and stream per pair of stages; one micro-batch: a schedule
-# with several in flight is refused by the CUDA target, Codegen.md).
+# communicator and stream per pair of stages; 1F1B with four micro-batches,
+# the stash's slots on the host).
 for plan in "dp=2 tp=1 pp=1 zero=1" "dp=1 tp=2 pp=1 zero=0" \
-  "dp=1 tp=1 pp=2 zero=0 micro-batch=4"; do
+  "dp=1 tp=1 pp=2 zero=0 micro-batch=1 schedule=1f1b"; do
   model "gpt-$(echo "$plan" | cut -d' ' -f1-3 | tr -d ' =')-f32" "$gpt" 1e-4 2 \
     "--plan=cluster=h200-sxm gpus=2 global-batch=4 precision=f32 $plan"
 done

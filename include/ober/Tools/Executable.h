@@ -29,6 +29,10 @@ struct ExecutableOptions {
   /// Where the program runs: the host's cores, or an NVIDIA GPU per rank
   /// (its buffers in GPU memory, kernels in a fatbin for `cudaChips`).
   enum Target { CPU, CUDA } target = CPU;
+  /// With the CPU target, for tests: compile as the CUDA target maps the
+  /// program to launches, each launch's threads then run as loops on the
+  /// CPU (buildCUDAMappingOnCPUPipeline).
+  bool cudaMappingOnCPU = false;
   /// The CUDA chips to compile machine code for (sm_NN; empty: the CUDA
   /// pipeline's default).
   std::vector<std::string> cudaChips;

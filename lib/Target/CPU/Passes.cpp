@@ -141,6 +141,10 @@ void mlir::ober::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
+  buildCPULoweringToLLVM(pm);
+}
+
+void mlir::ober::buildCPULoweringToLLVM(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

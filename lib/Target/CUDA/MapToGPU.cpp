@@ -12,6 +12,8 @@
 
 #include "ober/Target/CUDA/Passes.h"
 
+#include "HostCode.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -29,63 +31,9 @@ namespace mlir::ober {
 } // namespace mlir::ober
 
 using namespace mlir;
+using namespace mlir::ober::cuda;
 
 namespace {
-
-bool insideDeviceCode(Operation *op) {
-  return op->getParentOfType<gpu::LaunchOp>() ||
-         op->getParentOfType<scf::ParallelOp>();
-}
-
-/// The buffer `value` views (through view-like ops): a function's argument
-/// or an allocation; null when it is neither (a memref.transpose, a select
-/// of two buffers), which may alias anything.
-Value rootOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<memref::AllocOp, memref::AllocaOp>(def))
-      return value;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return Value();
-    value = view.getViewSource();
-  }
-  auto arg = dyn_cast<BlockArgument>(value);
-  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? value
-                                                                 : Value();
-}
-
-/// Whether `buffer` is host memory: a `memref.alloca` (through views), as
-/// the deallocation helpers keep their pointer lists in; every other
-/// buffer of a CUDA program is on the device.
-bool onHost(Value buffer) {
-  Value root = rootOf(buffer);
-  return root && root.getDefiningOp<memref::AllocaOp>();
-}
-
-/// A load or store of device memory.
-bool deviceAccess(Operation *op) {
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return !onHost(load.getMemRef());
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    return !onHost(store.getMemRef());
-  return false;
-}
-
-/// Whether `op` reads or writes memory outside the parallel loops it holds
-/// (work that must run on the device, sequentially).
-bool touchesMemoryOutsideParallel(Operation *op) {
-  bool found = false;
-  op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
-    if (isa<scf::ParallelOp>(inner))
-      return WalkResult::skip();
-    if (deviceAccess(inner)) {
-      found = true;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return found;
-}
 
 /// Builds `gpu.launch` of `blocks` x `threads` (x dimensions) before `at`,
 /// and returns a builder inside its body with the thread's linear id.
@@ -129,17 +77,41 @@ bool scalarWork(Operation *op) {
          isMemoryEffectFree(op) && !isa<arith::ConstantOp>(op);
 }
 
+/// A load or store of host memory (a stack buffer).
+bool hostAccess(Operation *op) {
+  return isa<memref::LoadOp, memref::StoreOp>(op) && !deviceAccess(op);
+}
+
 /// Runs a stretch of a host block's scalar work (what rank-0 linalg ops
 /// leave: loads, arithmetic, stores) in a one-thread launch, in its order:
 /// a load after a store of the same buffer must see the stored value.
-/// What later host ops use stays on the host too (arithmetic is cloned; a
-/// load then remains, and is reported).
+/// The stretch's host work (loads and stores of host memory, and what the
+/// stored values are computed from: the host's own, see HostScalars.cpp)
+/// goes before the launch, in its order; the launch takes the values it
+/// needs. What later host ops use stays on the host too (arithmetic is
+/// cloned; a load then remains, and is reported).
 void runStretchInOneThread(ArrayRef<Operation *> stretch) {
-  OpBuilder b(oneThreadLaunch(stretch.front()));
-  IRMapping map;
-  for (Operation *op : stretch)
-    b.clone(*op, map);
+  llvm::SmallPtrSet<Operation *, 8> host;
   for (Operation *op : llvm::reverse(stretch))
+    if (hostAccess(op) || llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return host.contains(user);
+        }))
+      host.insert(op);
+  SmallVector<Operation *> device;
+  for (Operation *op : stretch)
+    if (!host.contains(op))
+      device.push_back(op);
+  // Host work computed from device memory stays, and is reported.
+  if (llvm::any_of(host, [](Operation *op) { return deviceAccess(op); }))
+    return;
+  for (Operation *op : stretch)
+    if (host.contains(op))
+      op->moveBefore(device.front());
+  OpBuilder b(oneThreadLaunch(device.front()));
+  IRMapping map;
+  for (Operation *op : device)
+    b.clone(*op, map);
+  for (Operation *op : llvm::reverse(device))
     if (op->use_empty())
       op->erase();
 }
@@ -165,7 +137,8 @@ SmallVector<SmallVector<Operation *>> scalarStretches(func::FuncOp func) {
     };
     for (Operation &op : *block) {
       bool store = isa<memref::StoreOp>(op) && deviceAccess(&op);
-      if (store || scalarWork(&op) || isa<arith::ConstantOp>(op)) {
+      if (store || scalarWork(&op) || hostAccess(&op) ||
+          isa<arith::ConstantOp>(op)) {
         stretch.push_back(&op);
         stores |= store;
       } else {
@@ -489,25 +462,13 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
     });
     for (scf::ForOp loop : fors)
       sinkSequentialLoop(loop);
+    // Small integer buffers the host computes (a micro-batch counter, a
+    // ring's slot) stay on the host, so that the loops that index with
+    // them stay there too.
+    ober::cuda::keepScalarsOnHost(func);
     // Sequential host loops over memory first (their parallel loops then
-    // run inside the one thread). A loop that also calls the runtime (the
-    // kernel library, collectives: a loop over micro-batches) stays on the
-    // host: what its body does is mapped as a function body's is.
-    SmallVector<Operation *> serial;
-    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<scf::ParallelOp, gpu::LaunchOp>(op))
-        return WalkResult::skip();
-      if (isa<scf::ForOp, scf::WhileOp>(op) &&
-          touchesMemoryOutsideParallel(op)) {
-        bool calls = false;
-        op->walk([&](CallOpInterface) { calls = true; });
-        if (calls)
-          return WalkResult::advance();
-        serial.push_back(op);
-        return WalkResult::skip();
-      }
-      return WalkResult::advance();
-    });
+    // run inside the one thread).
+    SmallVector<Operation *> serial = ober::cuda::serialLoops(func);
     for (Operation *op : serial) {
       if (!op->use_empty()) {
         op->emitOpError("reads device memory and yields values the host "

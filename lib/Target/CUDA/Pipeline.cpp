@@ -75,23 +75,38 @@ std::string mlir::ober::findCUDAToolkit(StringRef given) {
   return "";
 }
 
-void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
-                                   const CUDAPipelineOptions &options) {
+using mlir::ober::ConvertOberToLinalgOptions;
+
+namespace {
+/// What the CUDA target asks of the lowering on tensors, and its passes
+/// there.
+ConvertOberToLinalgOptions cudaLowering(ConvertOberToLinalgOptions lowering) {
   // No convolution library on the device: convolutions as cuBLASLt
   // products over gathered windows.
-  ConvertOberToLinalgOptions lowering;
   lowering.convolutions = "gemm";
-  lowering.attention = options.attention;
-  lowering.attentionBlock = options.attentionBlock;
   // cuBLASLt multiplies bf16 and f16 on tensor cores, accumulating in f32.
   lowering.lowPrecisionProducts = true;
+  return lowering;
+}
+
+void buildCUDABufferization(OpPassManager &pm,
+                            const ConvertOberToLinalgOptions &lowering) {
   buildBufferizationPipeline(
       pm,
       [](OpPassManager &pm) {
-        pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
+        pm.addNestedPass<func::FuncOp>(ober::createSplitReductionsPass());
         pm.addPass(createCanonicalizerPass());
       },
-      lowering);
+      cudaLowering(lowering));
+}
+} // namespace
+
+void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
+                                   const CUDAPipelineOptions &options) {
+  ConvertOberToLinalgOptions lowering;
+  lowering.attention = options.attention;
+  lowering.attentionBlock = options.attentionBlock;
+  buildCUDABufferization(pm, lowering);
   pm.addPass(createConstantsOnDevicePass());
   buildDeallocationPipeline(pm);
   pm.addPass(createKernelCallsPass());
@@ -140,6 +155,16 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
   FatbinPassOptions fatbin;
   fatbin.toolkit = toolkit.empty() ? options.toolkit.getValue() : toolkit;
   pm.addPass(createFatbinPass(fatbin));
+}
+
+void mlir::ober::buildCUDAMappingOnCPUPipeline(
+    OpPassManager &pm, const ConvertOberToLinalgOptions &lowering) {
+  buildCUDABufferization(pm, lowering);
+  buildDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createMapToGPUPass());
+  pm.addNestedPass<func::FuncOp>(createTestLaunchesOnHostPass());
+  buildCPULoweringToLLVM(pm);
 }
 
 void mlir::ober::registerCUDAPipelineDialects(DialectRegistry &registry) {

@@ -437,3 +437,54 @@ func.func @micro_batches(%x: memref<8xf32>, %loss: memref<f32>, %u: memref<*xf32
   }
   return
 }
+
+// -----
+
+// A one-element integer buffer stays on the device where the host cannot
+// compute it: its value comes from device memory (a step count read from
+// an argument). Viewing a buffer at such an index on the host is then an
+// error.
+func.func @device_scalar(%step: memref<i64>, %ring: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %slot = memref.alloc() : memref<i64>
+  %s = memref.load %step[] : memref<i64>
+  memref.store %s, %slot[] : memref<i64>
+  // expected-error @below {{reads or writes device memory on the host}}
+  %t = memref.load %slot[] : memref<i64>
+  %i = arith.index_cast %t : i64 to index
+  %row = memref.subview %ring[%i, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<1x4xf32, strided<[4, 1], offset: ?>>
+  scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %row[%c0, %j] : memref<1x4xf32, strided<[4, 1], offset: ?>>
+    scf.reduce
+  }
+  memref.dealloc %slot : memref<i64>
+  return
+}
+
+// -----
+
+// Nor where something else takes the buffer (a call, which may write it).
+func.func private @ober_rt_cuda_take(memref<i64>)
+func.func @taken_scalar(%ring: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %slot = memref.alloc() : memref<i64>
+  memref.store %one, %slot[] : memref<i64>
+  func.call @ober_rt_cuda_take(%slot) : (memref<i64>) -> ()
+  // expected-error @below {{reads or writes device memory on the host}}
+  %t = memref.load %slot[] : memref<i64>
+  %i = arith.index_cast %t : i64 to index
+  %row = memref.subview %ring[%i, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<1x4xf32, strided<[4, 1], offset: ?>>
+  scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %row[%c0, %j] : memref<1x4xf32, strided<[4, 1], offset: ?>>
+    scf.reduce
+  }
+  memref.dealloc %slot : memref<i64>
+  return
+}

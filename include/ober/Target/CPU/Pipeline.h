@@ -59,6 +59,10 @@ void buildDeallocationPipeline(OpPassManager &pm);
 void buildCPUPipeline(OpPassManager &pm,
                       const ConvertOberToLinalgOptions &lowering = {});
 
+/// The CPU pipeline's last part, from loops (and what linalg ops are left,
+/// as loops) on buffers to the LLVM dialect.
+void buildCPULoweringToLLVM(OpPassManager &pm);
+
 /// Registers what the pipeline's passes need of the dialects they meet
 /// (bufferization models of arith, linalg, tensor, scf and func; the LLVM
 /// IR translations).

@@ -121,7 +121,14 @@ def MapToGPUPass : Pass<"ober-cuda-map-to-gpu", "::mlir::func::FuncOp"> {
     store outside any loop of such host code (a rank-0 result) runs in one
     thread, with the loads and arithmetic that feed it. No
     launch is made for an
-    empty iteration space. Anything else reading memory on the host (a
+    empty iteration space. Before that, a one-element integer buffer that
+    only the host writes, with values it computes (constants, loop
+    indices, arithmetic of such buffers: a pipeline stage's micro-batch
+    counter, the slot of its stash of activations), becomes a stack buffer
+    when nothing else takes it (a call, a copy) and no loop that runs on
+    the device touches it: the host then views the stash at the slot
+    itself, and a kernel that reads the buffer takes its value as a launch
+    argument. Anything else reading memory on the host (a
     `memref.load` whose value the host uses) is an error: the buffers
     live on the device.
   }];
@@ -191,6 +198,21 @@ def FatbinPass : Pass<"ober-cuda-fatbin", "ModuleOp"> {
     Option<"embedPTX", "ptx", "bool", "true",
            "Also embed the newest chip's PTX (for GPUs newer than the chips)">
   ];
+}
+
+def TestLaunchesOnHostPass
+    : Pass<"test-ober-cuda-launches-on-host", "::mlir::func::FuncOp"> {
+  let summary = "Run each gpu.launch's threads as host loops (tests)";
+  let description = [{
+    For tests on machines without a GPU: each `gpu.launch` becomes loops
+    over its blocks and threads (x fastest) running its body one thread
+    after another, so that what `ober-cuda-map-to-gpu` makes of a program
+    can run on the CPU and be compared with the program before it. Correct
+    for kernels whose threads do not wait for each other (no barriers, no
+    shared memory), as that pass's are.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // OBER_TARGET_CUDA_PASSES_TD

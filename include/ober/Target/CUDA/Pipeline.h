@@ -13,6 +13,8 @@
 #ifndef OBER_TARGET_CUDA_PIPELINE_H
 #define OBER_TARGET_CUDA_PIPELINE_H
 
+#include "ober/Conversion/Passes.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -64,6 +66,14 @@ std::string findCUDAToolkit(StringRef given);
 
 /// Appends the CUDA pipeline to `pm` (a module pass manager).
 void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
+
+/// For tests on machines without a GPU: the CUDA pipeline's mapping of a
+/// program to launches (split reductions, `ober-cuda-map-to-gpu`), each
+/// launch's threads then run as loops on the CPU, with the CPU's kernel
+/// library and runtime. An executable built so computes what the CUDA
+/// executable's host code and kernels would, one thread at a time.
+void buildCUDAMappingOnCPUPipeline(
+    OpPassManager &pm, const ConvertOberToLinalgOptions &lowering = {});
 
 /// Registers the dialects, interfaces and translations the pipeline and
 /// the LLVM IR translation of its output need (gpu, NVVM and its target,

@@ -1,0 +1,68 @@
+//===- TestLaunchesOnHost.cpp - a launch's threads as host loops ----------===//
+//
+// Part of Ober-Train. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ober/Target/CUDA/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::ober {
+#define GEN_PASS_DEF_TESTLAUNCHESONHOSTPASS
+#include "ober/Target/CUDA/Passes.h.inc"
+} // namespace mlir::ober
+
+using namespace mlir;
+
+namespace {
+
+struct TestLaunchesOnHost
+    : public ober::impl::TestLaunchesOnHostPassBase<TestLaunchesOnHost> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp launch) {
+      launches.push_back(launch);
+    });
+    for (gpu::LaunchOp launch : launches) {
+      Region &body = launch.getBody();
+      if (!body.hasOneBlock() || launch.getAsyncToken() ||
+          launch.getClusterSizeX()) {
+        launch.emitOpError("runs on the host only with one block of body, "
+                           "synchronously and without clusters");
+        return signalPassFailure();
+      }
+      OpBuilder b(launch);
+      Location loc = launch.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      // Outermost first: blocks z, y, x, then threads z, y, x.
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
+                      block = launch.getBlockSizeOperandValues();
+      gpu::KernelDim3 blockIds = launch.getBlockIds(),
+                      threadIds = launch.getThreadIds();
+      IRMapping map;
+      for (auto [id, size] :
+           {std::pair(blockIds.z, grid.z), {blockIds.y, grid.y},
+            {blockIds.x, grid.x}, {threadIds.z, block.z},
+            {threadIds.y, block.y}, {threadIds.x, block.x}}) {
+        auto loop = scf::ForOp::create(b, loc, zero, size, one);
+        map.map(id, loop.getInductionVar());
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+      }
+      gpu::KernelDim3 gridArgs = launch.getGridSize(),
+                      blockArgs = launch.getBlockSize();
+      map.map(gridArgs.x, grid.x);
+      map.map(gridArgs.y, grid.y);
+      map.map(gridArgs.z, grid.z);
+      map.map(blockArgs.x, block.x);
+      map.map(blockArgs.y, block.y);
+      map.map(blockArgs.z, block.z);
+      for (Operation &op : body.front().without_terminator())
+        b.clone(op, map);
+      launch.erase();
+    }
+  }
+};
+
+} // namespace
