@@ -523,7 +523,8 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   emission.numArgs = func.getNumArguments();
   emission.manifest = rt::writeProgram(*program);
   emission.cpu = options.cpu;
-  emission.launchesOnly = options.target == ExecutableOptions::CUDA;
+  emission.launchesOnly = options.target == ExecutableOptions::CUDA ||
+                          options.cudaMappingOnCPU;
   SmallString<128> object;
   if (writesExecutable) {
     if (llvm::sys::fs::createTemporaryFile("ober-program", "o", object))

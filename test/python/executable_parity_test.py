@@ -5,10 +5,14 @@ Each model (an MLP, a CNN with training-mode batch norm, a GPT-style
 decoder, torchvision's resnet18 and mobilenet_v2, nn.TransformerEncoder; at
 sizes the interpreter runs in seconds; dropout off) is exported to ONNX,
 its training step built by `ober-opt --ober-build-train-step` (AdamW, eps
-1e-3), then trained 5 steps on one batch twice: by `ober-run` (the
-interpreter, in double) and by the executable `ober-compile` builds from
-the step. Each loss and each parameter (relative in norm: ||compiled -
-interpreted|| / ||interpreted||) must agree within 1e-5.
+1e-3), then trained 5 steps on one batch: by `ober-run` (the interpreter,
+in double), by the executable `ober-compile` builds from the step, and by
+the executable built from the CUDA target's mapping of the step to
+kernels and host loops, each kernel's threads run as loops on the CPU
+(`ober-compile --test-cuda-mapping-on-cpu`: convolutions as GEMMs,
+reductions split as on the GPU; all models but mobilenet_v2). Each loss
+and each parameter (relative in norm: ||compiled - interpreted|| /
+||interpreted||) must agree within 1e-5.
 
 Some trainings amplify rounding: a parameter whose gradient is zero in
 exact arithmetic (a batch-norm bias a later batch norm cancels, an
@@ -45,6 +49,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "utils", "bench"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 MODELS = ["mlp", "cnn", "gpt", "resnet18", "mobilenet_v2", "encoder"]
+# The CPU executable, and the CUDA target's program with each launch's
+# threads run as loops on the CPU (what a GPU would compute, the kernel
+# library aside).
+VARIANTS = [("executable", []),
+            ("as CUDA maps it", ["--test-cuda-mapping-on-cpu"])]
+# Not mobilenet_v2 as CUDA maps it: its depthwise convolutions as GEMMs,
+# each kernel's threads one after another, train for over ten minutes here
+# (resnet18 checks convolutions as GEMMs).
+MAPPED = {"mlp", "cnn", "gpt", "resnet18", "encoder"}
 STEPS, LR, EPS, TOLERANCE, F32_FACTOR = 5, 1e-3, 1e-3, 1e-5, 10.0
 
 
@@ -124,11 +137,22 @@ def check(name, bindir, workdir):
     ref = np.array(losses(run(
         [os.path.join(bindir, "ober-run"), step, "--train-steps", STEPS,
          "--save-params", os.path.join(d, "reference")] + common)))
-    exe = os.path.join(d, "train")
-    run([os.path.join(bindir, "ober-compile"), step, "-o", exe])
-    got = np.array(losses(run([exe, "--steps", STEPS, "--save-params",
-                               os.path.join(d, "compiled")] + common)))
     loss_f32, param_f32 = torch_f32_error(name)
+    ok = True
+    for what, options in VARIANTS:
+        if options and name not in MAPPED:
+            continue
+        exe = os.path.join(d, "train-" + what.replace(" ", "-"))
+        run([os.path.join(bindir, "ober-compile"), step, "-o", exe] + options)
+        saved = os.path.join(d, "compiled-" + what.replace(" ", "-"))
+        got = np.array(losses(run([exe, "--steps", STEPS, "--save-params",
+                                   saved] + common)))
+        ok &= compare(f"{name} {what}", got, ref, saved,
+                      os.path.join(d, "reference"), loss_f32, param_f32)
+    return ok
+
+
+def compare(what, got, ref, saved, reference, loss_f32, param_f32):
     problems = []
     loss_err = np.abs(got - ref) / np.abs(ref) if len(got) == STEPS else None
     if loss_err is None or np.any(
@@ -136,10 +160,10 @@ def check(name, bindir, workdir):
         problems.append(f"losses {got} vs {ref} (PyTorch's f32 error "
                         f"{loss_f32})")
     worst, worst_torch, bounded = 0.0, 0.0, 0
-    for f in sorted(os.listdir(os.path.join(d, "reference"))):
+    for f in sorted(os.listdir(reference)):
         n = f[:-4]
-        a = np.load(os.path.join(d, "reference", f)).astype(np.float64)
-        b = np.load(os.path.join(d, "compiled", f)).astype(np.float64)
+        a = np.load(os.path.join(reference, f)).astype(np.float64)
+        b = np.load(os.path.join(saved, f)).astype(np.float64)
         err = np.linalg.norm(b - a) / max(np.linalg.norm(a), 1e-30)
         torch_err = param_f32.get(n, 0.0)
         if err <= TOLERANCE:
@@ -150,7 +174,7 @@ def check(name, bindir, workdir):
         else:
             problems.append(f"{n}: {err:.2g} relative in norm (PyTorch's "
                             f"f32: {torch_err:.2g})")
-    print(f"  {name}: {'ok' if not problems else 'FAILED'} (losses "
+    print(f"  {what}: {'ok' if not problems else 'FAILED'} (losses "
           f"{got[0] if len(got) else float('nan'):.6g} .. "
           f"{got[-1] if len(got) else float('nan'):.6g}, within "
           f"{np.max(loss_err) if loss_err is not None else float('nan'):.2g}"

@@ -97,7 +97,7 @@ void buildCUDABufferization(OpPassManager &pm,
         pm.addNestedPass<func::FuncOp>(ober::createSplitReductionsPass());
         pm.addPass(createCanonicalizerPass());
       },
-      cudaLowering(lowering));
+      lowering);
 }
 } // namespace
 
@@ -106,7 +106,7 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
   ConvertOberToLinalgOptions lowering;
   lowering.attention = options.attention;
   lowering.attentionBlock = options.attentionBlock;
-  buildCUDABufferization(pm, lowering);
+  buildCUDABufferization(pm, cudaLowering(lowering));
   pm.addPass(createConstantsOnDevicePass());
   buildDeallocationPipeline(pm);
   pm.addPass(createKernelCallsPass());
@@ -159,7 +159,11 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
 
 void mlir::ober::buildCUDAMappingOnCPUPipeline(
     OpPassManager &pm, const ConvertOberToLinalgOptions &lowering) {
-  buildCUDABufferization(pm, lowering);
+  // The CPU library multiplies f32 buffers only: bf16 and f16 products
+  // widen, as on the CPU.
+  ConvertOberToLinalgOptions onCPU = cudaLowering(lowering);
+  onCPU.lowPrecisionProducts = false;
+  buildCUDABufferization(pm, onCPU);
   buildDeallocationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMapToGPUPass());

@@ -71,7 +71,8 @@ void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 /// program to launches (split reductions, `ober-cuda-map-to-gpu`), each
 /// launch's threads then run as loops on the CPU, with the CPU's kernel
 /// library and runtime. An executable built so computes what the CUDA
-/// executable's host code and kernels would, one thread at a time.
+/// executable's host code and kernels would, one thread at a time (bf16
+/// and f16 matrix products aside: the CPU library's widen to f32).
 void buildCUDAMappingOnCPUPipeline(
     OpPassManager &pm, const ConvertOberToLinalgOptions &lowering = {});
 
