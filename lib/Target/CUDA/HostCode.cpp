@@ -19,10 +19,23 @@ bool ober::cuda::insideDeviceCode(Operation *op) {
          op->getParentOfType<scf::ParallelOp>();
 }
 
+namespace {
+/// Whether `get` reads a constant global.
+bool constantGlobal(memref::GetGlobalOp get) {
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  return global && global.getConstant();
+}
+} // namespace
+
 Value ober::cuda::rootOf(Value value) {
   while (Operation *def = value.getDefiningOp()) {
-    if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
       return value;
+    // A constant global is a buffer of its own; a mutable one may be
+    // reached by any other get_global of it.
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def))
+      return constantGlobal(get) ? value : Value();
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view)
       return Value();
@@ -34,15 +47,9 @@ Value ober::cuda::rootOf(Value value) {
 }
 
 bool ober::cuda::isHostMemory(Value root) {
-  if (!root)
-    return false;
-  if (root.getDefiningOp<memref::AllocaOp>())
-    return true;
-  auto get = root.getDefiningOp<memref::GetGlobalOp>();
-  auto global = get ? SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-                          get, get.getNameAttr())
-                    : nullptr;
-  return global && global.getConstant();
+  // Stack buffers and (rootOf) constant globals.
+  return root && isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(
+                     root.getDefiningOp());
 }
 
 bool ober::cuda::deviceAccess(Operation *op, HostRoots host) {

@@ -20,8 +20,9 @@ namespace mlir::ober::cuda {
 bool insideDeviceCode(Operation *op);
 
 /// The buffer `value` views (through view-like ops): a function's argument,
-/// an allocation or a global; null when it is none of these (a
-/// memref.transpose, a select of two buffers), which may alias anything.
+/// an allocation or a constant global; null when it is none of these (a
+/// memref.transpose, a select of two buffers, a mutable global), which may
+/// alias anything.
 Value rootOf(Value value);
 
 /// Which buffers (roots) are host memory. Every buffer of a CUDA program is

@@ -80,9 +80,10 @@ Operation *deviceCodeAround(Operation *op) {
 }
 
 /// Whether the host computes `v` without reading device memory: from
-/// block arguments of host code (loop indices), what calls return and
-/// side-effect-free arithmetic of those, constants and loads of `host`
-/// buffers.
+/// the function's scalar arguments, the induction variables of host loops,
+/// what calls return and side-effect-free arithmetic of those, constants
+/// and loads of `host` buffers. (A loop's other block arguments are not
+/// followed to what initializes and yields them: refused.)
 bool hostComputed(Value v, HostRoots host, DenseMap<Value, bool> &known) {
   if (auto it = known.find(v); it != known.end())
     return it->second;
@@ -90,10 +91,10 @@ bool hostComputed(Value v, HostRoots host, DenseMap<Value, bool> &known) {
   Operation *def = v.getDefiningOp();
   if (!def) {
     Operation *owner = v.getParentBlock()->getParentOp();
-    result = !insideDeviceCode(owner) &&
-             !isa<scf::ParallelOp, gpu::LaunchOp>(owner);
-  }
-  else if (auto load = dyn_cast<memref::LoadOp>(def))
+    auto loop = dyn_cast<scf::ForOp>(owner);
+    result = isa<func::FuncOp>(owner) ||
+             (loop && v == loop.getInductionVar() && !insideDeviceCode(loop));
+  } else if (auto load = dyn_cast<memref::LoadOp>(def))
     result = host(rootOf(load.getMemRef()));
   else if (isa<CallOpInterface>(def))
     result = true;

@@ -489,9 +489,22 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
     for (scf::ParallelOp loop : loops)
       if (failed(mapParallelLoop(loop, threadsPerBlock)))
         return signalPassFailure();
-    // What is left on the host must not touch the buffers.
+    // What is left on the host must not touch the buffers, nor kernels the
+    // host's stack.
     WalkResult left = func.walk([&](Operation *op) {
-      if (!deviceAccess(op) || insideDeviceCode(op))
+      if (!isa<memref::LoadOp, memref::StoreOp>(op))
+        return WalkResult::advance();
+      bool device = insideDeviceCode(op);
+      Value memref = isa<memref::LoadOp>(op)
+                         ? cast<memref::LoadOp>(op).getMemRef()
+                         : cast<memref::StoreOp>(op).getMemRef();
+      Value root = rootOf(memref);
+      if (device && root && root.getDefiningOp<memref::AllocaOp>()) {
+        op->emitOpError("ober-cuda-map-to-gpu: internal error: a kernel "
+                        "reads or writes the host's stack");
+        return WalkResult::interrupt();
+      }
+      if (device || !deviceAccess(op))
         return WalkResult::advance();
       op->emitOpError("reads or writes device memory on the host: the CUDA "
                       "target keeps every buffer on the device");

@@ -36,7 +36,8 @@ struct TestLaunchesOnHost
       Location loc = launch.getLoc();
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      // Outermost first: blocks z, y, x, then threads z, y, x.
+      // Outermost first: blocks z, y, x, then threads z, y, x, each from its
+      // last to its first.
       gpu::KernelDim3 grid = launch.getGridSizeOperandValues(),
                       block = launch.getBlockSizeOperandValues();
       gpu::KernelDim3 blockIds = launch.getBlockIds(),
@@ -47,8 +48,11 @@ struct TestLaunchesOnHost
             {blockIds.x, grid.x}, {threadIds.z, block.z},
             {threadIds.y, block.y}, {threadIds.x, block.x}}) {
         auto loop = scf::ForOp::create(b, loc, zero, size, one);
-        map.map(id, loop.getInductionVar());
         b.setInsertionPoint(loop.getBody()->getTerminator());
+        // Last first: size - 1 - i.
+        Value last = arith::SubIOp::create(b, loc, size, one);
+        map.map(id,
+                arith::SubIOp::create(b, loc, last, loop.getInductionVar()));
       }
       gpu::KernelDim3 gridArgs = launch.getGridSize(),
                       blockArgs = launch.getBlockSize();

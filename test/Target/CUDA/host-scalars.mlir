@@ -6,6 +6,7 @@
 // the launch. The same program then runs on the CPU before the pass and
 // after it (each launch's threads as loops): same results.
 // RUN: ober-opt %s --ober-cuda-map-to-gpu | FileCheck %s --check-prefix=MAP
+// RUN: ober-opt %s --ober-cuda-map-to-gpu | FileCheck %s --check-prefix=STACK
 // RUN: ober-opt %s --ober-cuda-map-to-gpu --test-ober-cuda-launches-on-host \
 // RUN:   | mlir-opt --convert-scf-to-cf --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so \
@@ -14,6 +15,10 @@
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so \
 // RUN:   | FileCheck %s
 
+// No one-element integer buffer is left on the device (and no kernel
+// reads the host's stack: the pass checks that).
+// STACK-NOT: memref.alloc() : memref<i64>
+// STACK: func.func @library
 // MAP-LABEL: func.func @stage
 // MAP-COUNT-2: memref.alloca() : memref<i64>
 // MAP-NOT: memref.alloc() : memref<i64>

@@ -488,3 +488,63 @@ func.func @taken_scalar(%ring: memref<2x4xf32>) {
   memref.dealloc %slot : memref<i64>
   return
 }
+
+// -----
+
+// Nor where a kernel writes it.
+func.func @kernel_written_scalar(%ring: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %slot = memref.alloc() : memref<i64>
+  scf.parallel (%j) = (%c0) to (%c1) step (%c1) {
+    memref.store %one, %slot[] : memref<i64>
+    scf.reduce
+  }
+  // expected-error @below {{reads or writes device memory on the host}}
+  %t = memref.load %slot[] : memref<i64>
+  %i = arith.index_cast %t : i64 to index
+  %row = memref.subview %ring[%i, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<1x4xf32, strided<[4, 1], offset: ?>>
+  scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %row[%c0, %j] : memref<1x4xf32, strided<[4, 1], offset: ?>>
+    scf.reduce
+  }
+  memref.dealloc %slot : memref<i64>
+  return
+}
+
+// -----
+
+// Nor where it is computed from a buffer that stays on the device: the
+// first stays (a one-thread launch writes it from the argument), so the
+// second does (another reads the first and writes it), and the host's
+// view at the second is the error.
+func.func @chained_scalars(%step: memref<i64>, %ring: memref<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %first = memref.alloc() : memref<i64>
+  %second = memref.alloc() : memref<i64>
+  %s = memref.load %step[] : memref<i64>
+  memref.store %s, %first[] : memref<i64>
+  %f = memref.load %first[] : memref<i64>
+  %n = arith.addi %f, %one : i64
+  memref.store %n, %second[] : memref<i64>
+  func.call @ober_rt_cuda_matmul_bf16() : () -> ()
+  // expected-error @below {{reads or writes device memory on the host}}
+  %t = memref.load %second[] : memref<i64>
+  %i = arith.index_cast %t : i64 to index
+  %row = memref.subview %ring[%i, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<1x4xf32, strided<[4, 1], offset: ?>>
+  scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %row[%c0, %j] : memref<1x4xf32, strided<[4, 1], offset: ?>>
+    scf.reduce
+  }
+  memref.dealloc %first : memref<i64>
+  memref.dealloc %second : memref<i64>
+  return
+}
+func.func private @ober_rt_cuda_matmul_bf16()

@@ -207,9 +207,13 @@ def TestLaunchesOnHostPass
     For tests on machines without a GPU: each `gpu.launch` becomes loops
     over its blocks and threads (x fastest) running its body one thread
     after another, so that what `ober-cuda-map-to-gpu` makes of a program
-    can run on the CPU and be compared with the program before it. Correct
-    for kernels whose threads do not wait for each other (no barriers, no
-    shared memory), as that pass's are.
+    can run on the CPU and be compared with the program before it. The
+    loops run from the last block and thread to the first, against the
+    order the threads' indices suggest: a kernel whose thread reads what
+    a lower-numbered thread writes (which a GPU runs in no set order)
+    then computes something else. Correct for kernels whose threads do
+    not wait for each other (no barriers, no shared memory), as that
+    pass's are.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
