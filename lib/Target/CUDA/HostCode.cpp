@@ -52,12 +52,17 @@ bool ober::cuda::isHostMemory(Value root) {
                      root.getDefiningOp());
 }
 
-bool ober::cuda::deviceAccess(Operation *op, HostRoots host) {
+Value ober::cuda::accessedBuffer(Operation *op) {
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return !host(rootOf(load.getMemRef()));
+    return load.getMemRef();
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return !host(rootOf(store.getMemRef()));
-  return false;
+    return store.getMemRef();
+  return Value();
+}
+
+bool ober::cuda::deviceAccess(Operation *op, HostRoots host) {
+  Value buffer = accessedBuffer(op);
+  return buffer && !host(rootOf(buffer));
 }
 
 namespace {

@@ -34,6 +34,9 @@ Value rootOf(Value value);
 using HostRoots = llvm::function_ref<bool(Value root)>;
 bool isHostMemory(Value root);
 
+/// The memref a load or store accesses; null for any other op.
+Value accessedBuffer(Operation *op);
+
 /// A load or store of device memory.
 bool deviceAccess(Operation *op, HostRoots host = isHostMemory);
 

@@ -79,7 +79,7 @@ bool scalarWork(Operation *op) {
 
 /// A load or store of host memory (a stack buffer).
 bool hostAccess(Operation *op) {
-  return isa<memref::LoadOp, memref::StoreOp>(op) && !deviceAccess(op);
+  return accessedBuffer(op) && !deviceAccess(op);
 }
 
 /// Runs a stretch of a host block's scalar work (what rank-0 linalg ops
@@ -492,13 +492,11 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
     // What is left on the host must not touch the buffers, nor kernels the
     // host's stack.
     WalkResult left = func.walk([&](Operation *op) {
-      if (!isa<memref::LoadOp, memref::StoreOp>(op))
+      Value buffer = accessedBuffer(op);
+      if (!buffer)
         return WalkResult::advance();
       bool device = insideDeviceCode(op);
-      Value memref = isa<memref::LoadOp>(op)
-                         ? cast<memref::LoadOp>(op).getMemRef()
-                         : cast<memref::StoreOp>(op).getMemRef();
-      Value root = rootOf(memref);
+      Value root = rootOf(buffer);
       if (device && root && root.getDefiningOp<memref::AllocaOp>()) {
         op->emitOpError("ober-cuda-map-to-gpu: internal error: a kernel "
                         "reads or writes the host's stack");
