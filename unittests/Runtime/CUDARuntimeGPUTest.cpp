@@ -295,6 +295,14 @@ std::string kernels(const std::vector<std::string> &images) {
   }
   if (std::string problem = runSaxpy(saxpy, false); !problem.empty())
     return "KernelModule: " + problem;
+  // A rank loads every module before its first collective, skipping code
+  // the device cannot run (it fails when launched).
+  static const char broken[] = ".version 99.0\n.target sm_999\n";
+  KernelModule waiting(kSaxpyPtx, std::strlen(kSaxpyPtx)),
+      unusable(broken, sizeof(broken));
+  KernelModule::loadAllHere();
+  if (!waiting.loaded() || unusable.loaded())
+    return "loadAllHere loaded the wrong modules";
   void *jit = mgpuModuleLoadJIT(const_cast<char *>(kSaxpyPtx), 3);
   CUfunction viaAbi = mgpuModuleGetFunction(jit, "saxpy");
   if (std::string problem = runSaxpy(viaAbi, false); !problem.empty())

@@ -3,7 +3,8 @@
 // Part of Ober-Train. Checks what needs no GPU: NCCL's type and reduction
 // mapping, NcclTransport's collectives over the loopback NCCL (thread
 // ranks, host memory) and a channel over it, the caching allocator over a fake device, image format
-// detection, GEMM type validation, that registering device code leaves the
+// detection, GEMM type validation, eager kernel loading asked for before
+// the driver starts, that registering device code leaves the
 // driver alone, and (on a machine without a driver) that every entry point
 // reports "no CUDA device" cleanly.
 //
@@ -30,6 +31,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace ober::rt;
@@ -823,6 +825,39 @@ template <typename F> std::pair<int, std::string> inChild(F f) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
 }
 
+/// A program on several GPUs asks for eager kernel loading before the
+/// driver starts: the environment says EAGER unless the user chose a mode,
+/// and once the driver started, asking changes nothing.
+void testEagerLoading() {
+  auto asks = [](const char *userMode) {
+    return inChild([userMode] {
+      if (userMode)
+        setenv("CUDA_MODULE_LOADING", userMode, 1);
+      else
+        unsetenv("CUDA_MODULE_LOADING");
+      bool early = preferEagerKernelLoading();
+      std::string wanted = userMode ? userMode : "EAGER";
+      bool started = errorOf<CudaError>([] { driver(); }).empty();
+      const char *mode = std::getenv("CUDA_MODULE_LOADING");
+      bool ok = early && mode && mode == wanted &&
+                (!started || lazyKernelLoading() == (wanted == "LAZY"));
+      std::fprintf(stderr, "%s", mode ? mode : "(unset)");
+      _exit(ok ? 0 : 1);
+    });
+  };
+  auto [status, mode] = asks(nullptr);
+  EXPECT(status == 0 && mode == "EAGER");
+  std::tie(status, mode) = asks("LAZY");
+  EXPECT(status == 0 && mode == "LAZY");
+  auto late = inChild([] {
+    unsetenv("CUDA_MODULE_LOADING");
+    (void)errorOf<CudaError>([] { driver(); });
+    bool early = preferEagerKernelLoading();
+    _exit(!early && !std::getenv("CUDA_MODULE_LOADING") ? 0 : 1);
+  });
+  EXPECT(late.first == 0);
+}
+
 /// Without a driver every entry point fails with "no CUDA device: ...".
 void testWithoutDriver() {
   std::string e = errorOf<CudaError>([] { driver(); });
@@ -881,6 +916,7 @@ void testKernelTimes() {
 
 int main() {
   testModuleRegistration(); // first: nothing may have loaded the driver
+  testEagerLoading();       // in children, before the driver is loaded
   testKernelTimes();
   testNcclMapping();
   testNcclLoopback();

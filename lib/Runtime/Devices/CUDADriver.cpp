@@ -12,6 +12,8 @@
 
 #include "Library.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -28,6 +30,9 @@ struct DriverState {
 };
 
 DriverState *loaded = nullptr; // set once, never freed
+/// preferEagerKernelLoading's request, and whether load() has begun (both
+/// sequentially consistent: a request that saw no load is seen by it).
+std::atomic<bool> eagerWanted{false}, loadBegun{false};
 
 /// Drivers older than CUDA 12.8 export some functions only under the name
 /// their newer version replaced.
@@ -58,6 +63,10 @@ std::string noDevice(const std::string &why) {
 
 /// Opens and initializes the driver; never throws.
 DriverState *load() {
+  loadBegun = true;
+  // libcuda reads it in cuInit; set before opening it, whatever follows.
+  if (eagerWanted && !std::getenv("CUDA_MODULE_LOADING"))
+    setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   auto *state = new DriverState;
   detail::Library library = detail::openLibrary({"libcuda.so.1"});
   if (!library.handle) {
@@ -185,6 +194,17 @@ void ober::rt::cuda::check(CUresult result, const std::string &what) {
 }
 
 int ober::rt::cuda::deviceCount() { return driver().deviceCount; }
+
+bool ober::rt::cuda::preferEagerKernelLoading() {
+  eagerWanted = true;
+  return !loadBegun;
+}
+
+bool ober::rt::cuda::lazyKernelLoading() {
+  CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+  check(driver().cuModuleGetLoadingMode(&mode), "cuModuleGetLoadingMode");
+  return mode == CU_MODULE_LAZY_LOADING;
+}
 
 //===----------------------------------------------------------------------===//
 // Device

@@ -254,15 +254,21 @@ Plans &plans() {
   return *p;
 }
 
+/// The handle of `context`, made on first use (all.mutex held).
+cublasLtHandle_t handleIn(Plans &all, CUcontext context) {
+  cublasLtHandle_t &handle = all.handles[context];
+  if (!handle)
+    ltCheck(lt().cublasLtCreate(&handle), "cublasLtCreate");
+  return handle;
+}
+
 /// The handle and plan for `d` in `context` (made on first use).
 std::pair<cublasLtHandle_t, const Plan *>
 planFor(const GemmDesc &d, const GemmTypes &t, CUcontext context,
         uint32_t alignment) {
   Plans &all = plans();
   std::lock_guard<std::mutex> lock(all.mutex);
-  cublasLtHandle_t &handle = all.handles[context];
-  if (!handle)
-    ltCheck(lt().cublasLtCreate(&handle), "cublasLtCreate");
+  cublasLtHandle_t handle = handleIn(all, context);
   PlanKey key = keyOf(d, context, alignment);
   auto it = all.byShape.find(key);
   if (it == all.byShape.end())
@@ -280,6 +286,13 @@ GemmDesc packed(GemmDesc d) {
   return d;
 }
 } // namespace
+
+void ober::rt::cuda::openGemms() {
+  CUcontext context = sharedDevice(currentDevice()).context();
+  Plans &all = plans();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  handleIn(all, context);
+}
 
 void ober::rt::cuda::gemm(const GemmDesc &desc, const void *a, const void *b,
                           void *c, CUstream stream) {

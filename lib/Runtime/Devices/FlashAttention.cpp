@@ -46,13 +46,12 @@ __asm__(".section .rodata.ober_flash_attention,\"a\"\n"
 
 namespace {
 
-KernelModule &flashKernels() {
-  static KernelModule module(
-      oberFlashAttentionFatbin,
-      static_cast<size_t>(oberFlashAttentionFatbinEnd - oberFlashAttentionFatbin),
-      ImageFormat::Fatbin);
-  return module;
-}
+/// Made before main (touching no driver), so that a rank's
+/// KernelModule::loadAllHere loads it with the program's own kernels.
+KernelModule flashModule(
+    oberFlashAttentionFatbin,
+    static_cast<size_t>(oberFlashAttentionFatbinEnd - oberFlashAttentionFatbin),
+    ImageFormat::Fatbin);
 
 /// The shape a descriptor gives, checked against the entry point's type.
 Shape shapeOf(const ober_rt_buffer *desc, DType type) {
@@ -106,7 +105,7 @@ void launch(const std::string &name, unsigned x, unsigned y, int64_t shared,
                     " gives at most " +
                     std::to_string(device.maxSharedPerBlock) +
                     " (smaller heads, or --attention=blocked)");
-  mgpuLaunchKernel(flashKernels().getFunction(name), x, y, 1,
+  mgpuLaunchKernel(flashModule.getFunction(name), x, y, 1,
                    ober::flash::kThreads, 1, 1, static_cast<int32_t>(shared),
                    programStream(), params, nullptr, 0);
 }

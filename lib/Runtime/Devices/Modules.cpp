@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <set>
 
 using namespace ober::rt::cuda;
 
@@ -20,6 +21,14 @@ namespace {
 constexpr uint32_t kFatbinMagic = 0xBA55ED50;
 /// Bytes of the driver's PTX compiler log kept for an error message.
 constexpr size_t kJitLogBytes = 16384;
+
+/// Every KernelModule alive (the constructor adds it, the destructor
+/// removes it), for loadAllHere.
+std::mutex liveMutex;
+std::set<KernelModule *> &liveModules() {
+  static auto *live = new std::set<KernelModule *>; // outlives global_dtors
+  return *live;
+}
 
 std::mutex namesMutex;
 std::unordered_map<CUfunction, std::string> &functionNames() {
@@ -100,9 +109,15 @@ KernelModule::KernelModule(const void *image, size_t size, ImageFormat format,
   const char *text = static_cast<const char *>(image);
   if (kind == ImageFormat::PTX && size && text[size - 1] != '\0')
     ptxText.assign(text, size);
+  std::lock_guard<std::mutex> live(liveMutex);
+  liveModules().insert(this);
 }
 
 KernelModule::~KernelModule() {
+  {
+    std::lock_guard<std::mutex> live(liveMutex);
+    liveModules().erase(this);
+  }
   std::lock_guard<std::mutex> lock(mutex);
   if (contexts.empty())
     return; // never loaded: leave the driver alone
@@ -148,13 +163,11 @@ CUmodule KernelModule::load() const {
   return module;
 }
 
-CUfunction KernelModule::getFunction(const std::string &name) {
-  const DriverApi &d = driver();
+KernelModule::Loaded &KernelModule::loadedHere() {
   CUcontext context = nullptr;
-  check(d.cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+  check(driver().cuCtxGetCurrent(&context), "cuCtxGetCurrent");
   if (!context)
     context = sharedDevice(0).context();
-  std::lock_guard<std::mutex> lock(mutex);
   Loaded &loaded = contexts[context];
   if (!loaded.module) {
     try {
@@ -164,6 +177,30 @@ CUfunction KernelModule::getFunction(const std::string &name) {
       throw;
     }
   }
+  return loaded;
+}
+
+void KernelModule::loadHere() {
+  std::lock_guard<std::mutex> lock(mutex);
+  loadedHere();
+}
+
+void KernelModule::loadAllHere() {
+  std::lock_guard<std::mutex> live(liveMutex);
+  for (KernelModule *module : liveModules()) {
+    try {
+      module->loadHere();
+    } catch (const CudaError &) {
+      // Code this device cannot run (another architecture): a program
+      // that needs it fails at its first launch, which names the kernel.
+    }
+  }
+}
+
+CUfunction KernelModule::getFunction(const std::string &name) {
+  const DriverApi &d = driver();
+  std::lock_guard<std::mutex> lock(mutex);
+  Loaded &loaded = loadedHere();
   auto it = loaded.functions.find(name);
   if (it != loaded.functions.end())
     return it->second;

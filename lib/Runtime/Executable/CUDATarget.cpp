@@ -12,6 +12,8 @@
 //
 // Copies, kernels and library calls queue on the thread's program stream
 // (Modules.h); the step waits for it once, before its results are read.
+// A rank of a program on several GPUs loads its kernels eagerly, before
+// its first collective (loadKernelsBeforeCollectives).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 
 #include "ober/Runtime/Devices/CUDA.h"
 #include "ober/Runtime/Devices/CachingAllocator.h"
+#include "ober/Runtime/Devices/CuBLASLt.h"
 #include "ober/Runtime/Devices/KernelProfile.h"
 #include "ober/Runtime/Devices/Modules.h"
 #include "ober/Runtime/Devices/NCCL.h"
@@ -84,15 +87,37 @@ private:
 /// The parameters and optimizer state this thread's rank keeps on its GPU.
 using Kept = ThreadMirror<GpuMemory>;
 
+/// Loads what the rank's kernels need before its first collective: a
+/// module or kernel loaded later may wait for the device to drain, so for
+/// an NCCL kernel waiting on a peer that may be waiting on this rank.
+void loadKernelsBeforeCollectives(const Placement &where) {
+  if (cuda::lazyKernelLoading() && where.rank == 0)
+    std::fprintf(stderr,
+                 "warning: the CUDA driver loads kernels lazily "
+                 "(CUDA_MODULE_LOADING): a kernel's first launch may wait for "
+                 "a peer's NCCL transfer; set CUDA_MODULE_LOADING=EAGER if "
+                 "the job hangs in its first step\n");
+  cuda::KernelModule::loadAllHere();
+  try {
+    cuda::openGemms();
+  } catch (const cuda::CudaError &) {
+    // No cuBLASLt: a program with matrix products says so at the first.
+  }
+}
+
 } // namespace
 
 bool ober::rt::prepareRank(const Program &program, const Placement &where,
                            int threads, const std::string &self) {
-  (void)program;
   (void)threads;
   try {
+    bool communicates = program.devices() > 1;
+    if (communicates)
+      cuda::preferEagerKernelLoading();
     int ordinal = rankDevice(where);
     cuda::sharedDevice(ordinal).makeCurrent();
+    if (communicates)
+      loadKernelsBeforeCollectives(where);
     return true;
   } catch (const cuda::CudaError &e) {
     reportError(self, e.what());

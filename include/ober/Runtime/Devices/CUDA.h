@@ -51,7 +51,8 @@ inline constexpr const char *kNoDevice = "no CUDA device";
   X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)      \
   X(cuEventSynchronize) X(cuEventQuery) X(cuEventElapsedTime_v2)               \
   X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuModuleLoadFatBinary)           \
-  X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)                   \
+  X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetLoadingMode)          \
+  X(cuLaunchKernel)                                                            \
   X(cuLaunchKernelEx) X(cuFuncSetAttribute)
 // clang-format on
 
@@ -128,6 +129,17 @@ private:
   CUdevice device = 0;
   CUcontext primary = nullptr;
 };
+
+/// Asks the driver, before it is first loaded, to load a module's kernels
+/// with the module (CUDA_MODULE_LOADING=EAGER) unless the environment
+/// already chooses a mode. Programs on several GPUs want this: under lazy
+/// loading (the default since CUDA 12.2) a kernel's first launch may wait
+/// until the device is idle, so for an NCCL kernel waiting on a peer that
+/// may in turn wait on this rank, and the job hangs. Returns false when
+/// the driver was loaded already (its mode can no longer change).
+bool preferEagerKernelLoading();
+/// Whether the driver loads kernels when first launched (lazily).
+bool lazyKernelLoading();
 
 /// The number of devices; throws CudaError ("no CUDA device: ...") when
 /// there are none.

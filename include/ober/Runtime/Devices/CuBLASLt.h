@@ -43,6 +43,11 @@ struct GemmDesc {
   float alpha = 1, beta = 0;
 };
 
+/// Opens cuBLASLt and makes the current device's handle now rather than
+/// at the first GEMM (with eager kernel loading, this loads its kernels).
+/// Throws CudaError when cuBLASLt is missing.
+void openGemms();
+
 /// Queues the GEMM on `stream` in the current context (A, B, C device
 /// pointers). Throws CudaError when cuBLASLt is missing, the types are
 /// not a supported combination (naming them and the supported ones), a

@@ -2,7 +2,8 @@
 //
 // Part of Ober-Train's runtime (no MLIR). A KernelModule holds a device
 // code image (fatbin, cubin or PTX) and loads it into a context only when a
-// kernel of it is first asked for: MLIR's `gpu-to-llvm` host code registers
+// kernel of it is first asked for, or when a rank of a multi-GPU program
+// loads them all (loadAllHere): MLIR's `gpu-to-llvm` host code registers
 // its images from llvm.global_ctors, before main, and a binary must still
 // start (and say why it cannot run) on a machine without a GPU.
 //
@@ -81,6 +82,14 @@ public:
   CUfunction getFunction(const std::string &name);
   /// Whether the image has been loaded into any context.
   bool loaded() const;
+  /// Loads the image into the calling thread's current context now (as
+  /// getFunction would; a no-op where it is loaded).
+  void loadHere();
+  /// Loads every KernelModule that exists into the calling thread's
+  /// current context: a rank does so before its first collective, so that
+  /// no module loads (which may wait for the device to drain) while an
+  /// NCCL kernel waits on a peer.
+  static void loadAllHere();
   ImageFormat format() const { return kind; }
   size_t size() const { return bytes; }
 
@@ -90,6 +99,8 @@ private:
     std::unordered_map<std::string, CUfunction> functions;
   };
   CUmodule load() const;
+  /// The image in the current context, loaded on first use (mutex held).
+  Loaded &loadedHere();
 
   const void *image;
   size_t bytes;
