@@ -8,6 +8,7 @@
 
 #include "PresetTables.h"
 
+#include "ober/Conversion/AttentionKinds.h"
 #include "ober/Runtime/CUDAKernels.h"
 
 #include "mlir/IR/Builders.h"
@@ -656,17 +657,17 @@ std::optional<Cluster> mlir::ober::planning::clusterFromAttr(DictionaryAttr attr
 std::optional<AttentionLowering>
 AttentionLowering::parse(StringRef kind, int64_t block, std::string &error) {
   AttentionLowering l;
+  if (!kind.empty() && !isAttentionKind(kind)) {
+    error = "attention='" + kind.str() + "' is not one of " +
+            kAttentionKinds.str();
+    return std::nullopt;
+  }
   if (kind == "fused")
     l.kind = Fused;
   else if (kind == "flash")
     l.kind = Flash;
   else if (kind == "decomposed")
     l.kind = Decomposed;
-  else if (kind != "blocked" && !kind.empty()) {
-    error = "attention='" + kind.str() +
-            "' is not one of blocked, decomposed, fused, flash";
-    return std::nullopt;
-  }
   if (block < 0) {
     error = "attention-block=" + std::to_string(block) + " is negative";
     return std::nullopt;

@@ -7,6 +7,7 @@
 #include "ober/Tools/Executable.h"
 
 #include "ober/Config.h"
+#include "ober/Conversion/AttentionKinds.h"
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Reference/TensorIO.h"
@@ -481,9 +482,7 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   } else {
     ConvertOberToLinalgOptions lowering;
     if (options.attention == "flash")
-      return emitError(loc) << "--attention=flash runs on CUDA GPUs "
-                               "(--target=cuda); the CPU takes blocked, "
-                               "decomposed or fused";
+      return emitError(loc) << kFlashNeedsCUDA;
     if (!options.attention.empty())
       lowering.attention = options.attention;
     lowering.attentionBlock = options.attentionBlock;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ober/Conversion/AttentionKinds.h"
 #include "ober/InitAll.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/TensorIO.h"
@@ -283,9 +284,7 @@ static LogicalResult runModel(MLIRContext &context) {
            << "--convolutions, --attention and --attention-block apply to "
               "--engine=cpu only";
   if (attention == "flash")
-    return emitError(UnknownLoc::get(&context))
-           << "--attention=flash runs on CUDA GPUs (ober-compile "
-              "--target=cuda); the CPU takes blocked, decomposed or fused";
+    return emitError(UnknownLoc::get(&context)) << kFlashNeedsCUDA;
   if (engine == "cpu" && findGrid(*module))
     return emitError(UnknownLoc::get(&context))
            << "--engine=cpu runs on one device; this module has simulated "

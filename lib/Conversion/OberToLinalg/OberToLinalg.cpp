@@ -7,6 +7,7 @@
 
 #include "Lowering.h"
 
+#include "ober/Conversion/AttentionKinds.h"
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Transforms/Passes.h"
@@ -41,10 +42,9 @@ struct ConvertOberToLinalg
           << convolutions << "' is not one of library, gemm";
       return signalPassFailure();
     }
-    if (attention != "blocked" && attention != "decomposed" &&
-        attention != "fused" && attention != "flash") {
+    if (!isAttentionKind(attention)) {
       getOperation().emitError("convert-ober-to-linalg: attention='")
-          << attention << "' is not one of blocked, decomposed, fused, flash";
+          << attention << "' is not one of " << kAttentionKinds;
       return signalPassFailure();
     }
     if (attentionBlock < 0) {
