@@ -154,11 +154,27 @@ namespace test = ober::rt::test;
 /// block with `sharedBytes` of shared memory.
 void launch(unsigned gx, unsigned gy, int64_t sharedBytes,
             const std::function<void(char *)> &body) {
+  // Guard bytes after the block's shared memory: a kernel that writes past
+  // what its layout asks for fails the test.
+  constexpr size_t kGuard = 64;
+  constexpr char kPattern = 0x5a;
   for (unsigned by = 0; by < gy; ++by)
     for (unsigned bx = 0; bx < gx; ++bx) {
-      std::vector<char> shared(static_cast<size_t>(sharedBytes) + 128);
+      std::vector<char> shared(static_cast<size_t>(sharedBytes) + 128 + kGuard,
+                               kPattern);
       char *base = shared.data() + (128 - reinterpret_cast<uintptr_t>(
                                               shared.data()) % 128) % 128;
+      struct CheckGuard {
+        const char *guard;
+        ~CheckGuard() {
+          for (size_t i = 0; i < kGuard; ++i)
+            if (guard[i] != kPattern) {
+              std::fprintf(stderr, "a kernel wrote past its shared memory\n");
+              ++testFailures();
+              return;
+            }
+        }
+      } check{base + sharedBytes};
       BlockBarrier block(kThreads);
       std::vector<std::thread> threads;
       for (int t = 0; t < kThreads; ++t)
@@ -221,11 +237,13 @@ void checkAttention(Shape s, double tolerance, const char *what) {
   std::vector<float> lse(nq), delta(nq), dqAcc(want.dq.size(), 0.0f);
   auto bytes = static_cast<int64_t>(sizeof(E));
   unsigned batch = static_cast<unsigned>(s.batch);
-  launch(tiles(s.lq), batch, forwardLayout(s, bytes).bytes, [&](char *shared) {
+  launch(tiles(s.lq), batch, forwardLayout(s, bytes, true).bytes,
+         [&](char *shared) {
     detail::forwardBlock<E, true>(q.data(), k.data(), v.data(), out.data(),
                                   nullptr, s, shared);
   });
-  launch(tiles(s.lq), batch, forwardLayout(s, bytes).bytes, [&](char *shared) {
+  launch(tiles(s.lq), batch, forwardLayout(s, bytes, false).bytes,
+         [&](char *shared) {
     detail::forwardBlock<E, false>(q.data(), k.data(), nullptr, nullptr,
                                    lse.data(), s, shared);
   });

@@ -122,7 +122,8 @@ void forward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
     void *params[] = {&pq, &pk, &pv, &po, &s};
     launch(std::string("ober_flash_forward_") + suffix, tiles(s.lq),
            static_cast<unsigned>(s.batch),
-           ober::flash::forwardLayout(s, static_cast<int64_t>(bytes)).bytes,
+           ober::flash::forwardLayout(s, static_cast<int64_t>(bytes), true)
+               .bytes,
            params, s);
   });
 }
@@ -151,7 +152,7 @@ void backward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
     auto eBytes = static_cast<int64_t>(bytes);
     void *lseParams[] = {&pq, &pk, &lse, &s};
     launch("ober_flash_lse_" + name, tiles(s.lq), static_cast<unsigned>(s.batch),
-           ober::flash::forwardLayout(s, eBytes).bytes, lseParams, s);
+           ober::flash::forwardLayout(s, eBytes, false).bytes, lseParams, s);
     void *deltaParams[] = {&po, &pdo, &delta, &s};
     launch("ober_flash_delta_" + name, tiles(s.lq),
            static_cast<unsigned>(s.batch), 0, deltaParams, s);

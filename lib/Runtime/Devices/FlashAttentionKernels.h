@@ -122,7 +122,7 @@ OBER_FA_FN void forwardBlock(const E *q, const E *k, const E *v, E *o,
   int dp = padded(s.d), dvp = padded(s.dv);
   int64_t b = blockIdx.y, q0 = int64_t(blockIdx.x) * kTile;
   int tid = threadIdx.x, warp = tid / 32;
-  ForwardLayout l = forwardLayout(s, sizeof(E));
+  ForwardLayout l = forwardLayout(s, sizeof(E), values);
   E *sq = at<E>(shared, l.q), *sk = at<E>(shared, l.k), *sv = at<E>(shared, l.v),
     *sp = at<E>(shared, l.p);
   float *ss = at<float>(shared, l.scores), *so = at<float>(shared, l.out),
@@ -132,8 +132,9 @@ OBER_FA_FN void forwardBlock(const E *q, const E *k, const E *v, E *o,
   k += b * s.lk * s.d;
   v += b * s.lk * s.dv;
   loadTile(sq, q, q0, s.lq, s.d, dp);
-  for (int e = tid; e < kTile * dvp; e += kThreads)
-    so[e] = 0;
+  if (values)
+    for (int e = tid; e < kTile * dvp; e += kThreads)
+      so[e] = 0;
   for (int r = tid; r < kTile; r += kThreads) {
     sm[r] = -INFINITY;
     sl[r] = 0;

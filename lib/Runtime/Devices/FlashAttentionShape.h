@@ -57,18 +57,21 @@ struct Regions {
 
 /// The forward kernels' shared memory (byte offsets): Q, K, V tiles and
 /// probabilities (element type), scores (f32, reused for P V), the output
-/// accumulator and each row's running max, sum and rescaling (f32).
+/// accumulator and each row's running max, sum and rescaling (f32). Without
+/// `values` (the kernel that only finds each row's log-sum-exp) V, P and
+/// the output take no room.
 struct ForwardLayout {
   int64_t q, k, v, p, scores, out, max, sum, rescale, bytes;
 };
-OBER_FA_HD ForwardLayout forwardLayout(const Shape &s, int64_t eBytes) {
-  int dp = padded(s.d), dvp = padded(s.dv);
+OBER_FA_HD ForwardLayout forwardLayout(const Shape &s, int64_t eBytes,
+                                       bool values) {
+  int dp = padded(s.d), dvp = values ? padded(s.dv) : 0;
   Regions r;
   ForwardLayout l;
   l.q = r.take(kTile * dp, eBytes);
   l.k = r.take(kTile * dp, eBytes);
   l.v = r.take(kTile * dvp, eBytes);
-  l.p = r.take(kTile * kTile, eBytes);
+  l.p = r.take(values ? kTile * kTile : 0, eBytes);
   l.scores = r.take(kTile * (dvp > kTile ? dvp : kTile), 4);
   l.out = r.take(kTile * dvp, 4);
   l.max = r.take(kTile, 4);
