@@ -582,6 +582,10 @@ std::pair<int64_t, int64_t> NcclTransport::nextHeader(int64_t from,
   CUstream on = pair.stream.get();
   checkNccl(api.recv(pair.header, kHeaderBytes, ncclUint8, 0, pair.comm, on),
             "ncclRecv of a message header from rank " + std::to_string(from));
+  // Wait for the peer first: a copy to pageable memory queued behind the
+  // receive would wait inside the driver, where it may hold a lock that
+  // another rank's thread of this process needs to allocate and send.
+  api.synchronize(on);
   uint32_t words[kHeaderWords];
   api.copyToHost(words, pair.header, kHeaderBytes, on);
   api.synchronize(on);

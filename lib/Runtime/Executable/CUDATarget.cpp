@@ -107,16 +107,18 @@ void loadKernelsBeforeCollectives(const Placement &where) {
 
 } // namespace
 
+void ober::rt::prepareProcess(const Program &program) {
+  if (program.devices() > 1)
+    cuda::preferEagerKernelLoading();
+}
+
 bool ober::rt::prepareRank(const Program &program, const Placement &where,
                            int threads, const std::string &self) {
   (void)threads;
   try {
-    bool communicates = program.devices() > 1;
-    if (communicates)
-      cuda::preferEagerKernelLoading();
     int ordinal = rankDevice(where);
     cuda::sharedDevice(ordinal).makeCurrent();
-    if (communicates)
+    if (program.devices() > 1)
       loadKernelsBeforeCollectives(where);
     return true;
   } catch (const cuda::CudaError &e) {

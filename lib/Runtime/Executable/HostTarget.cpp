@@ -54,6 +54,8 @@ using Kept = ThreadMirror<SeparateMemory>;
 
 } // namespace
 
+void ober::rt::prepareProcess(const Program &) {}
+
 bool ober::rt::prepareRank(const Program &program, const Placement &,
                            int threads, const std::string &self) {
   ober_rt_cpu_set_threads(threads);

@@ -65,25 +65,26 @@ private:
   std::thread thread;
 };
 
-/// Ends the job when, once armed, the rank's device channel and transport
-/// take longer than `timeout` seconds to close: they wait for the device
-/// collectives they queued, which a rank that failed never joins (NCCL has
-/// no timeout), and the channel's watchdog is gone by then.
-class TeardownDeadline {
+/// Ends the job when, once armed, what it guards takes longer than
+/// `timeout` seconds, where no channel watchdog can see it: NCCL has no
+/// timeout, so a device transport's setup (communicators connect with
+/// every peer) and its teardown (it waits for the device collectives it
+/// queued, which a rank that failed never joins) wait for good on a rank
+/// that was lost. `what` completes "rank R: ... within T s".
+class Deadline {
 public:
-  TeardownDeadline(int64_t rank, double timeout, void (*end)(int))
-      : thread([this, rank, timeout, end] {
+  Deadline(int64_t rank, double timeout, void (*end)(int), const char *what)
+      : thread([this, rank, timeout, end, what] {
           std::unique_lock<std::mutex> lock(mutex);
           changed.wait(lock, [this] { return armed || closed; });
           if (changed.wait_for(lock, std::chrono::duration<double>(timeout),
                                [this] { return closed; }))
             return;
           std::fprintf(stderr,
-                       "error: rank %lld: its device collectives did not "
-                       "finish within %.0f s of the end of training (a rank "
-                       "was lost): ending the job\n",
-                       static_cast<long long>(rank), timeout);
-          std::fflush(stderr);
+                       "error: rank %lld: %s within %.0f s (a rank was lost "
+                       "or hangs): ending the job\n",
+                       static_cast<long long>(rank), what, timeout);
+          std::fflush(nullptr);
           end(3);
         }) {}
   /// Starts the clock.
@@ -92,7 +93,7 @@ public:
     armed = true;
     changed.notify_all();
   }
-  ~TeardownDeadline() {
+  ~Deadline() {
     {
       std::lock_guard<std::mutex> lock(mutex);
       closed = true;
@@ -153,15 +154,21 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
     Watchdog watchdog(channel, options.commTimeout, end);
     // Declared before the device channel and transport, so that it is
     // armed (below) before they close and closed after them.
-    TeardownDeadline teardown(rank, options.commTimeout, end);
+    Deadline teardown(rank, options.commTimeout, end,
+                      "the device collectives queued before the end of "
+                      "training did not finish");
     // Generated code's collectives on their own transport where its
-    // buffers are the device's.
+    // buffers are the device's, connected under a deadline.
+    std::optional<Deadline> setup;
+    setup.emplace(rank, options.commTimeout, end,
+                  "the device collectives' communicators did not connect");
+    setup->arm();
     std::unique_ptr<Transport> onDevice =
         programTransport(transport, program, where);
     std::optional<Channel> deviceChannel;
     std::optional<Watchdog> deviceWatchdog;
     struct Arm {
-      TeardownDeadline &deadline;
+      Deadline &deadline;
       ~Arm() { deadline.arm(); }
     } arm{teardown};
     if (onDevice) {
@@ -170,8 +177,19 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
       setCurrentChannel(&*deviceChannel);
       deviceWatchdog.emplace(*deviceChannel, options.commTimeout, end);
     }
-    return train(entries[where.stage], program, options, self, where);
-  } catch (const CommError &e) {
+    setup.reset();
+    int code = train(entries[where.stage], program, options, self, where);
+    if (code && onDevice) {
+      // The peers may wait in device collectives this rank never joins,
+      // and closing its NCCL communicators may wait for them: end the job
+      // now rather than at the teardown deadline.
+      std::fflush(nullptr);
+      end(code);
+    }
+    return code;
+  } catch (const std::exception &e) {
+    // CommError, and the device's errors (CudaError, out of memory) while
+    // the device transport connects.
     return reportError(self, "rank " + std::to_string(rank) + ": " + e.what(), 1);
   }
 }
@@ -219,6 +237,7 @@ int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
     return reportError(self, error, 2);
   std::string launcher = env.launcher;
   int64_t devices = program.devices();
+  prepareProcess(program);
   if (launcher == "none")
     return trainAsThreads(entries, program, options, self);
   if (env.world_size != devices)

@@ -27,6 +27,12 @@ struct Placement; // Run.h
 /// A compiled function (`ober_program_entries[stage]`).
 using Entry = void (*)(void **);
 
+/// Readies the process for the program's ranks, before the launcher's
+/// transport starts (MPI_Init) and before any rank's thread: CUDA asks for
+/// eager kernel loading where the program runs on several GPUs (the driver
+/// reads that when it starts, which a CUDA-aware MPI may do in MPI_Init).
+void prepareProcess(const Program &program);
+
 /// Readies this thread to run the program as rank `where`: the CPU sets
 /// the threads of its kernels and loops and creates the program's library
 /// kernels; CUDA opens the rank's GPU. False (with a message) when it
