@@ -30,9 +30,8 @@ struct DriverState {
 };
 
 DriverState *loaded = nullptr; // set once, never freed
-/// preferEagerKernelLoading's request, and whether load() has begun (both
-/// sequentially consistent: a request that saw no load is seen by it).
-std::atomic<bool> eagerWanted{false}, loadBegun{false};
+/// Whether load() has begun.
+std::atomic<bool> loadBegun{false};
 
 /// Drivers older than CUDA 12.8 export some functions only under the name
 /// their newer version replaced.
@@ -64,9 +63,6 @@ std::string noDevice(const std::string &why) {
 /// Opens and initializes the driver; never throws.
 DriverState *load() {
   loadBegun = true;
-  // libcuda reads it in cuInit; set before opening it, whatever follows.
-  if (eagerWanted && !std::getenv("CUDA_MODULE_LOADING"))
-    setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   auto *state = new DriverState;
   detail::Library library = detail::openLibrary({"libcuda.so.1"});
   if (!library.handle) {
@@ -196,8 +192,11 @@ void ober::rt::cuda::check(CUresult result, const std::string &what) {
 int ober::rt::cuda::deviceCount() { return driver().deviceCount; }
 
 bool ober::rt::cuda::preferEagerKernelLoading() {
-  eagerWanted = true;
-  return !loadBegun;
+  if (loadBegun)
+    return false;
+  // libcuda reads it in cuInit (which a CUDA-aware MPI_Init may call).
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+  return true;
 }
 
 bool ober::rt::cuda::lazyKernelLoading() {

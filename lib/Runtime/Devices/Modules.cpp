@@ -185,16 +185,17 @@ void KernelModule::loadHere() {
   loadedHere();
 }
 
-void KernelModule::loadAllHere() {
+std::vector<std::string> KernelModule::loadAllHere() {
+  std::vector<std::string> failed;
   std::lock_guard<std::mutex> live(liveMutex);
   for (KernelModule *module : liveModules()) {
     try {
       module->loadHere();
-    } catch (const CudaError &) {
-      // Code this device cannot run (another architecture): a program
-      // that needs it fails at its first launch, which names the kernel.
+    } catch (const CudaError &e) {
+      failed.push_back(e.what());
     }
   }
+  return failed;
 }
 
 CUfunction KernelModule::getFunction(const std::string &name) {

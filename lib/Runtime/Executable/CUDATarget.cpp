@@ -87,9 +87,11 @@ private:
 /// The parameters and optimizer state this thread's rank keeps on its GPU.
 using Kept = ThreadMirror<GpuMemory>;
 
-/// Loads what the rank's kernels need before its first collective: a
+/// Loads what the rank's kernels need before its first NCCL collective: a
 /// module or kernel loaded later may wait for the device to drain, so for
-/// an NCCL kernel waiting on a peer that may be waiting on this rank.
+/// an NCCL kernel waiting on a peer that may be waiting on this rank. What
+/// fails here is tried again at its first use, which reports it if it
+/// lasts: a warning says what the job risks meanwhile.
 void loadKernelsBeforeCollectives(const Placement &where) {
   if (cuda::lazyKernelLoading() && where.rank == 0)
     std::fprintf(stderr,
@@ -97,12 +99,17 @@ void loadKernelsBeforeCollectives(const Placement &where) {
                  "(CUDA_MODULE_LOADING): a kernel's first launch may wait for "
                  "a peer's NCCL transfer; set CUDA_MODULE_LOADING=EAGER if "
                  "the job hangs in its first step\n");
-  cuda::KernelModule::loadAllHere();
+  std::vector<std::string> failed = cuda::KernelModule::loadAllHere();
   try {
     cuda::openGemms();
-  } catch (const cuda::CudaError &) {
-    // No cuBLASLt: a program with matrix products says so at the first.
+  } catch (const cuda::CudaError &e) {
+    failed.push_back(e.what());
   }
+  for (const std::string &why : failed)
+    std::fprintf(stderr,
+                 "warning: rank %lld: %s; trying again at its first use, "
+                 "where loading may wait for a peer\n",
+                 static_cast<long long>(where.rank), why.c_str());
 }
 
 } // namespace

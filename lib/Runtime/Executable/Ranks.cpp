@@ -157,39 +157,47 @@ int runRank(Transport &transport, int64_t rank, Entry const *entries,
     Deadline teardown(rank, options.commTimeout, end,
                       "the device collectives queued before the end of "
                       "training did not finish");
-    // Generated code's collectives on their own transport where its
-    // buffers are the device's, connected under a deadline.
-    std::optional<Deadline> setup;
-    setup.emplace(rank, options.commTimeout, end,
-                  "the device collectives' communicators did not connect");
-    setup->arm();
-    std::unique_ptr<Transport> onDevice =
-        programTransport(transport, program, where);
+    std::unique_ptr<Transport> onDevice;
     std::optional<Channel> deviceChannel;
     std::optional<Watchdog> deviceWatchdog;
     struct Arm {
       Deadline &deadline;
       ~Arm() { deadline.arm(); }
     } arm{teardown};
-    if (onDevice) {
-      deviceChannel.emplace(*onDevice, where.grid, rank, groups);
-      where.programChannel = &*deviceChannel;
-      setCurrentChannel(&*deviceChannel);
-      deviceWatchdog.emplace(*deviceChannel, options.commTimeout, end);
+    // A failure from here on, while the rank connects a device transport
+    // or has one, ends the job at once: peers may wait for it in NCCL calls
+    // (which have no timeout), and closing its communicators may wait for
+    // them.
+    bool connecting = true;
+    int code;
+    try {
+      {
+        // Generated code's collectives on their own transport where its
+        // buffers are the device's, connected under a deadline.
+        Deadline setup(rank, options.commTimeout, end,
+                       "the device collectives' communicators did not "
+                       "connect");
+        setup.arm();
+        onDevice = programTransport(transport, program, where);
+        if (onDevice) {
+          deviceChannel.emplace(*onDevice, where.grid, rank, groups);
+          where.programChannel = &*deviceChannel;
+          setCurrentChannel(&*deviceChannel);
+          deviceWatchdog.emplace(*deviceChannel, options.commTimeout, end);
+        }
+      }
+      connecting = false;
+      code = train(entries[where.stage], program, options, self, where);
+    } catch (const std::exception &e) {
+      code = reportError(self, "rank " + std::to_string(rank) + ": " + e.what(),
+                         1);
     }
-    setup.reset();
-    int code = train(entries[where.stage], program, options, self, where);
-    if (code && onDevice) {
-      // The peers may wait in device collectives this rank never joins,
-      // and closing its NCCL communicators may wait for them: end the job
-      // now rather than at the teardown deadline.
+    if (code && (connecting || onDevice)) {
       std::fflush(nullptr);
       end(code);
     }
     return code;
-  } catch (const std::exception &e) {
-    // CommError, and the device's errors (CudaError, out of memory) while
-    // the device transport connects.
+  } catch (const CommError &e) {
     return reportError(self, "rank " + std::to_string(rank) + ": " + e.what(), 1);
   }
 }

@@ -130,13 +130,15 @@ private:
   CUcontext primary = nullptr;
 };
 
-/// Asks the driver, before it is first loaded, to load a module's kernels
-/// with the module (CUDA_MODULE_LOADING=EAGER) unless the environment
-/// already chooses a mode. Programs on several GPUs want this: under lazy
-/// loading (the default since CUDA 12.2) a kernel's first launch may wait
-/// until the device is idle, so for an NCCL kernel waiting on a peer that
-/// may in turn wait on this rank, and the job hangs. Returns false when
-/// the driver was loaded already (its mode can no longer change).
+/// Asks the driver, before anything starts it, to load a module's kernels
+/// with the module: sets CUDA_MODULE_LOADING=EAGER in the environment
+/// unless it already chooses a mode. Programs on several GPUs want this:
+/// under lazy loading (the default since CUDA 12.2) a kernel's first
+/// launch may wait until the device is idle, so for an NCCL kernel waiting
+/// on a peer that may in turn wait on this rank, and the job hangs. Call
+/// it before the process starts other threads (it changes the environment)
+/// and before MPI_Init. Returns false, changing nothing, when this runtime
+/// has loaded the driver already.
 bool preferEagerKernelLoading();
 /// Whether the driver loads kernels when first launched (lazily).
 bool lazyKernelLoading();

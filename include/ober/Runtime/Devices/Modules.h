@@ -31,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 /// Exit status of a process whose GPU runtime call failed (distinct from
 /// usage errors, OBER_RT_EXIT_USAGE, and a training failure, 1).
@@ -86,10 +87,12 @@ public:
   /// getFunction would; a no-op where it is loaded).
   void loadHere();
   /// Loads every KernelModule that exists into the calling thread's
-  /// current context: a rank does so before its first collective, so that
-  /// no module loads (which may wait for the device to drain) while an
-  /// NCCL kernel waits on a peer.
-  static void loadAllHere();
+  /// current context: a rank does so before its first NCCL collective, so
+  /// that no module loads (which may wait for the device to drain) while
+  /// an NCCL kernel waits on a peer. Returns the messages of the loads that
+  /// failed (code for another architecture, say); those modules load at
+  /// their first use, which reports the failure again if it lasts.
+  static std::vector<std::string> loadAllHere();
   ImageFormat format() const { return kind; }
   size_t size() const { return bytes; }
 
