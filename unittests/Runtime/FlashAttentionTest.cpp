@@ -127,6 +127,13 @@ void mma_sync(fragment<accumulator, 16, 16, 16, float> &d,
   std::memcpy(d.x, out, sizeof(out));
 }
 
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float> &f,
+                             const float *p, unsigned ldm, layout_t layout) {
+  for (unsigned r = 0; r < 16; ++r)
+    for (unsigned c = 0; c < 16; ++c)
+      f.x[r * 16 + c] = p[layout == mem_row_major ? r * ldm + c : c * ldm + r];
+}
+
 inline void store_matrix_sync(float *p,
                               const fragment<accumulator, 16, 16, 16, float> &f,
                               unsigned ldm, layout_t layout) {

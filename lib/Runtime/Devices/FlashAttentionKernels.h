@@ -85,12 +85,17 @@ OBER_FA_FN void productT(const E *a, const E *b, int ld, float *out) {
 }
 
 /// out[16, ld] (f32, row stride ld) = a[16, kTile] (row stride kTile)
-/// b[kTile, ld] (row stride ld): a warp's rows of P V, or of dS K.
+/// b[kTile, ld] (row stride ld), or out += a b with `accumulate`: a warp's
+/// rows of P V (added to the output's), or of dS K.
 template <typename E>
-OBER_FA_FN void product(const E *a, const E *b, int ld, float *out) {
+OBER_FA_FN void product(const E *a, const E *b, int ld, float *out,
+                        bool accumulate) {
   for (int n = 0; n < ld; n += 16) {
     fawmma::fragment<fawmma::accumulator, 16, 16, 16, float> acc;
-    fawmma::fill_fragment(acc, 0.0f);
+    if (accumulate)
+      fawmma::load_matrix_sync(acc, out + n, ld, fawmma::mem_row_major);
+    else
+      fawmma::fill_fragment(acc, 0.0f);
     for (int kk = 0; kk < kTile; kk += 16) {
       fawmma::fragment<fawmma::matrix_a, 16, 16, 16, E, fawmma::row_major> fa;
       fawmma::fragment<fawmma::matrix_b, 16, 16, 16, E, fawmma::row_major> fb;
@@ -130,7 +135,8 @@ OBER_FA_FN void forwardBlock(const E *q, const E *k, const E *v, E *o,
         *salpha = at<float>(shared, l.rescale);
   q += b * s.lq * s.d;
   k += b * s.lk * s.d;
-  v += b * s.lk * s.dv;
+  if (values)
+    v += b * s.lk * s.dv;
   loadTile(sq, q, q0, s.lq, s.d, dp);
   if (values)
     for (int e = tid; e < kTile * dvp; e += kThreads)
@@ -173,11 +179,14 @@ OBER_FA_FN void forwardBlock(const E *q, const E *k, const E *v, E *o,
       salpha[tid] = alpha;
     }
     if (values) {
-      oberFaSync();
-      product(sp + warp * 16 * kTile, sv, dvp, ss + warp * 16 * dvp);
+      // The output so far rescaled to the new maxima, then P V added to
+      // it on the tensor cores.
       oberFaSync();
       for (int e = tid; e < kTile * dvp; e += kThreads)
-        so[e] = so[e] * salpha[e / dvp] + ss[e];
+        so[e] *= salpha[e / dvp];
+      oberFaSync();
+      product(sp + warp * 16 * kTile, sv, dvp, so + warp * 16 * dvp,
+              /*accumulate=*/true);
     }
   }
   oberFaSync();
@@ -309,7 +318,8 @@ OBER_FA_FN void backwardBlock(const E *q, const E *k, const E *v, const E *dO,
       }
     }
     // dQ's share: this warp's 16 queries, dS K, into the scores' space.
-    product(sds + warp * 16 * kTile, sk, dp, ss + warp * 16 * dp);
+    product(sds + warp * 16 * kTile, sk, dp, ss + warp * 16 * dp,
+            /*accumulate=*/false);
     oberFaSync();
     for (int e = tid; e < kTile * s.d; e += kThreads) {
       int r = e / s.d, c = e % s.d;

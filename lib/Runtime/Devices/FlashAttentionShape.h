@@ -56,8 +56,9 @@ struct Regions {
 };
 
 /// The forward kernels' shared memory (byte offsets): Q, K, V tiles and
-/// probabilities (element type), scores (f32, reused for P V), the output
-/// accumulator and each row's running max, sum and rescaling (f32). Without
+/// probabilities (element type), scores (f32), the output accumulator
+/// (which P V adds to) and each row's running max, sum and rescaling
+/// (f32). Without
 /// `values` (the kernel that only finds each row's log-sum-exp) V, P and
 /// the output take no room.
 struct ForwardLayout {
@@ -72,7 +73,7 @@ OBER_FA_HD ForwardLayout forwardLayout(const Shape &s, int64_t eBytes,
   l.k = r.take(kTile * dp, eBytes);
   l.v = r.take(kTile * dvp, eBytes);
   l.p = r.take(values ? kTile * kTile : 0, eBytes);
-  l.scores = r.take(kTile * (dvp > kTile ? dvp : kTile), 4);
+  l.scores = r.take(kTile * kTile, 4);
   l.out = r.take(kTile * dvp, 4);
   l.max = r.take(kTile, 4);
   l.sum = r.take(kTile, 4);
