@@ -151,7 +151,8 @@ void backward(const ober_rt_buffer *desc, const ober_rt_buffer *q,
     memset32Async(dqAcc, 0, static_cast<size_t>(n), stream);
     auto eBytes = static_cast<int64_t>(bytes);
     void *lseParams[] = {&pq, &pk, &lse, &s};
-    launch("ober_flash_lse_" + name, tiles(s.lq), static_cast<unsigned>(s.batch),
+    launch("ober_flash_lse_" + name, tiles(s.lq),
+           static_cast<unsigned>(s.batch),
            ober::flash::forwardLayout(s, eBytes, false).bytes, lseParams, s);
     void *deltaParams[] = {&po, &pdo, &delta, &s};
     launch("ober_flash_delta_" + name, tiles(s.lq),

@@ -58,9 +58,8 @@ struct Regions {
 /// The forward kernels' shared memory (byte offsets): Q, K, V tiles and
 /// probabilities (element type), scores (f32), the output accumulator
 /// (which P V adds to) and each row's running max, sum and rescaling
-/// (f32). Without
-/// `values` (the kernel that only finds each row's log-sum-exp) V, P and
-/// the output take no room.
+/// (f32). Without `values` (the kernel that only finds each row's
+/// log-sum-exp) V, P and the output take no room.
 struct ForwardLayout {
   int64_t q, k, v, p, scores, out, max, sum, rescale, bytes;
 };

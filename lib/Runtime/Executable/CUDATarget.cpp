@@ -93,7 +93,7 @@ using Kept = ThreadMirror<GpuMemory>;
 /// fails here is tried again at its first use, which reports it if it
 /// lasts: a warning says what the job risks meanwhile.
 void loadKernelsBeforeCollectives(const Placement &where) {
-  if (cuda::lazyKernelLoading() && where.rank == 0)
+  if (where.rank == 0 && cuda::lazyKernelLoading())
     std::fprintf(stderr,
                  "warning: the CUDA driver loads kernels lazily "
                  "(CUDA_MODULE_LOADING): a kernel's first launch may wait for "

@@ -502,7 +502,7 @@ struct MapToGPU : public ober::impl::MapToGPUPassBase<MapToGPU> {
                         "reads or writes the host's stack");
         return WalkResult::interrupt();
       }
-      if (device || !deviceAccess(op))
+      if (device || isHostMemory(root))
         return WalkResult::advance();
       op->emitOpError("reads or writes device memory on the host: the CUDA "
                       "target keeps every buffer on the device");

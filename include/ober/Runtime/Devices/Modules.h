@@ -83,9 +83,6 @@ public:
   CUfunction getFunction(const std::string &name);
   /// Whether the image has been loaded into any context.
   bool loaded() const;
-  /// Loads the image into the calling thread's current context now (as
-  /// getFunction would; a no-op where it is loaded).
-  void loadHere();
   /// Loads every KernelModule that exists into the calling thread's
   /// current context: a rank does so before its first NCCL collective, so
   /// that no module loads (which may wait for the device to drain) while
@@ -102,6 +99,9 @@ private:
     std::unordered_map<std::string, CUfunction> functions;
   };
   CUmodule load() const;
+  /// Loads the image into the calling thread's current context now (as
+  /// getFunction would; a no-op where it is loaded).
+  void loadHere();
   /// The image in the current context, loaded on first use (mutex held).
   Loaded &loadedHere();
 
