@@ -121,3 +121,12 @@ std::optional<uint64_t> ober::rt::checkedBytes(const std::vector<int64_t> &shape
       return std::nullopt;
   return total;
 }
+
+#ifdef OBER_RT_BF16_IN_FLOAT_REGISTER
+extern "C" float __truncsfbf2(float f) {
+  uint32_t bits = bf16Bits(f);
+  return load<float>(&bits);
+}
+#else
+extern "C" uint16_t __truncsfbf2(float f) { return bf16Bits(f); }
+#endif

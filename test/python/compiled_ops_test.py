@@ -245,6 +245,12 @@ def matmul_cases():
     yield Case("matmul-bf16", [("a", (3, 4, 8), "f32", a),
                                ("b", (8, 2), "f32", b)], body,
                [("%m", (3, 4, 2), "bf16")])
+    # As the CUDA target calls it: the library's bf16 and f16 products.
+    for t in ["bf16", "f16"]:
+        yield Case(f"matmul-{t}-library",
+                   [("a", (3, 4, 8), "f32", a), ("b", (8, 2), "f32", b)],
+                   body.replace("bf16", t), [("%m", (3, 4, 2), t)],
+                   ["--low-precision-products"])
     # The weight gradient of a matrix a batch shares: one product.
     x, y = floats((3, 5, 4), special=False), floats((3, 5, 2), special=False)
     body = ("  %t = ober.transpose %x {permutation = array<i64: 0, 2, 1>} : "
@@ -461,6 +467,37 @@ def conv_cases():
         yield Case(name, [("x", (2, 3, 6, 6), "f32", x),
                           ("w", (4, 3, 3, 3), "f32", w)], body,
                    [("%y", (2, 4, 6, 6), "bf16")], flags)
+    # As the CUDA target compiles them: bf16 products over bf16 columns
+    # (each product rounded once before the bias or the data gradient's
+    # sum over the windows; within bf16's tolerance of the largest value).
+    n, c, o, g, size, ker, st, dil, pads = (2, 4, 6, 2, (7, 8), (3, 2),
+                                            (1, 2), (1, 1), (1, 0, 2, 1))
+    out = tuple(_conv_out(size[i], ker[i], st[i], pads[i], pads[2 + i],
+                          dil[i]) for i in range(2))
+    xs, ws, ys = (n, c) + size, (o, c // g) + ker, (n, o) + out
+    attrs = (f"{_arr('strides', st)}, {_arr('padding', pads)}, "
+             f"{_arr('dilations', dil)}, groups = {g} : i64")
+    opad = tuple(size[i] - ((out[i] - 1) * st[i] - pads[i] - pads[2 + i]
+                            + dil[i] * (ker[i] - 1) + 1) for i in range(2))
+    f32, b16 = ({s: tensor_type(s, t) for s in (xs, ws, ys, (o,), (c,))}
+                for t in ("f32", "bf16"))
+    body = "".join(f"  %{v}b = ober.cast %{v} : {f32[s]} to {b16[s]}\n"
+                   for v, s in [("x", xs), ("w", ws), ("b", (o,)),
+                                ("gy", ys), ("bc", (c,))])
+    body += (f"  %y = ober.conv %xb, %wb, %bb {{{attrs}}} : ({b16[xs]}, "
+             f"{b16[ws]}, {b16[(o,)]}) -> {b16[ys]}\n"
+             f"  %dw = ober.conv_weight_grad %xb, %gyb {{{_arr('kernel', ker)},"
+             f" {attrs}}} : ({b16[xs]}, {b16[ys]}) -> {b16[ws]}\n"
+             f"  %dx = ober.conv_transpose %gyb, %wb, %bcb {{{attrs}, "
+             f"{_arr('output_padding', opad)}}} : ({b16[ys]}, {b16[ws]}, "
+             f"{b16[(c,)]}) -> {b16[xs]}\n")
+    yield Case("conv-gemm-bf16-library",
+               [(v, s, "f32", floats(s, special=False))
+                for v, s in [("x", xs), ("w", ws), ("b", (o,)), ("gy", ys),
+                             ("bc", (c,))]], body,
+               [("%y", ys, "bf16"), ("%dw", ws, "bf16"), ("%dx", xs, "bf16")],
+               ["--convolutions=gemm", "--low-precision-products"],
+               of_largest=True)
 
 
 def _pool_out(size, k, s, pb, pe, d, ceil):

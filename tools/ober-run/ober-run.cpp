@@ -102,6 +102,11 @@ static cl::opt<std::string> convolutions(
     cl::desc("With --engine=cpu, how convolutions compile: 'library' (the "
              "kernel library's, the default) or 'gemm' (matrix products over "
              "gathered windows, as on GPUs)"));
+static cl::opt<bool> lowPrecisionProducts(
+    cl::cat(category), "low-precision-products",
+    cl::desc("With --engine=cpu, bf16 and f16 matrix products (and "
+             "convolutions as GEMMs) call the kernel library in their own "
+             "type, as on GPUs, rather than widened to f32"));
 static cl::opt<std::string> attention(
     cl::cat(category), "attention",
     cl::desc("With --engine=cpu, how attention compiles: 'blocked' "
@@ -278,11 +283,12 @@ static LogicalResult runModel(MLIRContext &context) {
            << "--engine must be 'reference' or 'cpu', got '" << engine << "'";
   // Its values are checked by convert-ober-to-linalg, which takes them.
   if ((convolutions.getNumOccurrences() || attention.getNumOccurrences() ||
-       attentionBlock.getNumOccurrences()) &&
+       attentionBlock.getNumOccurrences() ||
+       lowPrecisionProducts.getNumOccurrences()) &&
       engine != "cpu")
     return emitError(UnknownLoc::get(&context))
-           << "--convolutions, --attention and --attention-block apply to "
-              "--engine=cpu only";
+           << "--convolutions, --attention, --attention-block and "
+              "--low-precision-products apply to --engine=cpu only";
   if (attention == "flash")
     return emitError(UnknownLoc::get(&context)) << kFlashNeedsCUDA;
   if (engine == "cpu" && findGrid(*module))
@@ -375,6 +381,7 @@ static LogicalResult runModel(MLIRContext &context) {
       lowering.attention = attention;
     if (attentionBlock.getNumOccurrences())
       lowering.attentionBlock = attentionBlock;
+    lowering.lowPrecisionProducts = lowPrecisionProducts;
     results = runCompiled(*module, func, args, lowering);
   } else {
     reference::Interpreter interpreter(*module);

@@ -38,11 +38,13 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
       over the windows gathered into columns (im2col; the data gradient
       gathers the columns back per input position); bf16 and f16 operands
       are widened to f32 for every kernel call and the result rounded
-      once, except matrix products with `low-precision-products` (the
-      CUDA target's: cuBLASLt multiplies bf16 and f16 on tensor cores,
-      accumulating in f32), whose buffers keep their type, the call named
-      for it (`ober_rt_cpu_matmul_bf16`, `_f16`) and the type in the
-      descriptor's last field; each distinct kernel
+      once, except matrix products (convolutions as GEMMs included) with
+      `low-precision-products` (the CUDA target's: cuBLASLt multiplies
+      bf16 and f16 on tensor cores, accumulating in f32), whose buffers
+      keep their type, the call named for it (`ober_rt_cpu_matmul_bf16`,
+      `_f16`) and the type in the descriptor's last field (a GEMM
+      convolution's product is rounded before its bias is added or, for
+      the data gradient, its columns are summed in f32); each distinct kernel
       descriptor is listed in the module attribute `ober_cpu.kernels`
       (`{name, desc}`), which an executable creates ahead of its first
       step;
@@ -102,9 +104,9 @@ def ConvertOberToLinalg : Pass<"convert-ober-to-linalg", "ModuleOp"> {
     Option<"lowPrecisionProducts", "low-precision-products", "bool",
            /*default=*/"false",
            "Matrix products of bf16 and f16 pass their operands and result "
-           "to the kernel library in their own type (CUDA's library "
-           "accumulates in f32 and rounds once) instead of widened to f32 "
-           "(the CPU library's only type)">
+           "to the kernel library in their own type (accumulated in f32, "
+           "rounded once; tensor cores in CUDA's library), convolutions "
+           "as products too, instead of widened to f32">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

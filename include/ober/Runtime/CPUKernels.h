@@ -42,8 +42,9 @@ typedef struct ober_rt_buffer {
 #define OBER_RT_CPU_MATMUL "ober_rt_cpu_matmul"
 /* A matrix product on bf16 or f16 buffers is declared with the type after
    the name (ober_rt_cpu_matmul_bf16): generated code declares a function
-   once per type of its memrefs. The CPU library has none; the CUDA target
-   renames them to its own (CUDAKernels.h). */
+   once per type of its memrefs. The CUDA target renames them to its own
+   (CUDAKernels.h); the CPU library's compute as CUDA's do (in f32, the
+   result rounded once) for the CUDA target's program mapped to the CPU. */
 #define OBER_RT_MATMUL_SUFFIX_BF16 "_bf16"
 #define OBER_RT_MATMUL_SUFFIX_F16 "_f16"
 #define OBER_RT_CPU_CONV "ober_rt_cpu_conv"
@@ -55,8 +56,8 @@ typedef struct ober_rt_buffer {
 /// `a_batch` (1 or `batch`) matrices stored `[m, k]` (`[k, m]` when
 /// transposed), `b` holds `b_batch` matrices stored `[k, n]` (`[n, k]`),
 /// `c` holds `batch` matrices `[m, n]`; a batch of 1 is shared. `dtype`
-/// (an ober::rt::DType) is the element type of all three: f32 for the CPU
-/// library; f32, bf16 or f16 for CUDA's (which accumulates in f32).
+/// (an ober::rt::DType) is the element type of all three, f32, bf16 or
+/// f16, each with its own entry point; products accumulate in f32.
 enum ober_rt_matmul_field {
   OBER_MATMUL_BATCH,
   OBER_MATMUL_A_BATCH,
@@ -102,6 +103,14 @@ void _mlir_ciface_ober_rt_cpu_matmul(const ober_rt_buffer *desc,
                                      const ober_rt_buffer *a,
                                      const ober_rt_buffer *b,
                                      ober_rt_buffer *c);
+void _mlir_ciface_ober_rt_cpu_matmul_bf16(const ober_rt_buffer *desc,
+                                          const ober_rt_buffer *a,
+                                          const ober_rt_buffer *b,
+                                          ober_rt_buffer *c);
+void _mlir_ciface_ober_rt_cpu_matmul_f16(const ober_rt_buffer *desc,
+                                         const ober_rt_buffer *a,
+                                         const ober_rt_buffer *b,
+                                         ober_rt_buffer *c);
 void _mlir_ciface_ober_rt_cpu_conv(const ober_rt_buffer *desc,
                                    const ober_rt_buffer *x,
                                    const ober_rt_buffer *w,
@@ -127,7 +136,8 @@ void ober_rt_cpu_set_threads(int threads);
 int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
                                int64_t size);
 
-/// The kernel symbols by name, for a JIT that resolves generated code's
+/// The kernel symbols by name (and the compiler runtime's that generated
+/// code may need, DType.h), for a JIT that resolves generated code's
 /// calls in this process: fills `names` and `addresses` (up to `capacity`)
 /// and returns how many there are.
 int ober_rt_cpu_kernel_symbols(const char **names, void **addresses,

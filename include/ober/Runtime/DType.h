@@ -54,4 +54,19 @@ void storeFloat(DType type, void *p, double value);
 
 } // namespace ober::rt
 
+/// The compiler runtime's f32-to-bf16 rounding (ties to even; NaN stays a
+/// quiet NaN), which code generated for bf16 calls where a bf16 value
+/// lives in a register: LLVM computes on it in f32 and rounds back through
+/// this call (a loop-carried maximum in bf16, for example). libgcc has it
+/// from GCC 13, Debian 12's has not, so the runtime (DType.cpp) provides
+/// it to executables and to the JIT (ober_rt_cpu_kernel_symbols). On
+/// x86-64 and AArch64 a bf16 result travels in the low 16 bits of a
+/// floating-point register, where a float's low bits do.
+#if defined(__x86_64__) || defined(__aarch64__)
+#define OBER_RT_BF16_IN_FLOAT_REGISTER 1
+extern "C" float __truncsfbf2(float f);
+#else
+extern "C" uint16_t __truncsfbf2(float f);
+#endif
+
 #endif // OBER_RUNTIME_DTYPE_H

@@ -65,12 +65,12 @@ struct Rows {
   OpBuilder &b;
   Location loc;
   Type ct;                      // compute type
-  Value q, k, v, mask;          // buffers
-  int64_t batchRank, lq, lk, d, dv;
-  ArrayRef<int64_t> maskShape;  // broadcasts to [batch..., lq, lk]
-  SmallVector<int64_t> scoreShape;
-  bool causal;
-  double scale;
+  Value q = {}, k = {}, v = {}, mask = {}; // buffers
+  int64_t batchRank = 0, lq = 0, lk = 0, d = 0, dv = 0;
+  ArrayRef<int64_t> maskShape = {}; // broadcasts to [batch..., lq, lk]
+  SmallVector<int64_t> scoreShape = {};
+  bool causal = false;
+  double scale = 1;
 
   Value index(int64_t i) { return arith::ConstantIndexOp::create(b, loc, i); }
   Value scalar(double x) { return scalarConstant(b, loc, ct, x); }
@@ -204,8 +204,9 @@ struct Rows {
     auto loop = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    ValueRange ivs = loop.getInductionVars();
-    body(ivs.drop_back(), ivs.back());
+    // scf.parallel returns its induction variables by value.
+    SmallVector<Value> ivs = loop.getInductionVars();
+    body(ValueRange(ivs).drop_back(), ivs.back());
   }
 };
 

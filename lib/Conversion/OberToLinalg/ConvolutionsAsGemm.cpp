@@ -18,8 +18,12 @@
 //                       sums the columns of the windows that reach it (a
 //                       gather over the kernel's positions, no scatter).
 //
-// Products run in f32 (bf16 and f16 operands widened, as for the library's
-// convolutions); the bias is added and the result rounded once.
+// Products run in f32, bf16 and f16 operands widened (as for the library's
+// convolutions), the bias added and the result rounded once; with
+// `low-precision-products` (the CUDA target's), bf16 and f16 products keep
+// their type (tensor cores, accumulating in f32): the columns stay in it,
+// and each product's result is rounded once before the bias is added or,
+// for the data gradient, the windows' columns are summed in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,11 +122,12 @@ Value channelsFirst(OpBuilder &b, Location loc, Value t, int64_t groups) {
                    {groups, og, n * ShapedType::getNumElements(shape.drop_front(2))});
 }
 
-/// `c[g] = op(a[g]) @ op(b[g])` for each group, in f32, the result rounded
-/// to `element`.
+/// `c[g] = op(a[g]) @ op(b[g])` for each group, on buffers of `library`
+/// (libraryMatmulType), the result rounded to `element`.
 Value groupProducts(OpBuilder &b, Location loc, Value lhs, Value rhs,
                     int64_t groups, int64_t m, int64_t n, int64_t k,
-                    bool transposeA, bool transposeB, Type element) {
+                    bool transposeA, bool transposeB, Type element,
+                    Type library) {
   SmallVector<int64_t> fields(OBER_MATMUL_FIELDS, 0);
   fields[OBER_MATMUL_BATCH] = fields[OBER_MATMUL_A_BATCH] =
       fields[OBER_MATMUL_B_BATCH] = groups;
@@ -131,14 +136,14 @@ Value groupProducts(OpBuilder &b, Location loc, Value lhs, Value rhs,
   fields[OBER_MATMUL_K] = k;
   fields[OBER_MATMUL_TRANSPOSE_A] = transposeA;
   fields[OBER_MATMUL_TRANSPOSE_B] = transposeB;
-  fields[OBER_MATMUL_DTYPE] = matmulDTypeField(b.getF32Type());
-  return callKernel(b, loc, OBER_RT_CPU_MATMUL, fields, {lhs, rhs},
-                    RankedTensorType::get({groups, m, n}, element),
-                    b.getF32Type());
+  fields[OBER_MATMUL_DTYPE] = matmulDTypeField(library);
+  return callKernel(b, loc, matmulKernelName(library), fields, {lhs, rhs},
+                    RankedTensorType::get({groups, m, n}, element), library);
 }
 
 /// The result (`[N, G * OG, S...]` of `result`'s type) of `y` (`[G, OG, N
-/// * S]`, f32), plus `bias` (`[G * OG]`) when given, rounded once.
+/// * S]`), plus `bias` (`[G * OG]`) when given, summed in f32 and rounded
+/// once.
 Value channelsSecond(OpBuilder &b, Location loc, Value y, Value bias,
                      RankedTensorType result, int64_t groups) {
   ArrayRef<int64_t> shape = result.getShape();
@@ -167,7 +172,7 @@ Value channelsSecond(OpBuilder &b, Location loc, Value y, Value bias,
       b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
       SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange v) {
-        Value sum = v[0];
+        Value sum = castElement(nb, l, v[0], nb.getF32Type());
         if (bias)
           sum = arith::AddFOp::create(
               nb, l, sum, castElement(nb, l, v[1], nb.getF32Type()));
@@ -180,7 +185,7 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// col2im as a gather: each input position `[n, c, x...]` (f32) sums, over
+/// col2im as a gather: each input position `[n, c, x...]` sums in f32, over
 /// the kernel's positions `k`, the column `dcols[g, cg, k..., n, o...]` of
 /// the window `o` that reads it at `k`: `o * stride + k * dilation = x +
 /// pad_begin`, when that `o` exists.
@@ -250,7 +255,8 @@ Value gatherColumns(OpBuilder &b, Location loc, Value dcols,
         }
         at.push_back(linalg::IndexOp::create(nb, l, 0));
         at.append(outputs.begin(), outputs.end());
-        Value col = tensor::ExtractOp::create(nb, l, cols, at);
+        Value col = castElement(
+            nb, l, tensor::ExtractOp::create(nb, l, cols, at), f32);
         Value add = arith::SelectOp::create(nb, l, valid, col,
                                             scalarConstant(nb, l, f32, 0.0));
         linalg::YieldOp::create(
@@ -259,8 +265,20 @@ Value gatherColumns(OpBuilder &b, Location loc, Value dcols,
   return generic.getResult(0);
 }
 
-struct ConvGemmLowering : OpRewritePattern<ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// A convolution op's lowering to products: `lowPrecision` as
+/// libraryMatmulType takes it.
+template <typename Op> struct GemmLowering : OpRewritePattern<Op> {
+  GemmLowering(MLIRContext *ctx, bool lowPrecision)
+      : OpRewritePattern<Op>(ctx), lowPrecision(lowPrecision) {}
+  /// The buffers' type of the products of an op with results of `result`.
+  Type library(RankedTensorType result) const {
+    return libraryMatmulType(result.getElementType(), lowPrecision);
+  }
+  bool lowPrecision;
+};
+
+struct ConvGemmLowering : GemmLowering<ConvOp> {
+  using GemmLowering::GemmLowering;
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
     auto result = cast<RankedTensorType>(op.getResult().getType());
@@ -281,7 +299,8 @@ struct ConvGemmLowering : OpRewritePattern<ConvOp> {
       Value w = reshapeTo(rewriter, loc, op.getWeight(),
                           {m.groups, m.og, m.rows()});
       y = groupProducts(rewriter, loc, w, cols, m.groups, m.og, m.columns(),
-                        m.rows(), false, false, rewriter.getF32Type());
+                        m.rows(), false, false, library(result),
+                        library(result));
     }
     rewriter.replaceOp(
         op, channelsSecond(rewriter, loc, y, bias, result, g.groups));
@@ -289,8 +308,8 @@ struct ConvGemmLowering : OpRewritePattern<ConvOp> {
   }
 };
 
-struct ConvWeightGradGemmLowering : OpRewritePattern<ConvWeightGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ConvWeightGradGemmLowering : GemmLowering<ConvWeightGradOp> {
+  using GemmLowering::GemmLowering;
   LogicalResult matchAndRewrite(ConvWeightGradOp op,
                                 PatternRewriter &rewriter) const override {
     auto result = cast<RankedTensorType>(op.getResult().getType());
@@ -310,7 +329,7 @@ struct ConvWeightGradGemmLowering : OpRewritePattern<ConvWeightGradOp> {
     // cols[g] stored [CG * K, N * S] is the transposed right operand.
     Value dw = groupProducts(rewriter, loc, gy, cols, m.groups, m.og,
                              m.rows(), m.columns(), false, true,
-                             result.getElementType());
+                             result.getElementType(), library(result));
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, dw, result.getShape()));
     return success();
   }
@@ -318,8 +337,8 @@ struct ConvWeightGradGemmLowering : OpRewritePattern<ConvWeightGradOp> {
 
 /// `conv_transpose`: the data gradient of the convolution from its result
 /// to its input, plus its bias.
-struct ConvTransposeGemmLowering : OpRewritePattern<ConvTransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ConvTransposeGemmLowering : GemmLowering<ConvTransposeOp> {
+  using GemmLowering::GemmLowering;
   LogicalResult matchAndRewrite(ConvTransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto result = cast<RankedTensorType>(op.getResult().getType());
@@ -339,7 +358,8 @@ struct ConvTransposeGemmLowering : OpRewritePattern<ConvTransposeOp> {
       Value gy = channelsFirst(rewriter, loc, op.getInput(), g.groups);
       // w[g] stored [OG, CG * K] is the transposed left operand.
       Value dcols = groupProducts(rewriter, loc, w, gy, m.groups, m.rows(),
-                                  m.columns(), m.og, true, false, f32);
+                                  m.columns(), m.og, true, false,
+                                  library(result), library(result));
       dx = gatherColumns(rewriter, loc, dcols, g);
     }
     Type element = result.getElementType();
@@ -370,7 +390,9 @@ struct ConvTransposeGemmLowering : OpRewritePattern<ConvTransposeOp> {
 
 } // namespace
 
-void lowering::populateConvolutionGemmPatterns(RewritePatternSet &patterns) {
+void lowering::populateConvolutionGemmPatterns(RewritePatternSet &patterns,
+                                               bool lowPrecision) {
   patterns.add<ConvGemmLowering, ConvTransposeGemmLowering,
-               ConvWeightGradGemmLowering>(patterns.getContext());
+               ConvWeightGradGemmLowering>(patterns.getContext(),
+                                           lowPrecision);
 }

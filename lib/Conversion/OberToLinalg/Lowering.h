@@ -100,8 +100,8 @@ Value callKernel(OpBuilder &b, Location loc, StringRef name,
                  RankedTensorType result, Type element);
 /// The element type of the buffers a matrix product with results of
 /// `result` passes to the kernel library (OBER_MATMUL_DTYPE): its own when
-/// `lowPrecision` and it is bf16 or f16 (CUDA's library accumulates in f32
-/// and rounds once), else f32 (the CPU library's only type).
+/// `lowPrecision` and it is bf16 or f16 (the library accumulates in f32
+/// and rounds once: tensor cores on CUDA), else f32.
 Type libraryMatmulType(Type result, bool lowPrecision);
 /// OBER_MATMUL_DTYPE for buffers of `element` (f32, bf16 or f16).
 int64_t matmulDTypeField(Type element);
@@ -124,8 +124,10 @@ void populateNormalizationPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateIndexingPatterns(RewritePatternSet &patterns);
 void populateConvolutionPatterns(RewritePatternSet &patterns);
-/// The convolutions as matrix products over gathered windows.
-void populateConvolutionGemmPatterns(RewritePatternSet &patterns);
+/// The convolutions as matrix products over gathered windows;
+/// `lowPrecision` as for populateContractionPatterns.
+void populateConvolutionGemmPatterns(RewritePatternSet &patterns,
+                                     bool lowPrecision);
 void populatePoolingPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 

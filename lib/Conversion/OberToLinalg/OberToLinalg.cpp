@@ -78,7 +78,8 @@ struct ConvertOberToLinalg
     lowering::populateLossPatterns(patterns);
     lowering::populateIndexingPatterns(patterns);
     if (convolutions == "gemm")
-      lowering::populateConvolutionGemmPatterns(patterns);
+      lowering::populateConvolutionGemmPatterns(patterns,
+                                                lowPrecisionProducts);
     else
       lowering::populateConvolutionPatterns(patterns);
     lowering::populatePoolingPatterns(patterns);

@@ -24,6 +24,10 @@
 #include <vector>
 
 using dnnl::memory;
+using ober::rt::DType;
+using ober::rt::dtypeSize;
+using ober::rt::loadFloat;
+using ober::rt::storeFloat;
 
 namespace {
 
@@ -45,10 +49,10 @@ constexpr auto kF32 = memory::data_type::f32;
   std::exit(70);
 }
 
-/// The data of an f32 operand.
-void *dataOf(const ober_rt_buffer *b) {
+/// The data of an operand of `bytes`-byte elements (f32 by default).
+void *dataOf(const ober_rt_buffer *b, size_t bytes = sizeof(float)) {
   const ober_rt_memref *m = b->descriptor;
-  return static_cast<float *>(m->aligned) + m->offset;
+  return static_cast<char *>(m->aligned) + m->offset * bytes;
 }
 
 /// A descriptor's fields (a 1-D i64 buffer: its first size is the count).
@@ -286,6 +290,50 @@ void guarded(const char *name, const std::vector<int64_t> &fields, Run run) {
   }
 }
 
+/// The f32 product of descriptor `f` (its element type aside) on f32
+/// buffers.
+void multiply(const std::vector<int64_t> &f, void *a, void *b, void *c) {
+  std::vector<int64_t> wide = f;
+  wide[OBER_MATMUL_DTYPE] = static_cast<int64_t>(DType::F32);
+  Matmul &mm = kernelFor<Matmul>(OBER_RT_CPU_MATMUL, wide, makeMatmul);
+  guarded(OBER_RT_CPU_MATMUL, f, [&] {
+    dnnl::engine &e = context().engine;
+    mm.primitive.execute(context().stream,
+                         {{DNNL_ARG_SRC, memory(mm.a, e, a)},
+                          {DNNL_ARG_WEIGHTS, memory(mm.b, e, b)},
+                          {DNNL_ARG_DST, memory(mm.c, e, c)}});
+  });
+}
+
+/// A product on bf16 or f16 buffers (`type`) as CUDA's library computes
+/// it: the operands widened to f32, the product accumulated in f32, the
+/// result rounded once to nearest even. The CUDA target's program mapped
+/// to the CPU (--test-cuda-mapping-on-cpu) calls it; the CPU target's
+/// programs widen their operands themselves.
+void lowPrecisionMatmul(const char *name, const ober_rt_buffer *desc,
+                        const ober_rt_buffer *a, const ober_rt_buffer *b,
+                        ober_rt_buffer *c, DType type) {
+  std::vector<int64_t> f = fieldsOf(desc);
+  if (f[OBER_MATMUL_DTYPE] != static_cast<int64_t>(type))
+    fail(name, f, "the descriptor names another element type");
+  int64_t m = f[OBER_MATMUL_M], n = f[OBER_MATMUL_N], k = f[OBER_MATMUL_K];
+  size_t bytes = dtypeSize(type);
+  auto widen = [&](const ober_rt_buffer *x, int64_t elements) {
+    std::vector<float> wide(static_cast<size_t>(elements));
+    const char *p = static_cast<const char *>(dataOf(x, bytes));
+    for (size_t i = 0; i < wide.size(); ++i)
+      wide[i] = static_cast<float>(loadFloat(type, p + i * bytes));
+    return wide;
+  };
+  std::vector<float> wa = widen(a, f[OBER_MATMUL_A_BATCH] * m * k),
+                     wb = widen(b, f[OBER_MATMUL_B_BATCH] * k * n),
+                     wc(static_cast<size_t>(f[OBER_MATMUL_BATCH] * m * n));
+  multiply(f, wa.data(), wb.data(), wc.data());
+  char *pc = static_cast<char *>(dataOf(c, bytes));
+  for (size_t i = 0; i < wc.size(); ++i)
+    storeFloat(type, pc + i * bytes, wc[i]);
+}
+
 } // namespace
 
 extern "C" {
@@ -295,17 +343,22 @@ void _mlir_ciface_ober_rt_cpu_matmul(const ober_rt_buffer *desc,
                                      const ober_rt_buffer *b,
                                      ober_rt_buffer *c) {
   std::vector<int64_t> f = fieldsOf(desc);
-  if (f[OBER_MATMUL_DTYPE] != static_cast<int64_t>(ober::rt::DType::F32))
-    fail(OBER_RT_CPU_MATMUL, f, "the CPU library multiplies f32 buffers only");
-  Matmul &mm = kernelFor<Matmul>(OBER_RT_CPU_MATMUL, f, makeMatmul);
-  guarded(OBER_RT_CPU_MATMUL, f, [&] {
-    dnnl::engine &e = context().engine;
-    mm.primitive.execute(context().stream,
-                         {{DNNL_ARG_SRC, memory(mm.a, e, dataOf(a))},
-                          {DNNL_ARG_WEIGHTS, memory(mm.b, e, dataOf(b))},
-                          {DNNL_ARG_DST, memory(mm.c, e, dataOf(c))}});
-  });
+  if (f[OBER_MATMUL_DTYPE] != static_cast<int64_t>(DType::F32))
+    fail(OBER_RT_CPU_MATMUL, f,
+         "the descriptor names another element type than f32");
+  multiply(f, dataOf(a), dataOf(b), dataOf(c));
 }
+
+#define OBER_RT_CPU_MATMUL_LOW_DEFINE(SUFFIX, TYPE)                           \
+  void _mlir_ciface_ober_rt_cpu_matmul_##SUFFIX(                               \
+      const ober_rt_buffer *desc, const ober_rt_buffer *a,                     \
+      const ober_rt_buffer *b, ober_rt_buffer *c) {                            \
+    lowPrecisionMatmul(OBER_RT_CPU_MATMUL "_" #SUFFIX, desc, a, b, c,          \
+                       DType::TYPE);                                           \
+  }
+OBER_RT_CPU_MATMUL_LOW_DEFINE(bf16, BF16)
+OBER_RT_CPU_MATMUL_LOW_DEFINE(f16, F16)
+#undef OBER_RT_CPU_MATMUL_LOW_DEFINE
 
 void _mlir_ciface_ober_rt_cpu_conv(const ober_rt_buffer *desc,
                                    const ober_rt_buffer *x,
@@ -372,10 +425,18 @@ int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
            has(OBER_CONV_ARRAYS + OBER_CONV_NUM_ARRAYS * f[OBER_CONV_SPATIAL]);
   };
   std::string kernel = name;
-  // The CPU library's matrix products take f32 buffers only.
-  if (kernel == OBER_RT_CPU_MATMUL && has(OBER_MATMUL_FIELDS) &&
-      f[OBER_MATMUL_DTYPE] == static_cast<int64_t>(ober::rt::DType::F32))
-    kernelFor<Matmul>(name, f, makeMatmul);
+  auto product = [&](const char *suffix, DType type) {
+    return kernel == std::string(OBER_RT_CPU_MATMUL) + suffix &&
+           has(OBER_MATMUL_FIELDS) &&
+           f[OBER_MATMUL_DTYPE] == static_cast<int64_t>(type);
+  };
+  if (product("", DType::F32) ||
+      product(OBER_RT_MATMUL_SUFFIX_BF16, DType::BF16) ||
+      product(OBER_RT_MATMUL_SUFFIX_F16, DType::F16)) {
+    // Every element type's product runs the f32 kernel.
+    f[OBER_MATMUL_DTYPE] = static_cast<int64_t>(DType::F32);
+    kernelFor<Matmul>(OBER_RT_CPU_MATMUL, f, makeMatmul);
+  }
   else if (kernel == OBER_RT_CPU_CONV && convFields())
     kernelFor<ConvForward>(name, f, makeConv);
   else if (kernel == OBER_RT_CPU_CONV_BACKWARD_DATA && convFields())
@@ -400,6 +461,10 @@ int ober_rt_cpu_kernel_symbols(const char **names, void **addresses,
   } symbols[] = {
       {"_mlir_ciface_" OBER_RT_CPU_MATMUL,
        reinterpret_cast<void *>(&_mlir_ciface_ober_rt_cpu_matmul)},
+      {"_mlir_ciface_" OBER_RT_CPU_MATMUL OBER_RT_MATMUL_SUFFIX_BF16,
+       reinterpret_cast<void *>(&_mlir_ciface_ober_rt_cpu_matmul_bf16)},
+      {"_mlir_ciface_" OBER_RT_CPU_MATMUL OBER_RT_MATMUL_SUFFIX_F16,
+       reinterpret_cast<void *>(&_mlir_ciface_ober_rt_cpu_matmul_f16)},
       {"_mlir_ciface_" OBER_RT_CPU_CONV,
        reinterpret_cast<void *>(&_mlir_ciface_ober_rt_cpu_conv)},
       {"_mlir_ciface_" OBER_RT_CPU_CONV_BACKWARD_DATA,
@@ -407,6 +472,7 @@ int ober_rt_cpu_kernel_symbols(const char **names, void **addresses,
       {"_mlir_ciface_" OBER_RT_CPU_CONV_BACKWARD_WEIGHTS,
        reinterpret_cast<void *>(
            &_mlir_ciface_ober_rt_cpu_conv_backward_weights)},
+      {"__truncsfbf2", reinterpret_cast<void *>(&__truncsfbf2)},
   };
   int count = sizeof(symbols) / sizeof(symbols[0]);
   for (int i = 0; i < count && i < capacity; ++i) {

@@ -159,11 +159,8 @@ void mlir::ober::buildCUDAPipeline(OpPassManager &pm,
 
 void mlir::ober::buildCUDAMappingOnCPUPipeline(
     OpPassManager &pm, const ConvertOberToLinalgOptions &lowering) {
-  // The CPU library multiplies f32 buffers only: bf16 and f16 products
-  // widen, as on the CPU.
-  ConvertOberToLinalgOptions onCPU = cudaLowering(lowering);
-  onCPU.lowPrecisionProducts = false;
-  buildCUDABufferization(pm, onCPU);
+  // bf16 and f16 products too: the CPU library's compute as cuBLASLt's.
+  buildCUDABufferization(pm, cudaLowering(lowering));
   buildDeallocationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMapToGPUPass());

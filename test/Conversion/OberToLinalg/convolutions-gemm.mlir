@@ -1,4 +1,5 @@
 // RUN: ober-opt %s --convert-ober-to-linalg=convolutions=gemm --split-input-file | FileCheck %s
+// RUN: ober-opt %s --convert-ober-to-linalg="convolutions=gemm low-precision-products=true" --split-input-file | FileCheck %s --check-prefix=LOW
 // RUN: not ober-opt %s --convert-ober-to-linalg=convolutions=fft --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: convert-ober-to-linalg: convolutions='fft' is not one of library, gemm
@@ -62,4 +63,34 @@ func.func @data_grad(%gy: tensor<2x4x3xf32>, %w: tensor<4x3x3xf32>, %b: tensor<3
 func.func @weight_grad(%x: tensor<2x3x8xbf16>, %gy: tensor<2x4x3xbf16>) -> tensor<4x3x3xbf16> {
   %0 = ober.conv_weight_grad %x, %gy {kernel = array<i64: 3>, strides = array<i64: 2>, padding = array<i64: 0, 0>, dilations = array<i64: 1>, groups = 1 : i64} : (tensor<2x3x8xbf16>, tensor<2x4x3xbf16>) -> tensor<4x3x3xbf16>
   return %0 : tensor<4x3x3xbf16>
+}
+
+// -----
+
+// bf16 with low-precision-products (the CUDA target's): the columns stay
+// bf16 and every product is a bf16 call (dtype 1 in the descriptor;
+// cuBLASLt accumulates in f32 and rounds once); the forward widens the
+// product to add the bias, the data gradient sums the windows' columns in
+// f32, each result rounded once more.
+// LOW-DAG: memref.global "private" constant @{{.*}} : memref<9xi64> = dense<[2, 2, 2, 3, 32, 18, 0, 0, 1]>
+// LOW-DAG: memref.global "private" constant @{{.*}} : memref<9xi64> = dense<[2, 2, 2, 18, 32, 3, 1, 0, 1]>
+// LOW-DAG: memref.global "private" constant @{{.*}} : memref<9xi64> = dense<[2, 2, 2, 3, 18, 32, 0, 1, 1]>
+// LOW-LABEL: func.func @conv_bf16
+// LOW: tensor.collapse_shape %{{.*}} : tensor<2x2x3x3x2x4x4xbf16> into tensor<2x18x32xbf16>
+// LOW: call @ober_rt_cpu_matmul_bf16({{.*}}) : (memref<*xi64>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) -> ()
+// LOW: arith.extf %{{.*}} : bf16 to f32
+// LOW: arith.addf
+// LOW: arith.truncf %{{.*}} : f32 to bf16
+// LOW: call @ober_rt_cpu_matmul_bf16(
+// LOW: tensor.extract %{{.*}} : tensor<2x2x3x3x2x4x4xbf16>
+// LOW-NEXT: arith.extf %{{.*}} : bf16 to f32
+// LOW: call @ober_rt_cpu_matmul_bf16(
+// LOW-NOT: arith.truncf
+// LOW: return
+// LOW-NOT: call @ober_rt_cpu_matmul(
+func.func @conv_bf16(%x: tensor<2x4x8x8xbf16>, %w: tensor<6x2x3x3xbf16>, %b: tensor<6xbf16>, %gy: tensor<2x6x4x4xbf16>, %bc: tensor<4xbf16>) -> (tensor<2x6x4x4xbf16>, tensor<2x4x8x8xbf16>, tensor<6x2x3x3xbf16>) {
+  %0 = ober.conv %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x4x8x8xbf16>, tensor<6x2x3x3xbf16>, tensor<6xbf16>) -> tensor<2x6x4x4xbf16>
+  %1 = ober.conv_transpose %gy, %w, %bc {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 2 : i64} : (tensor<2x6x4x4xbf16>, tensor<6x2x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x8x8xbf16>
+  %2 = ober.conv_weight_grad %x, %gy {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<2x4x8x8xbf16>, tensor<2x6x4x4xbf16>) -> tensor<6x2x3x3xbf16>
+  return %0, %1, %2 : tensor<2x6x4x4xbf16>, tensor<2x4x8x8xbf16>, tensor<6x2x3x3xbf16>
 }

@@ -72,7 +72,8 @@ void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 /// launch's threads then run as loops on the CPU, with the CPU's kernel
 /// library and runtime. An executable built so computes what the CUDA
 /// executable's host code and kernels would, one thread at a time (bf16
-/// and f16 matrix products aside: the CPU library's widen to f32).
+/// and f16 matrix products too: the CPU library's accumulate in f32 and
+/// round once, as cuBLASLt's do; the order of the sums aside).
 void buildCUDAMappingOnCPUPipeline(
     OpPassManager &pm, const ConvertOberToLinalgOptions &lowering = {});
 
