@@ -8,7 +8,7 @@
 
 #include "PresetTables.h"
 
-#include "ober/Conversion/AttentionKinds.h"
+#include "ober/Conversion/LoweringKinds.h"
 #include "ober/Runtime/CUDAKernels.h"
 
 #include "mlir/IR/Builders.h"
@@ -674,6 +674,25 @@ AttentionLowering::parse(StringRef kind, int64_t block, std::string &error) {
   }
   l.blockQueries = block;
   return l;
+}
+
+LogicalResult mlir::ober::planning::setLowering(Cluster &cluster,
+                                                StringRef attention,
+                                                int64_t attentionBlock,
+                                                StringRef convolutions,
+                                                std::string &error) {
+  std::optional<AttentionLowering> lowering =
+      AttentionLowering::parse(attention, attentionBlock, error);
+  if (!lowering)
+    return failure();
+  if (!isConvolutionKind(convolutions)) {
+    error = "convolutions='" + convolutions.str() + "' is not one of " +
+            kConvolutionKinds.str();
+    return failure();
+  }
+  cluster.attention = *lowering;
+  cluster.gemmConvolutions = convolutions == "gemm";
+  return success();
 }
 
 int64_t AttentionLowering::blockSize(int64_t queries) const {

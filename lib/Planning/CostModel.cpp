@@ -102,6 +102,45 @@ mlir::ober::planning::attentionScoreElements(Operation *op,
   return double(s->batch) * largest;
 }
 
+namespace {
+/// Bytes of the columns (im2col) of a convolution lowered to products:
+/// `[groups, C / groups * K, N * S]` of `input`'s element, where `weight`
+/// is `[O, C / groups, K...]` and `outputSide` `[N, O, S...]` (the
+/// convolution's result, or the gradient of it its gradients take).
+double columnBytes(Value input, Value weight, Value outputSide, int64_t groups,
+                   unsigned floatBytes) {
+  double in = valueElements(input), w = valueElements(weight);
+  if (in == 0 || w == 0)
+    return 0;
+  double o = shapeOf(weight)[0];
+  return w / o * double(groups) * (valueElements(outputSide) / o) *
+         (valueBytes(input, floatBytes) / in);
+}
+} // namespace
+
+double mlir::ober::planning::convolutionGatherBytes(Operation *op,
+                                                    const Cluster &cluster,
+                                                    unsigned floatBytes) {
+  if (!cluster.gemmConvolutions)
+    return 0;
+  double columns =
+      llvm::TypeSwitch<Operation *, double>(op)
+          .Case([&](ConvOp c) {
+            return columnBytes(c.getInput(), c.getWeight(), c.getResult(),
+                               c.getGroups(), floatBytes);
+          })
+          .Case([&](ConvTransposeOp c) {
+            return columnBytes(c.getInput(), c.getWeight(), c.getInput(),
+                               c.getGroups(), floatBytes);
+          })
+          .Case([&](ConvWeightGradOp c) {
+            return columnBytes(c.getInput(), c.getResult(), c.getOutputGrad(),
+                               c.getGroups(), floatBytes);
+          })
+          .Default([](Operation *) { return 0.0; });
+  return 2 * columns;
+}
+
 OpWork mlir::ober::planning::workOf(Operation *op, unsigned floatBytes,
                                     const AttentionLowering &lowering) {
   OpWork w;

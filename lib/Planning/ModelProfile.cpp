@@ -46,9 +46,11 @@ static bool fusedAway(Value v, const DenseSet<Value> &materialized) {
   });
 }
 
-SideWork mlir::ober::planning::attentionSideWork(Operation *op,
-                                                const Cluster &cluster,
-                                                StringRef precision) {
+SideWork mlir::ober::planning::sideWork(Operation *op, const Cluster &cluster,
+                                       StringRef precision) {
+  if (double bytes =
+          convolutionGatherBytes(op, cluster, precisionBytes(precision)))
+    return {memorySeconds(cluster.device, bytes), 1};
   // The fused loops and the flash kernels have no work between their
   // products.
   std::optional<AttentionSizes> sizes = attentionSizes(op);
@@ -673,7 +675,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
     double seconds = opSeconds(&op, cluster, precision, saved) / samples;
     (w.onMatrixUnits() ? bwdMatmul : bwdOther)[seg] += seconds;
     bwdKernels[seg] += endsKernel(&op, saved);
-    SideWork side = attentionSideWork(&op, cluster, precision);
+    SideWork side = sideWork(&op, cluster, precision);
     bwdOther[seg] += side.seconds / samples;
     bwdKernels[seg] += side.kernels;
     if (w.matmul)

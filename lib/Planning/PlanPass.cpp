@@ -155,11 +155,9 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
         loadCluster(cluster, givenCount(gpus), givenCount(nodes), error);
     if (!c)
       return fail(error);
-    std::optional<AttentionLowering> lowering =
-        AttentionLowering::parse(attention, attentionBlock, error);
-    if (!lowering)
+    if (failed(setLowering(*c, attention, attentionBlock, convolutions,
+                           error)))
       return fail(error);
-    c->attention = *lowering;
     PlanPins pinned;
     if (failed(pins(pinned, error)))
       return fail(error);

@@ -707,7 +707,7 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
     double kernel = endsKernel(op, saved);
     // Attention's work between its products: the other class's.
-    SideWork side = attentionSideWork(op, cluster, precision);
+    SideWork side = sideWork(op, cluster, precision);
     side.seconds /= samples;
     kernel += side.kernels;
     a.out.forwardKernels += kernel;

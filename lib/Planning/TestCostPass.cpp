@@ -26,14 +26,11 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
   void runOnOperation() override {
     std::string error;
     std::optional<Cluster> c = loadCluster(cluster, std::nullopt, std::nullopt, error);
-    std::optional<AttentionLowering> lowering =
-        c ? AttentionLowering::parse(attention, attentionBlock, error)
-          : std::nullopt;
-    if (!c || !lowering) {
+    if (!c || failed(setLowering(*c, attention, attentionBlock, convolutions,
+                                 error))) {
       getOperation().emitError(error);
       return signalPassFailure();
     }
-    c->attention = *lowering;
     for (auto f : getOperation().getOps<func::FuncOp>()) {
       if (f.isExternal())
         continue;
@@ -44,9 +41,11 @@ struct TestCostPass : mlir::ober::impl::TestCostPassBase<TestCostPass> {
           return;
         OpWork w = workOf(op, 0, c->attention);
         (w.matmul ? matmulFlops : otherFlops) += w.flops;
-        bytes += w.bytes;
+        // A convolution's gather of its windows, as a kernel of its own.
+        double gather = convolutionGatherBytes(op, *c);
+        bytes += w.bytes + gather;
         Type element = getElementTypeOrSelf(op->getResult(0).getType());
-        seconds += computeTime(w, element, *c);
+        seconds += computeTime(w, element, *c) + memorySeconds(c->device, gather);
       });
       FailureOr<int64_t> peak = peakLiveBytes(f);
       if (failed(peak))

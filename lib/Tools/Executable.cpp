@@ -7,7 +7,7 @@
 #include "ober/Tools/Executable.h"
 
 #include "ober/Config.h"
-#include "ober/Conversion/AttentionKinds.h"
+#include "ober/Conversion/LoweringKinds.h"
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Reference/TensorIO.h"

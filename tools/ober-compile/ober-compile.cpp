@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ober/Conversion/LoweringKinds.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/InitAll.h"
 #include "ober/Tools/CommandLine.h"
@@ -167,6 +168,9 @@ static LogicalResult planAndPartition(ModuleOp module) {
       options += " attention=" + attention;
     if (attentionBlock != 0 && !given("attention-block"))
       options += " attention-block=" + std::to_string(attentionBlock);
+    // ... and convolutions as the target compiles them.
+    if (target == "cuda" && !given("convolutions"))
+      options += " convolutions=" + kCUDAConvolutions.str();
     if (failed(runPasses(module, "ober-plan{" + options + "}")))
       return failure();
   }

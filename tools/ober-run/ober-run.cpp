@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ober/Conversion/AttentionKinds.h"
+#include "ober/Conversion/LoweringKinds.h"
 #include "ober/InitAll.h"
 #include "ober/Reference/Interpreter.h"
 #include "ober/Reference/TensorIO.h"

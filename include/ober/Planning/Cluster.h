@@ -122,6 +122,10 @@ struct Cluster {
   Device device;
   /// How the compiled code runs attention.
   AttentionLowering attention;
+  /// Whether the compiled code runs convolutions as matrix products over
+  /// gathered windows (`convolutions=gemm`, the CUDA target's) rather than
+  /// the kernel library's.
+  bool gemmConvolutions = false;
   int64_t devicesPerNode = 1;
   int64_t nodes = 1;
   /// Innermost first: intra-node, then inter-node.
@@ -169,6 +173,14 @@ std::optional<int64_t> givenCount(const Option &option) {
 
 /// Reads the module attribute form.
 std::optional<Cluster> clusterFromAttr(DictionaryAttr attr, std::string &error);
+
+/// Sets how the compiled code runs attention (`attention=`,
+/// `attention-block=`) and convolutions (`convolutions=`: library or
+/// gemm), as ober-plan's options give them; failure with `error` naming
+/// the option and what it takes.
+LogicalResult setLowering(Cluster &cluster, StringRef attention,
+                          int64_t attentionBlock, StringRef convolutions,
+                          std::string &error);
 
 } // namespace mlir::ober::planning
 

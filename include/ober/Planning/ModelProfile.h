@@ -361,16 +361,18 @@ double opSeconds(Operation *op, const Cluster &cluster, StringRef precision,
 /// writes a result to memory).
 bool endsKernel(Operation *op, const llvm::DenseSet<Value> &materialized);
 
-/// What an attention or attention_grad op runs besides its matrix products
-/// (whose FLOPs workOf counts): the scale, mask, softmax and score-gradient
-/// ops of its lowering (ober-block-attention's blocks, each decomposed: the
-/// scores go through memory between the products), priced by opSeconds and
-/// endsKernel. Zero for any other op, and for one with dynamic shapes.
+/// What a contraction's lowering runs besides its matrix products (whose
+/// FLOPs workOf counts): for an attention or attention_grad, the scale,
+/// mask, softmax and score-gradient ops (ober-block-attention's blocks,
+/// each decomposed: the scores go through memory between the products),
+/// priced by opSeconds and endsKernel; for a convolution lowered to
+/// products, the gather of its windows into columns (one memory-bound
+/// kernel, convolutionGatherBytes). Zero for any other op, and for one
+/// with dynamic shapes.
 struct SideWork {
   double seconds = 0, kernels = 0;
 };
-SideWork attentionSideWork(Operation *op, const Cluster &cluster,
-                           StringRef precision);
+SideWork sideWork(Operation *op, const Cluster &cluster, StringRef precision);
 
 } // namespace mlir::ober::planning
 

@@ -36,6 +36,9 @@ def TestCostPass : Pass<"test-ober-cost", "ModuleOp"> {
            "How attention is compiled, as ober-plan's option">,
     Option<"attentionBlock", "attention-block", "int64_t", /*default=*/"0",
            "Queries a block with attention=blocked (0: automatic)">,
+    Option<"convolutions", "convolutions", "std::string",
+           /*default=*/"\"library\"",
+           "How convolutions are compiled, as ober-plan's option">,
   ];
 }
 
@@ -112,6 +115,13 @@ def PlanPass : Pass<"ober-plan", "ModuleOp"> {
     Option<"attentionBlock", "attention-block", "int64_t", /*default=*/"0",
            "Queries a block with attention=blocked (0: chosen from the "
            "scores' size, as ober-compile's --attention-block)">,
+    Option<"convolutions", "convolutions", "std::string",
+           /*default=*/"\"library\"",
+           "How the compiled code runs convolutions, which the cost model "
+           "prices (ober-compile --target=cuda passes gemm): library (the "
+           "kernel library's) or gemm (matrix products over the windows "
+           "gathered into columns, whose writing and reading count as "
+           "memory traffic)">,
   ];
   let dependentDialects = ["::mlir::ober::OberDialect"];
 }

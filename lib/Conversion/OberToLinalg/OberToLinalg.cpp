@@ -7,7 +7,7 @@
 
 #include "Lowering.h"
 
-#include "ober/Conversion/AttentionKinds.h"
+#include "ober/Conversion/LoweringKinds.h"
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Transforms/Passes.h"
@@ -37,9 +37,9 @@ struct ConvertOberToLinalg
   using ConvertOberToLinalgBase::ConvertOberToLinalgBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    if (convolutions != "library" && convolutions != "gemm") {
+    if (!isConvolutionKind(convolutions)) {
       getOperation().emitError("convert-ober-to-linalg: convolutions='")
-          << convolutions << "' is not one of library, gemm";
+          << convolutions << "' is not one of " << kConvolutionKinds;
       return signalPassFailure();
     }
     if (!isAttentionKind(attention)) {

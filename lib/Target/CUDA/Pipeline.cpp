@@ -7,6 +7,7 @@
 #include "ober/Target/CUDA/Pipeline.h"
 #include "ober/Target/CPU/Pipeline.h"
 #include "ober/Target/CUDA/Passes.h"
+#include "ober/Conversion/LoweringKinds.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -83,7 +84,7 @@ namespace {
 ConvertOberToLinalgOptions cudaLowering(ConvertOberToLinalgOptions lowering) {
   // No convolution library on the device: convolutions as cuBLASLt
   // products over gathered windows.
-  lowering.convolutions = "gemm";
+  lowering.convolutions = mlir::ober::kCUDAConvolutions.str();
   // cuBLASLt multiplies bf16 and f16 on tensor cores, accumulating in f32.
   lowering.lowPrecisionProducts = true;
   return lowering;
@@ -161,6 +162,9 @@ void mlir::ober::buildCUDAMappingOnCPUPipeline(
     OpPassManager &pm, const ConvertOberToLinalgOptions &lowering) {
   // bf16 and f16 products too: the CPU library's compute as cuBLASLt's.
   buildCUDABufferization(pm, cudaLowering(lowering));
+  // Constants a kernel reads are filled by a kernel or copied ("uploaded",
+  // a host copy here).
+  pm.addPass(createConstantsOnDevicePass());
   buildDeallocationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMapToGPUPass());

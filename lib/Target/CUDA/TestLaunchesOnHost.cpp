@@ -6,6 +6,8 @@
 
 #include "ober/Target/CUDA/Passes.h"
 
+#include "ober/Runtime/CUDAKernels.h"
+
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::ober {
@@ -17,9 +19,39 @@ using namespace mlir;
 
 namespace {
 
+/// The ranked buffer an upload's operand casts, or null.
+Value rankedSource(Value v) {
+  auto cast = v.getDefiningOp<memref::CastOp>();
+  if (!cast || !isa<MemRefType>(cast.getSource().getType()))
+    return nullptr;
+  return cast.getSource();
+}
+
+/// `ober_rt_cuda_upload_<bits>bit(dst, src)` as `memref.copy src, dst`.
+LogicalResult uploadOnHost(func::CallOp call) {
+  Value dst = rankedSource(call.getOperand(0)),
+        src = rankedSource(call.getOperand(1));
+  if (!dst || !src)
+    return call.emitOpError("copies to the device on the host only from "
+                            "and to casts of ranked buffers");
+  OpBuilder b(call);
+  memref::CopyOp::create(b, call.getLoc(), src, dst);
+  call.erase();
+  return success();
+}
+
 struct TestLaunchesOnHost
-    : public ober::impl::TestLaunchesOnHostPassBase<TestLaunchesOnHost> {
+    : public mlir::ober::impl::TestLaunchesOnHostPassBase<TestLaunchesOnHost> {
   void runOnOperation() override {
+    SmallVector<func::CallOp> uploads;
+    getOperation().walk([&](func::CallOp call) {
+      if (call.getCallee().starts_with(OBER_RT_CUDA_UPLOAD) &&
+          call.getNumOperands() == 2)
+        uploads.push_back(call);
+    });
+    for (func::CallOp call : uploads)
+      if (failed(uploadOnHost(call)))
+        return signalPassFailure();
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp launch) {
       launches.push_back(launch);

@@ -213,10 +213,13 @@ def TestLaunchesOnHostPass
     a lower-numbered thread writes (which a GPU runs in no set order)
     then computes something else. Correct for kernels whose threads do
     not wait for each other (no barriers, no shared memory), as that
-    pass's are.
+    pass's are. The copies of constants to the device that
+    `ober-cuda-constants-on-device` adds (`ober_rt_cuda_upload_<bits>bit`
+    calls on casts of ranked buffers) become `memref.copy`.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // OBER_TARGET_CUDA_PASSES_TD

@@ -68,7 +68,8 @@ std::string findCUDAToolkit(StringRef given);
 void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 
 /// For tests on machines without a GPU: the CUDA pipeline's mapping of a
-/// program to launches (split reductions, `ober-cuda-map-to-gpu`), each
+/// program to launches (split reductions, constants on the device,
+/// `ober-cuda-map-to-gpu`), each
 /// launch's threads then run as loops on the CPU, with the CPU's kernel
 /// library and runtime. An executable built so computes what the CUDA
 /// executable's host code and kernels would, one thread at a time (bf16
