@@ -691,7 +691,7 @@ LogicalResult mlir::ober::planning::setLowering(Cluster &cluster,
     return failure();
   }
   cluster.attention = *lowering;
-  cluster.gemmConvolutions = convolutions == "gemm";
+  cluster.gemmConvolutions = convolutions == kGemmConvolutions;
   return success();
 }
 

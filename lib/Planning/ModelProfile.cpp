@@ -635,11 +635,14 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
             k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
-        // Attention's scores and probabilities, a block at a time, as the
-        // lowering holds them.
-        k.attentionScores = std::max(
-            k.attentionScores, 2 * attentionScoreElements(op, cluster.attention) /
-                                   samples * precisionBytes(precision));
+        // Attention's scores and probabilities, a block at a time, or a
+        // convolution's columns, as the lowering holds them.
+        unsigned width = precisionBytes(precision);
+        k.loweringWorkspace = std::max(
+            {k.loweringWorkspace,
+             2 * attentionScoreElements(op, cluster.attention) / samples *
+                 width,
+             convolutionGatherBytes(op, cluster, width) / 2 / samples});
       }
       k.incoming = incoming;
       k.sequenceIncoming = incomingTokens;

@@ -261,8 +261,10 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // largest value (a transient while its gradient is formed).
   s.working *= mb;
   s.largest = k.largestValue * mb / (t > 1 && tp.forwardMatmul.split > 0 ? t : 1);
-  // Tensor parallelism splits attention by heads.
-  s.scores = k.attentionScores * mb / t;
+  // Tensor parallelism splits attention by heads. A convolution's columns
+  // are divided likewise, which undercounts them where it splits output
+  // channels (each device then gathers every input channel).
+  s.scores = k.loweringWorkspace * mb / t;
   s.parameters = tp.parameters.at(t, false);
   return s;
 }

@@ -127,6 +127,4 @@ extern "C" float __truncsfbf2(float f) {
   uint32_t bits = bf16Bits(f);
   return load<float>(&bits);
 }
-#else
-extern "C" uint16_t __truncsfbf2(float f) { return bf16Bits(f); }
 #endif

@@ -30,15 +30,18 @@ constexpr llvm::StringLiteral kFlashNeedsCUDA =
 
 /// How convolutions lower: the kernel library's convolutions, or matrix
 /// products over the windows gathered into columns (im2col).
+constexpr llvm::StringLiteral kLibraryConvolutions = "library";
+constexpr llvm::StringLiteral kGemmConvolutions = "gemm";
+/// The kinds, as an error message lists them.
 constexpr llvm::StringLiteral kConvolutionKinds = "library, gemm";
 
 /// Whether `kind` is one of kConvolutionKinds.
 inline bool isConvolutionKind(llvm::StringRef kind) {
-  return kind == "library" || kind == "gemm";
+  return kind == kLibraryConvolutions || kind == kGemmConvolutions;
 }
 
 /// The CUDA target's: it has no convolution library.
-constexpr llvm::StringLiteral kCUDAConvolutions = "gemm";
+constexpr llvm::StringLiteral kCUDAConvolutions = kGemmConvolutions;
 
 } // namespace mlir::ober
 

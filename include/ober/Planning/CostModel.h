@@ -57,13 +57,14 @@ struct OpWork {
 OpWork workOf(Operation *op, unsigned floatBytes = 0,
               const AttentionLowering &attention = {});
 
-/// The bytes a convolution (conv, conv_transpose, conv_weight_grad) moves
-/// besides its product's own when `cluster` runs convolutions as products
-/// over gathered windows (Cluster::gemmConvolutions): its columns,
-/// `[groups, C / groups * K, N * S]` elements, written and read once each
-/// (by the gather and the product, or for the data gradient the product
-/// and the gather). Zero for other ops, other lowerings and dynamic
-/// shapes. `floatBytes` as for workOf.
+/// The bytes of a convolution's (conv, conv_transpose, conv_weight_grad)
+/// columns when `cluster` runs convolutions as products over gathered
+/// windows (Cluster::gemmConvolutions): `[groups, C / groups * K, N * S]`
+/// elements, written and read once each (by the gather and the product,
+/// or for the data gradient the product and the gather), the bulk of what
+/// it moves besides its product's operands (the padded input's copy and
+/// the channel transposes are not counted). Zero for other ops, other
+/// lowerings and dynamic shapes. `floatBytes` as for workOf.
 double convolutionGatherBytes(Operation *op, const Cluster &cluster,
                               unsigned floatBytes = 0);
 

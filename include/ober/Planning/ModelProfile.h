@@ -232,10 +232,11 @@ struct SegmentKind {
   /// Bytes per sample of the largest floating-point value (a transient
   /// while its gradient is formed).
   double largestValue = 0;
-  /// Bytes per sample of the largest block of attention scores and
-  /// probabilities the lowering holds at once (none in the traced IR,
-  /// where attention is one op; AttentionLowering).
-  double attentionScores = 0;
+  /// Bytes per sample of the largest buffer the lowering adds beside the
+  /// traced IR's values while an op runs: a block of attention scores and
+  /// probabilities (AttentionLowering), or a convolution's columns as
+  /// products (Cluster::gemmConvolutions).
+  double loweringWorkspace = 0;
   std::vector<TPProfile> tp; // one per candidate degree
   /// Per candidate degree, how the activation it receives is split
   /// (without and with sequence parallelism), and how the gradient of the

@@ -130,8 +130,9 @@ void ober_rt_cpu_set_threads(int threads);
 
 /// Creates the calling thread's kernel `name` for descriptor `desc`
 /// (`size` fields) ahead of its first call, so that the first step does
-/// not pay for it. Returns 0, or -1 when no kernel has that name or its
-/// descriptor is shorter than the kernel reads; a descriptor the library
+/// not pay for it. Returns 0, or -1 when no kernel has that name, its
+/// descriptor is shorter than the kernel reads, or a matrix product's
+/// descriptor names another element type than its name; a descriptor the library
 /// cannot run ends the process with the kernel's message, as a call would.
 int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
                                int64_t size);

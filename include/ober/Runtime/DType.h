@@ -61,12 +61,11 @@ void storeFloat(DType type, void *p, double value);
 /// from GCC 13, Debian 12's has not, so the runtime (DType.cpp) provides
 /// it to executables and to the JIT (ober_rt_cpu_kernel_symbols). On
 /// x86-64 and AArch64 a bf16 result travels in the low 16 bits of a
-/// floating-point register, where a float's low bits do.
+/// floating-point register, where a float's low bits do; elsewhere the
+/// compiler runtime's own is used.
 #if defined(__x86_64__) || defined(__aarch64__)
 #define OBER_RT_BF16_IN_FLOAT_REGISTER 1
 extern "C" float __truncsfbf2(float f);
-#else
-extern "C" uint16_t __truncsfbf2(float f);
 #endif
 
 #endif // OBER_RUNTIME_DTYPE_H

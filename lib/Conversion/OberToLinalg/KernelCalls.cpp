@@ -12,7 +12,8 @@
 // Operands are dense row-major f32 buffers (to_buffer with the identity
 // layout copies a strided view); other float types are widened first and
 // the result narrowed after, except for matrix products kept in bf16 or
-// f16 for CUDA's library (low-precision-products). The descriptor is a
+// f16 (low-precision-products: the CUDA target's, for its tensor cores).
+// The descriptor is a
 // constant global of i64.
 //
 //===----------------------------------------------------------------------===//

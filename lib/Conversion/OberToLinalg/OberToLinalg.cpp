@@ -77,7 +77,7 @@ struct ConvertOberToLinalg
     lowering::populateNormalizationPatterns(patterns);
     lowering::populateLossPatterns(patterns);
     lowering::populateIndexingPatterns(patterns);
-    if (convolutions == "gemm")
+    if (convolutions == kGemmConvolutions)
       lowering::populateConvolutionGemmPatterns(patterns,
                                                 lowPrecisionProducts);
     else

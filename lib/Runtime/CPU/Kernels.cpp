@@ -290,13 +290,12 @@ void guarded(const char *name, const std::vector<int64_t> &fields, Run run) {
   }
 }
 
-/// The f32 product of descriptor `f` (its element type aside) on f32
-/// buffers.
-void multiply(const std::vector<int64_t> &f, void *a, void *b, void *c) {
-  std::vector<int64_t> wide = f;
-  wide[OBER_MATMUL_DTYPE] = static_cast<int64_t>(DType::F32);
-  Matmul &mm = kernelFor<Matmul>(OBER_RT_CPU_MATMUL, wide, makeMatmul);
-  guarded(OBER_RT_CPU_MATMUL, f, [&] {
+/// The f32 product of descriptor `f` on f32 buffers for kernel `name`
+/// (whose descriptor may name a narrower type: `f` says f32).
+void multiply(const char *name, const std::vector<int64_t> &f, void *a,
+              void *b, void *c) {
+  Matmul &mm = kernelFor<Matmul>(name, f, makeMatmul);
+  guarded(name, f, [&] {
     dnnl::engine &e = context().engine;
     mm.primitive.execute(context().stream,
                          {{DNNL_ARG_SRC, memory(mm.a, e, a)},
@@ -307,9 +306,10 @@ void multiply(const std::vector<int64_t> &f, void *a, void *b, void *c) {
 
 /// A product on bf16 or f16 buffers (`type`) as CUDA's library computes
 /// it: the operands widened to f32, the product accumulated in f32, the
-/// result rounded once to nearest even. The CUDA target's program mapped
-/// to the CPU (--test-cuda-mapping-on-cpu) calls it; the CPU target's
-/// programs widen their operands themselves.
+/// result rounded once to nearest even. Programs lowered with
+/// low-precision-products call it (the CUDA target's mapped to the CPU,
+/// --test-cuda-mapping-on-cpu; ober-run --low-precision-products); the CPU
+/// target's own widen their operands themselves.
 void lowPrecisionMatmul(const char *name, const ober_rt_buffer *desc,
                         const ober_rt_buffer *a, const ober_rt_buffer *b,
                         ober_rt_buffer *c, DType type) {
@@ -328,7 +328,8 @@ void lowPrecisionMatmul(const char *name, const ober_rt_buffer *desc,
   std::vector<float> wa = widen(a, f[OBER_MATMUL_A_BATCH] * m * k),
                      wb = widen(b, f[OBER_MATMUL_B_BATCH] * k * n),
                      wc(static_cast<size_t>(f[OBER_MATMUL_BATCH] * m * n));
-  multiply(f, wa.data(), wb.data(), wc.data());
+  f[OBER_MATMUL_DTYPE] = static_cast<int64_t>(DType::F32);
+  multiply(name, f, wa.data(), wb.data(), wc.data());
   char *pc = static_cast<char *>(dataOf(c, bytes));
   for (size_t i = 0; i < wc.size(); ++i)
     storeFloat(type, pc + i * bytes, wc[i]);
@@ -346,15 +347,15 @@ void _mlir_ciface_ober_rt_cpu_matmul(const ober_rt_buffer *desc,
   if (f[OBER_MATMUL_DTYPE] != static_cast<int64_t>(DType::F32))
     fail(OBER_RT_CPU_MATMUL, f,
          "the descriptor names another element type than f32");
-  multiply(f, dataOf(a), dataOf(b), dataOf(c));
+  multiply(OBER_RT_CPU_MATMUL, f, dataOf(a), dataOf(b), dataOf(c));
 }
 
 #define OBER_RT_CPU_MATMUL_LOW_DEFINE(SUFFIX, TYPE)                           \
   void _mlir_ciface_ober_rt_cpu_matmul_##SUFFIX(                               \
       const ober_rt_buffer *desc, const ober_rt_buffer *a,                     \
       const ober_rt_buffer *b, ober_rt_buffer *c) {                            \
-    lowPrecisionMatmul(OBER_RT_CPU_MATMUL "_" #SUFFIX, desc, a, b, c,          \
-                       DType::TYPE);                                           \
+    lowPrecisionMatmul(OBER_RT_CPU_MATMUL OBER_RT_MATMUL_SUFFIX_##TYPE, desc, \
+                       a, b, c, DType::TYPE);                                  \
   }
 OBER_RT_CPU_MATMUL_LOW_DEFINE(bf16, BF16)
 OBER_RT_CPU_MATMUL_LOW_DEFINE(f16, F16)
@@ -435,7 +436,7 @@ int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
       product(OBER_RT_MATMUL_SUFFIX_F16, DType::F16)) {
     // Every element type's product runs the f32 kernel.
     f[OBER_MATMUL_DTYPE] = static_cast<int64_t>(DType::F32);
-    kernelFor<Matmul>(OBER_RT_CPU_MATMUL, f, makeMatmul);
+    kernelFor<Matmul>(name, f, makeMatmul);
   }
   else if (kernel == OBER_RT_CPU_CONV && convFields())
     kernelFor<ConvForward>(name, f, makeConv);
@@ -472,7 +473,9 @@ int ober_rt_cpu_kernel_symbols(const char **names, void **addresses,
       {"_mlir_ciface_" OBER_RT_CPU_CONV_BACKWARD_WEIGHTS,
        reinterpret_cast<void *>(
            &_mlir_ciface_ober_rt_cpu_conv_backward_weights)},
+#ifdef OBER_RT_BF16_IN_FLOAT_REGISTER
       {"__truncsfbf2", reinterpret_cast<void *>(&__truncsfbf2)},
+#endif
   };
   int count = sizeof(symbols) / sizeof(symbols[0]);
   for (int i = 0; i < count && i < capacity; ++i) {

@@ -65,7 +65,8 @@ bool ober::rt::prepareRank(const Program &program, const Placement &,
       reportError(self,
              "program manifest: kernel '" + k.name + "' with a descriptor of " +
                  std::to_string(k.desc.size()) +
-                 " fields is not in this runtime",
+                 " fields is not in this runtime (or names another "
+                 "element type than the kernel's)",
              70);
       return false;
     }

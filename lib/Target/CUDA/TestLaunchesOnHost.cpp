@@ -29,8 +29,11 @@ Value rankedSource(Value v) {
 
 /// `ober_rt_cuda_upload_<bits>bit(dst, src)` as `memref.copy src, dst`.
 LogicalResult uploadOnHost(func::CallOp call) {
-  Value dst = rankedSource(call.getOperand(0)),
-        src = rankedSource(call.getOperand(1));
+  Value dst, src;
+  if (call.getNumOperands() == 2) {
+    dst = rankedSource(call.getOperand(0));
+    src = rankedSource(call.getOperand(1));
+  }
   if (!dst || !src)
     return call.emitOpError("copies to the device on the host only from "
                             "and to casts of ranked buffers");
@@ -45,8 +48,7 @@ struct TestLaunchesOnHost
   void runOnOperation() override {
     SmallVector<func::CallOp> uploads;
     getOperation().walk([&](func::CallOp call) {
-      if (call.getCallee().starts_with(OBER_RT_CUDA_UPLOAD) &&
-          call.getNumOperands() == 2)
+      if (call.getCallee().starts_with(OBER_RT_CUDA_UPLOAD))
         uploads.push_back(call);
     });
     for (func::CallOp call : uploads)
