@@ -437,8 +437,7 @@ int ober_rt_cpu_prepare_kernel(const char *name, const int64_t *desc,
     // Every element type's product runs the f32 kernel.
     f[OBER_MATMUL_DTYPE] = static_cast<int64_t>(DType::F32);
     kernelFor<Matmul>(name, f, makeMatmul);
-  }
-  else if (kernel == OBER_RT_CPU_CONV && convFields())
+  } else if (kernel == OBER_RT_CPU_CONV && convFields())
     kernelFor<ConvForward>(name, f, makeConv);
   else if (kernel == OBER_RT_CPU_CONV_BACKWARD_DATA && convFields())
     kernelFor<ConvBackwardData>(name, f, makeConvBackwardData);
