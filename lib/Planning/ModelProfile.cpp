@@ -46,6 +46,16 @@ static bool fusedAway(Value v, const DenseSet<Value> &materialized) {
   });
 }
 
+double mlir::ober::planning::loweringWorkspace(Operation *op,
+                                              const Cluster &cluster,
+                                              StringRef precision) {
+  // Attention's scores and probabilities, a block at a time, or a
+  // convolution's columns (written and read: half the gather's bytes).
+  unsigned width = precisionBytes(precision);
+  return std::max(2 * attentionScoreElements(op, cluster.attention) * width,
+                  convolutionGatherBytes(op, cluster, width) / 2);
+}
+
 SideWork mlir::ober::planning::sideWork(Operation *op, const Cluster &cluster,
                                        StringRef precision) {
   if (double bytes =
@@ -395,7 +405,7 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
       if (auto t = dyn_cast<RankedTensorType>(r.getType());
           t && !t.hasStaticShape()) {
         op->emitError("the planner needs static shapes, but this result is ")
-            << t << " (give the dimensions with --onnx-dim or as inputs)";
+            << t << " (" << kOpenDimensionHint << ")";
         return WalkResult::interrupt();
       }
     return WalkResult::advance();
@@ -635,14 +645,9 @@ mlir::ober::planning::profileTrainStep(ModuleOp module, const Cluster &cluster,
           if (isa<FloatType>(getElementTypeOrSelf(r.getType())))
             k.largestValue = std::max(k.largestValue, valueElements(r) / samples *
                                                           precisionBytes(precision));
-        // Attention's scores and probabilities, a block at a time, or a
-        // convolution's columns, as the lowering holds them.
-        unsigned width = precisionBytes(precision);
-        k.loweringWorkspace = std::max(
-            {k.loweringWorkspace,
-             2 * attentionScoreElements(op, cluster.attention) / samples *
-                 width,
-             convolutionGatherBytes(op, cluster, width) / 2 / samples});
+        k.loweringWorkspace =
+            std::max(k.loweringWorkspace,
+                     loweringWorkspace(op, cluster, precision) / samples);
       }
       k.incoming = incoming;
       k.sequenceIncoming = incomingTokens;

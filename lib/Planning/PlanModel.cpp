@@ -261,10 +261,9 @@ SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
   // largest value (a transient while its gradient is formed).
   s.working *= mb;
   s.largest = k.largestValue * mb / (t > 1 && tp.forwardMatmul.split > 0 ? t : 1);
-  // Tensor parallelism splits attention by heads. A convolution's columns
-  // are divided likewise, which undercounts them where it splits output
-  // channels (each device then gathers every input channel).
-  s.scores = k.loweringWorkspace * mb / t;
+  // Tensor parallelism splits attention by heads and a convolution's
+  // columns with its input, except where it leaves them whole.
+  s.scores = std::max(k.loweringWorkspace / t, tp.wholeWorkspace) * mb;
   s.parameters = tp.parameters.at(t, false);
   return s;
 }

@@ -27,6 +27,7 @@
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <optional>
 #include <set>
@@ -311,9 +312,24 @@ struct Analysis {
                     ArrayRef<Operation *> backward, const SegmentEnds &ends);
   bool matmul(MatmulOp op);
   bool embedding(EmbeddingOp op);
+  bool keepsWorkspaceWhole(Operation *op, bool split);
   bool splitClasses(Operation *op);
   void visit(Operation *op);
 };
+
+/// Whether each device holds the whole of `op`'s lowering workspace (and
+/// runs the whole of its side work) once `op` is placed, where `split`
+/// says whether its results are split. A convolution's columns are
+/// gathered from its input (a data gradient's summed into its result), so
+/// a split of output channels leaves them whole; attention's scores split
+/// with its heads.
+bool Analysis::keepsWorkspaceWhole(Operation *op, bool split) {
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](ConvOp c) { return !get(c.getInput()).isSplit(); })
+      .Case([&](ConvWeightGradOp c) { return !get(c.getInput()).isSplit(); })
+      .Case([&](ConvTransposeOp c) { return !get(c.getResult()).isSplit(); })
+      .Default([&](Operation *) { return !split; });
+}
 
 /// The op placed by its rule (`decide`): each operand moved to the
 /// placement the decision asks for, partial results completed. Sequence
@@ -706,10 +722,16 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     }
     double seconds = opSeconds(op, cluster, precision, saved) / samples;
     double kernel = endsKernel(op, saved);
-    // Attention's work between its products: the other class's.
+    // Attention's work between its products, or a convolution's gather:
+    // the other class's, split where the workspace it goes through is.
     SideWork side = sideWork(op, cluster, precision);
     side.seconds /= samples;
     kernel += side.kernels;
+    bool wholeSide = a.keepsWorkspaceWhole(op, split);
+    if (wholeSide)
+      a.out.wholeWorkspace =
+          std::max(a.out.wholeWorkspace,
+                   loweringWorkspace(op, cluster, precision) / samples);
     a.out.forwardKernels += kernel;
     if (auto softmax = dyn_cast<SoftmaxOp>(op))
       if (std::optional<TPProfile::Softmax> s = attentionSoftmax(a, softmax)) {
@@ -722,17 +744,21 @@ static void walkSegment(Analysis &a, ArrayRef<Operation *> ops,
     auto slotOf = [&](ByTP &time) -> double & {
       return split ? time.split : (act && !contraction) ? time.seq : time.full;
     };
+    auto sideSlotOf = [&](ByTP &time) -> double & {
+      return wholeSide ? time.full : time.split;
+    };
     slotOf(matrix ? a.out.forwardMatmul : a.out.forwardOther) += seconds;
-    slotOf(a.out.forwardOther) += side.seconds;
+    sideSlotOf(a.out.forwardOther) += side.seconds;
     if (needed) {
       slotOf(matrix ? a.out.neededMatmul : a.out.neededOther) += seconds;
-      slotOf(a.out.neededOther) += side.seconds;
+      sideSlotOf(a.out.neededOther) += side.seconds;
       a.out.neededKernels += kernel;
       if (contraction)
         a.out.neededFlops += work.flops / samples;
     }
     if (selective.contains(op)) {
-      slotOf(a.out.selectiveTime) += seconds + side.seconds;
+      slotOf(a.out.selectiveTime) += seconds;
+      sideSlotOf(a.out.selectiveTime) += side.seconds;
       if (contraction)
         a.out.selectiveFlops += work.flops / samples;
     }

@@ -103,7 +103,7 @@ std::string ober::rt::hashFile(const std::string &path) {
 
 bool ober::rt::readTextFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
-  if (!in)
+  if (!in || fileSize(path) < 0)
     return false;
   std::ostringstream os;
   os << in.rdbuf();

@@ -6,6 +6,8 @@
 
 #include "ober/Runtime/Npy.h"
 
+#include "ober/Runtime/Files.h"
+
 #include <cstring>
 #include <optional>
 #include <fstream>
@@ -194,9 +196,10 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
 
 bool ober::rt::readNpy(const std::string &path, NpyArray &out,
                        std::string &error) {
+  // A directory opens, then throws at the first read.
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open";
+  if (!in || fileSize(path) < 0) {
+    error = path + ": cannot open" + (in ? " (not a regular file)" : "");
     return false;
   }
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)),

@@ -10,6 +10,7 @@
 #include "ober/Conversion/LoweringKinds.h"
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
+#include "ober/Dialect/Ober/IR/TensorSizes.h"
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
@@ -47,11 +48,16 @@ tensorSpec(func::FuncOp func, Type type, StringRef what) {
   std::optional<rt::DType> dtype =
       tensor ? reference::dtypeOf(tensor.getElementType()) : std::nullopt;
   if (!tensor || !tensor.hasStaticShape() || !dtype ||
-      *dtype == rt::DType::Unicode)
-    return func.emitError("ober-compile: ")
-           << what << " is " << type
-           << "; executables take tensors of static shape with f32, bf16, "
-              "f16, f64, i64, i32 or i1 elements";
+      *dtype == rt::DType::Unicode) {
+    InFlightDiagnostic error =
+        func.emitError("ober-compile: ")
+        << what << " is " << type
+        << "; executables take tensors of static shape with f32, bf16, "
+           "f16, f64, i64, i32 or i1 elements";
+    if (tensor && !tensor.hasStaticShape())
+      error << " (" << kOpenDimensionHint << ")";
+    return error;
+  }
   return std::make_pair(*dtype, std::vector<int64_t>(tensor.getShape().begin(),
                                                      tensor.getShape().end()));
 }

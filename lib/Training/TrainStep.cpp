@@ -25,6 +25,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::ober {
 #define GEN_PASS_DEF_AUTODIFFPASS
@@ -137,10 +138,15 @@ mlir::ober::training::buildLossFunction(func::FuncOp forward, StepOptions &o) {
     return forward.emitError("ober-build-train-step: the function has no "
                              "result to train");
   auto out = dyn_cast<RankedTensorType>(type.getResult(0));
-  if (!out || !isa<FloatType>(out.getElementType()) || !out.hasStaticShape())
-    return forward.emitError("ober-build-train-step: the first result must "
-                             "be a static float tensor, got ")
-           << type.getResult(0);
+  if (!out || !isa<FloatType>(out.getElementType()) || !out.hasStaticShape()) {
+    InFlightDiagnostic error =
+        forward.emitError("ober-build-train-step: the first result must "
+                          "be a static float tensor, got ")
+        << type.getResult(0);
+    if (out && isa<FloatType>(out.getElementType()))
+      error << " (" << kOpenDimensionHint << ")";
+    return error;
+  }
   if (o.loss == "auto")
     o.loss = out.getRank() == 0 ? "output" : "cross-entropy";
   Type target;
@@ -787,6 +793,39 @@ static void warnAboutExportNotes(func::FuncOp forward) {
     warning.attachNote() << "and " << notes.size() - kListed << " more";
 }
 
+/// Refuses hyperparameters outside the ranges PyTorch's losses and
+/// optimizers accept (a label smoothing past 1 would fail in the loss op's
+/// verifier; a negative eps or a beta of 1 would train on nonsense).
+static LogicalResult checkHyperparameters(const StepOptions &o,
+                                          func::FuncOp at) {
+  struct Range {
+    const char *name;
+    double value, low, high;
+    bool highIncluded;
+  };
+  double inf = std::numeric_limits<double>::infinity();
+  Range ranges[] = {{"label-smoothing", o.labelSmoothing, 0, 1, true},
+                    {"momentum", o.momentum, 0, inf, false},
+                    {"beta1", o.beta1, 0, 1, false},
+                    {"beta2", o.beta2, 0, 1, false},
+                    {"eps", o.eps, 0, inf, false},
+                    {"clip-norm", o.clipNorm, 0, inf, false}};
+  for (const Range &r : ranges)
+    if (!(r.value >= r.low &&
+          (r.highIncluded ? r.value <= r.high : r.value < r.high)))
+      return at.emitError("ober-build-train-step: ")
+             << r.name << "=" << shortest(r.value) << " must be in ["
+             << shortest(r.low) << ", "
+             << (r.high == inf ? std::string("inf") : shortest(r.high))
+             << (r.highIncluded ? "]" : ")");
+  // weight-decay's default (-1) stands for the optimizer's own.
+  if (o.weightDecay != -1.0 && !(o.weightDecay >= 0 && o.weightDecay < inf))
+    return at.emitError("ober-build-train-step: weight-decay=")
+           << shortest(o.weightDecay)
+           << " must be >= 0 (leave it out for the optimizer's default)";
+  return success();
+}
+
 namespace {
 
 struct BuildTrainStepPass
@@ -803,6 +842,8 @@ struct BuildTrainStepPass
                   labelSmoothing, clipNorm,  nesterov,  gradNorm,
                   microBatches,   lossScale, lossScaleInit, lossScaleWindow,
                   fusedAttention};
+    if (failed(checkHyperparameters(o, forward)))
+      return signalPassFailure();
     FailureOr<func::FuncOp> lossFn = buildLossFunction(forward, o);
     if (failed(lossFn))
       return signalPassFailure();

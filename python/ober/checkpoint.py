@@ -8,6 +8,7 @@ assembles the full tensors, whatever plan wrote them.
 import json
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -23,7 +24,11 @@ def _complete(folder):
     return os.path.isfile(os.path.join(folder, "manifest.json"))
 
 
-def _newest(directory):
+def _newest_first(directory):
+    """The complete step_<N> folders of `directory`, newest first."""
+    if not os.path.isdir(directory):
+        raise OberError(f"{directory}: no such checkpoint folder or "
+                        "checkpoint directory")
     steps = []
     for name in os.listdir(directory):
         m = re.fullmatch(r"step_(\d+)", name)
@@ -32,16 +37,97 @@ def _newest(directory):
     if not steps:
         raise OberError(f"{directory} holds no complete checkpoint "
                         "(a step_<N> folder with a manifest.json)")
-    return os.path.join(directory, max(steps)[1])
+    return [os.path.join(directory, name) for _, name in sorted(steps)[::-1]]
 
 
-def _read_safetensors(path):
+class _Broken(Exception):
+    """A checkpoint folder that cannot be read (the reason)."""
+
+
+def _read_safetensors(path, size):
+    """The header and data of a safetensors file of `size` bytes (the
+    manifest's)."""
+    if not os.path.isfile(path):
+        raise _Broken(f"{os.path.basename(path)} is missing")
+    if size is not None and os.path.getsize(path) != size:
+        raise _Broken(f"{os.path.basename(path)} has "
+                      f"{os.path.getsize(path)} bytes, the manifest says "
+                      f"{size} (truncated or changed)")
     with open(path, "rb") as f:
-        size = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(size))
-        data = f.read()
+        raw = f.read()
+    length = int.from_bytes(raw[:8], "little")
+    if len(raw) < 8 or 8 + length > len(raw):
+        raise _Broken(f"{os.path.basename(path)}: not a safetensors file")
+    try:
+        header = json.loads(raw[8:8 + length])
+    except ValueError as e:
+        raise _Broken(f"{os.path.basename(path)}: bad header ({e})")
+    if not isinstance(header, dict):
+        raise _Broken(f"{os.path.basename(path)}: bad header")
     header.pop("__metadata__", None)
-    return header, data
+    return header, memoryview(raw)[8 + length:]
+
+
+def _check(condition, why):
+    if not condition:
+        raise _Broken(why)
+
+
+def _load(folder, optimizer):
+    """(tensors, steps) of one step_<N> folder; _Broken when malformed."""
+    try:
+        with open(os.path.join(folder, "manifest.json")) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        raise _Broken(f"manifest.json cannot be read ({e})")
+    _check(isinstance(manifest, dict)
+           and manifest.get("format") == "ober-checkpoint",
+           "manifest.json is not an ober checkpoint manifest")
+    steps, tensors = manifest.get("steps"), manifest.get("tensors")
+    m = re.fullmatch(r"step_(\d+)", os.path.basename(os.path.normpath(folder)))
+    _check(isinstance(steps, int) and not isinstance(steps, bool)
+           and steps >= 0 and (m is None or int(m.group(1)) == steps),
+           f"manifest.json's steps ({steps!r}) are not its folder's")
+    _check(isinstance(tensors, dict) and
+           isinstance(manifest.get("files"), list),
+           "manifest.json has no tensors or files")
+    out = {}
+    try:
+        for name, info in tensors.items():
+            if (name.startswith(("optim.", "outer.")) and not optimizer
+                    or re.match(r"replica\d+\.", name)):
+                continue
+            dtype = (np.float32 if info["dtype"] == "BF16"
+                     else _DTYPES[info["dtype"]])
+            out[name] = np.zeros(info["shape"], dtype)
+        for entry in manifest["files"]:
+            header, data = _read_safetensors(
+                os.path.join(folder, entry["file"]), entry.get("size"))
+            for shard in entry["shards"]:
+                name = shard["name"]
+                if name not in out:
+                    continue
+                _check(name in header,
+                       f"{entry['file']} has no tensor '{name}'")
+                h = header[name]
+                begin, end = h["data_offsets"]
+                _check(0 <= begin <= end <= len(data),
+                       f"{entry['file']}: '{name}' lies outside the file")
+                raw = data[begin:end]
+                if h["dtype"] == "BF16":
+                    block = (np.frombuffer(raw, np.uint16).astype(np.uint32)
+                             << 16).view(np.float32)
+                else:
+                    block = np.frombuffer(raw, _DTYPES[h["dtype"]])
+                block = block.reshape(shard["shape"])
+                where = tuple(slice(o, o + s) for o, s
+                              in zip(shard["offsets"], shard["shape"]))
+                _check(out[name][where].shape == block.shape,
+                       f"{entry['file']}: '{name}' does not fit its tensor")
+                out[name][where] = block
+    except (KeyError, TypeError, ValueError) as e:
+        raise _Broken(f"malformed ({type(e).__name__}: {e})")
+    return out, steps
 
 
 def load_checkpoint(path, optimizer=False):
@@ -52,37 +138,24 @@ def load_checkpoint(path, optimizer=False):
     state under `outer.anchor.<name>` and `outer.velocity.<name>`).
     Under local SGD the parameters are the first data-parallel replica's;
     the other replicas' own (`replica<r>.<name>`) are left out. Returns
-    (tensors, steps)."""
-    folder = path if _complete(path) else _newest(path)
-    with open(os.path.join(folder, "manifest.json")) as f:
-        manifest = json.load(f)
-    if manifest.get("format") != "ober-checkpoint":
-        raise OberError(f"{folder}/manifest.json is not an ober checkpoint")
-    out = {}
-    for name, info in manifest["tensors"].items():
-        if (name.startswith(("optim.", "outer.")) and not optimizer
-                or re.match(r"replica\d+\.", name)):
-            continue
-        if info["dtype"] == "BF16":
-            out[name] = np.zeros(info["shape"], np.float32)
-        else:
-            out[name] = np.zeros(info["shape"], _DTYPES[info["dtype"]])
-    for entry in manifest["files"]:
-        header, data = _read_safetensors(os.path.join(folder, entry["file"]))
-        for shard in entry["shards"]:
-            name = shard["name"]
-            if name not in out:
-                continue
-            h = header[name]
-            begin, end = h["data_offsets"]
-            raw = data[begin:end]
-            if h["dtype"] == "BF16":
-                block = (np.frombuffer(raw, np.uint16).astype(np.uint32)
-                         << 16).view(np.float32)
-            else:
-                block = np.frombuffer(raw, _DTYPES[h["dtype"]])
-            block = block.reshape(shard["shape"])
-            where = tuple(slice(o, o + s)
-                          for o, s in zip(shard["offsets"], shard["shape"]))
-            out[name][where] = block
-    return out, manifest["steps"]
+    (tensors, steps).
+
+    A folder whose manifest or files are malformed, missing or of another
+    size than the manifest says raises OberError; in a checkpoint
+    directory such a folder is skipped with a warning for the next older
+    one, as an executable's `--resume` does. (The executable also checks
+    each file's hash; this reader does not.)"""
+    if _complete(path):
+        try:
+            return _load(path, optimizer)
+        except _Broken as e:
+            raise OberError(f"{path}: {e}") from None
+    reasons = []
+    for folder in _newest_first(path):
+        try:
+            return _load(folder, optimizer)
+        except _Broken as e:
+            warnings.warn(f"{folder}: {e}; trying an older checkpoint")
+            reasons.append(f"{os.path.basename(folder)}: {e}")
+    raise OberError(f"{path} holds no readable checkpoint ("
+                    + "; ".join(reasons) + ")")

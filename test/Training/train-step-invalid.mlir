@@ -2,6 +2,27 @@
 // RUN: not ober-opt %s -ober-build-train-step="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not ober-opt %s -ober-build-train-step="micro-batches=0" 2>&1 | FileCheck %s --check-prefix=MICRO
 // RUN: not ober-opt %s -ober-build-train-step="loss=output" 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// Hyperparameters outside PyTorch's ranges, one line naming the option,
+// no crash (a label smoothing past 1 once failed the loss op's verifier
+// with LLVM ERROR).
+// RUN: not ober-opt %s -ober-build-train-step="label-smoothing=2" 2>&1 | FileCheck %s --check-prefix=SMOOTH
+// RUN: not ober-opt %s -ober-build-train-step="label-smoothing=nan" 2>&1 | FileCheck %s --check-prefix=SMOOTH-NAN
+// RUN: not ober-opt %s -ober-build-train-step="beta1=1.5" 2>&1 | FileCheck %s --check-prefix=BETA1
+// RUN: not ober-opt %s -ober-build-train-step="beta2=-1" 2>&1 | FileCheck %s --check-prefix=BETA2
+// RUN: not ober-opt %s -ober-build-train-step="eps=-1" 2>&1 | FileCheck %s --check-prefix=EPS
+// RUN: not ober-opt %s -ober-build-train-step="optimizer=sgd momentum=-1" 2>&1 | FileCheck %s --check-prefix=MOMENTUM
+// RUN: not ober-opt %s -ober-build-train-step="clip-norm=nan" 2>&1 | FileCheck %s --check-prefix=CLIP
+// RUN: not ober-opt %s -ober-build-train-step="weight-decay=-3" 2>&1 | FileCheck %s --check-prefix=WD
+// RUN: ober-opt %s -ober-build-train-step="label-smoothing=1 beta2=0 eps=0 weight-decay=0 clip-norm=0" -o /dev/null
+// SMOOTH: error: ober-build-train-step: label-smoothing=2 must be in [0, 1]
+// SMOOTH-NOT: LLVM ERROR
+// SMOOTH-NAN: error: ober-build-train-step: label-smoothing=nan must be in [0, 1]
+// BETA1: error: ober-build-train-step: beta1=1.5 must be in [0, 1)
+// BETA2: error: ober-build-train-step: beta2=-1 must be in [0, 1)
+// EPS: error: ober-build-train-step: eps=-1 must be in [0, inf)
+// MOMENTUM: error: ober-build-train-step: momentum=-1 must be in [0, inf)
+// CLIP: error: ober-build-train-step: clip-norm=nan must be in [0, inf)
+// WD: error: ober-build-train-step: weight-decay=-3 must be >= 0 (leave it out for the optimizer's default)
 // LOSS: error: ober-build-train-step: unknown loss 'hinge' (cross-entropy, mse, output, auto)
 // OPT: error: ober-build-train-step: unknown optimizer 'lamb' (sgd, adam, adamw)
 // MICRO: error: ober-build-train-step: micro-batches must be >= 1

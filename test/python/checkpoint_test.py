@@ -154,9 +154,27 @@ class Checkpoints(unittest.TestCase):
                         if f.endswith(".safetensors"))[0]
         with open(os.path.join(newest, victim), "r+b") as f:
             f.truncate(100)
+        # A folder whose manifest says other steps than its name (copied
+        # by hand): skipped too.
+        shutil.copytree(os.path.join(ckpt, "step_000000002"),
+                        os.path.join(ckpt, "step_000000008"))
+        # ober.load_checkpoint skips both, naming why, and refuses the
+        # truncated folder itself.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _, steps = ober.load_checkpoint(ckpt)
+        self.assertEqual(steps, 2)
+        reasons = " ".join(str(w.message) for w in caught)
+        self.assertIn("manifest.json's steps (2) are not its folder's",
+                      reasons)
+        self.assertIn(f"{victim} has 100 bytes, the manifest says", reasons)
+        with self.assertRaisesRegex(ober.OberError, victim):
+            ober.load_checkpoint(newest)
         out = self.train("dp2-zero1", "--steps", 3, "--resume",
                          "--checkpoint-dir", ckpt)
         self.assertIn("skipping checkpoint", out.stderr)
+        self.assertIn("manifest.json's steps (2) are not its folder's "
+                      "(step_000000008)", out.stderr)
         self.assertIn(f"{victim} is missing or has another size", out.stderr)
         self.assertIn("resuming after step 1", out.stderr)
         self.assertEqual(len(losses_of(out.stdout)), 1)

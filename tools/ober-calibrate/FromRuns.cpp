@@ -41,9 +41,8 @@ int64_t paddedVocabulary(const calibrate::FromRunsOptions &o, int64_t tp) {
   return (o.vocabulary + m - 1) / m * m;
 }
 
-FailureOr<BuiltModel> buildModel(MLIRContext &context, const ModelKey &key,
-                                 const calibrate::FromRunsOptions &o,
-                                 ArrayRef<int64_t> degrees) {
+/// The model of the runs of `key`.
+GPTConfig gptConfig(const ModelKey &key, const calibrate::FromRunsOptions &o) {
   auto [hidden, heads, layers, seq, vocab] = key;
   GPTConfig g;
   g.layers = layers;
@@ -53,8 +52,14 @@ FailureOr<BuiltModel> buildModel(MLIRContext &context, const ModelKey &key,
   g.vocab = vocab;
   g.dtype = o.precision;
   g.dropout = o.dropout;
+  return g;
+}
+
+FailureOr<BuiltModel> buildModel(MLIRContext &context, const ModelKey &key,
+                                 const calibrate::FromRunsOptions &o,
+                                 ArrayRef<int64_t> degrees) {
   BuiltModel b;
-  b.module = buildGPT(context, g);
+  b.module = buildGPT(context, gptConfig(key, o));
   if (!b.module)
     return failure();
   PassManager pm(&context);
@@ -166,9 +171,23 @@ mlir::ober::calibrate::fitToRuns(MLIRContext &context, Cluster &cluster,
     llvm::errs() << "error: " << error << "\n";
     return failure();
   }
+  GPTConfig defaults;
+  defaults.dropout = o.dropout;
+  if (!checkGPTConfig(defaults, error)) {
+    llvm::errs() << "error: --dropout: " << error << "\n";
+    return failure();
+  }
   // Every model once, profiled for the degrees its runs use.
   std::map<ModelKey, std::vector<int64_t>> degrees;
   for (const MeasuredRun &r : *runs) {
+    GPTConfig g = gptConfig(ModelKey{r.hidden, r.heads, r.layers, r.sequence,
+                                     paddedVocabulary(o, r.tp)},
+                            o);
+    if (!checkGPTConfig(g, error)) {
+      llvm::errs() << "error: " << o.runs << ":" << r.line << ": " << error
+                   << "\n";
+      return failure();
+    }
     ModelKey key{r.hidden, r.heads, r.layers, r.sequence,
                  paddedVocabulary(o, r.tp)};
     std::vector<int64_t> &d = degrees[key];

@@ -130,6 +130,11 @@ struct TPProfile {
   }
   /// Forward seconds per sample by class (matrix units / other).
   ByTP forwardMatmul, forwardOther;
+  /// Bytes per sample of the largest lowering workspace (loweringWorkspace)
+  /// of a forward op that this degree leaves whole on each device: an
+  /// attention whose heads stay whole, or a convolution whose input does
+  /// (one split by output channels still gathers every input channel).
+  double wholeWorkspace = 0;
   /// The forward pass's GEMMs (matmuls, convolutions, attention) as
   /// shapes: a measured GEMM table prices them at the plan's micro-batch
   /// and split, where efficiency differs from the profiled shapes.
@@ -374,6 +379,12 @@ struct SideWork {
   double seconds = 0, kernels = 0;
 };
 SideWork sideWork(Operation *op, const Cluster &cluster, StringRef precision);
+
+/// Bytes of the largest buffer `op`'s lowering adds beside its operands and
+/// results (SegmentKind::loweringWorkspace): a block of attention scores
+/// and probabilities, or a convolution's columns as products.
+double loweringWorkspace(Operation *op, const Cluster &cluster,
+                         StringRef precision);
 
 } // namespace mlir::ober::planning
 

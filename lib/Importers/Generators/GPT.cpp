@@ -15,6 +15,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::ober;
@@ -26,8 +27,8 @@ bool mlir::ober::parseGPTConfig(StringRef spec, GPTConfig &c,
   for (StringRef item : items) {
     auto [key, value] = item.split('=');
     if (key == "dropout") {
-      if (value.getAsDouble(c.dropout) || c.dropout < 0 || c.dropout >= 1) {
-        error = "dropout='" + value.str() + "' is not in [0, 1)";
+      if (value.getAsDouble(c.dropout)) {
+        error = "dropout='" + value.str() + "' is not a number";
         return false;
       }
       continue;
@@ -53,14 +54,33 @@ bool mlir::ober::parseGPTConfig(StringRef spec, GPTConfig &c,
               "' (layers, hidden, heads, seq, vocab, batch, dtype, dropout)";
       return false;
     }
-    if (value.getAsInteger(10, *field) || *field < 1) {
+    if (value.getAsInteger(10, *field)) {
       error = key.str() + "='" + value.str() + "' is not a positive integer";
       return false;
     }
   }
+  return checkGPTConfig(c, error);
+}
+
+bool mlir::ober::checkGPTConfig(const GPTConfig &c, std::string &error) {
+  std::pair<const char *, int64_t> sizes[] = {
+      {"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads},
+      {"seq", c.seq},       {"vocab", c.vocab},   {"batch", c.batch}};
+  for (auto [key, value] : sizes)
+    if (value < 1) {
+      error = std::string(key) + "='" + std::to_string(value) +
+              "' is not a positive integer";
+      return false;
+    }
   if (c.hidden % c.heads) {
     error = "hidden=" + std::to_string(c.hidden) + " is not divisible by heads=" +
             std::to_string(c.heads);
+    return false;
+  }
+  if (!(c.dropout >= 0 && c.dropout < 1)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", c.dropout);
+    error = "dropout='" + std::string(text) + "' is not in [0, 1)";
     return false;
   }
   return true;

@@ -407,6 +407,13 @@ bool readManifest(const std::string &folder, Manifest &m, std::string &why) {
     return false;
   }
   m.steps = v.object["steps"].integer;
+  // The writer names the folder after the steps (stepFolder).
+  std::string name = folder.substr(folder.rfind('/') + 1);
+  if (m.steps != stepsOf(name)) {
+    why = "manifest.json's steps (" + std::to_string(m.steps) +
+          ") are not its folder's (" + name + ")";
+    return false;
+  }
   for (const auto &[k, e] : v.object["extra"].object)
     if (e.isString())
       m.extra[k] = e.string;

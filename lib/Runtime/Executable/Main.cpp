@@ -51,6 +51,8 @@ int main(int argc, char **argv) {
     stopOnSignals();
   if (program.devices() > 1)
     return trainOnRanks(ober_program_entries, program, options, self);
+  if (int code = checkOneRank(program, self))
+    return code;
   // Kernels are created on this thread, the one that runs the steps, so
   // that the first step's time is the steps'.
   if (!prepareRank(program, Placement(), options.threads, self))

@@ -237,6 +237,41 @@ int trainAsThreads(Entry const *entries, const Program &program,
 }
 } // namespace
 
+namespace {
+/// Non-zero where the launcher started another number of ranks than the
+/// program has devices (rank 0 says so).
+int checkWorldSize(const ober_rt_launch_env &env, int64_t devices,
+                   const std::string &self) {
+  if (env.world_size == devices)
+    return 0;
+  if (env.rank != 0)
+    return 2;
+  std::string n = std::to_string(devices);
+  return reportError(
+      self,
+      "the " + std::string(devices == 1 ? "program runs on 1 device"
+                                        : "plan runs on " + n + " devices") +
+          " but this job has " + std::to_string(env.world_size) +
+          " rank(s) (" + env.launcher + "); start " + n + " (mpirun -np " +
+          n + ", srun -n " + n + ")" +
+          (devices == 1 ? "" : ", or run it without a launcher for threads"),
+      2);
+}
+} // namespace
+
+int ober::rt::checkOneRank(const Program &program, const std::string &self) {
+  ober_rt_launch_env env;
+  char error[512];
+  if (ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error)))
+    return reportError(self, error, 2);
+  // Only MPI's launchers: Slurm's variables are set in a batch script
+  // too, which may run a program of one device directly.
+  std::string launcher = env.launcher;
+  if (launcher != "openmpi" && launcher != "pmi")
+    return 0;
+  return checkWorldSize(env, program.devices(), self);
+}
+
 int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
                            const Options &options, const std::string &self) {
   ober_rt_launch_env env;
@@ -248,18 +283,8 @@ int ober::rt::trainOnRanks(Entry const *entries, const Program &program,
   prepareProcess(program);
   if (launcher == "none")
     return trainAsThreads(entries, program, options, self);
-  if (env.world_size != devices)
-    return env.rank == 0
-               ? reportError(self,
-                        "the plan runs on " + std::to_string(devices) +
-                            " devices but this job has " +
-                            std::to_string(env.world_size) + " rank(s) (" +
-                            launcher + "); start " + std::to_string(devices) +
-                            " (mpirun -np " + std::to_string(devices) +
-                            ", srun -n " + std::to_string(devices) +
-                            "), or run it without a launcher for threads",
-                        2)
-               : 2;
+  if (int code = checkWorldSize(env, devices, self))
+    return code;
   if (launcher == "torchrun")
     return reportError(self,
                   "started by a torchrun-style launcher: executables "

@@ -21,6 +21,11 @@ namespace ober::rt {
 int trainOnRanks(Entry const *entries, const Program &program,
                  const Options &options, const std::string &self);
 
+/// For a program of one device: 0 unless mpirun started it as several
+/// ranks (each would run the whole program, and write the same files),
+/// which rank 0 reports. Returns the exit code.
+int checkOneRank(const Program &program, const std::string &self);
+
 } // namespace ober::rt
 
 #endif // OBER_LIB_RUNTIME_EXECUTABLE_RANKS_H

@@ -17,6 +17,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -39,6 +40,17 @@ targetMachine(StringRef cpu, llvm::CodeGenOptLevel level, Location loc) {
     return emitError(loc) << "no LLVM target for " << triple.str() << ": "
                           << error;
   std::string name = cpu.str(), features;
+  if (cpu != "native") {
+    // LLVM warns about an unknown CPU, then aborts in code generation.
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(name))
+      return emitError(loc) << "--target-cpu: '" << name
+                            << "' is not a CPU LLVM knows for "
+                            << triple.str()
+                            << " (native, or a CPU name as clang's -mcpu "
+                               "takes it)";
+  }
   if (cpu == "native") {
     name = llvm::sys::getHostCPUName().str();
     for (const auto &feature : llvm::sys::getHostCPUFeatures())

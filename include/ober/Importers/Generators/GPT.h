@@ -35,6 +35,11 @@ struct GPTConfig {
 /// key in `error`.
 bool parseGPTConfig(StringRef spec, GPTConfig &config, std::string &error);
 
+/// Whether `config` describes a model buildGPT can build (positive sizes,
+/// heads dividing hidden, dropout in [0, 1)); if not, names what is wrong
+/// in `error`. parseGPTConfig checks this too.
+bool checkGPTConfig(const GPTConfig &config, std::string &error);
+
 /// The model as `func.func @gpt(tokens, targets, params...) -> loss`.
 OwningOpRef<ModuleOp> buildGPT(MLIRContext &context, const GPTConfig &config);
 

@@ -19,6 +19,12 @@
 
 namespace mlir::ober {
 
+/// How a user pins a dimension a model leaves open (`?`), for errors that
+/// need static shapes.
+inline constexpr const char *kOpenDimensionHint =
+    "give open dimensions a size: --onnx-dim=NAME=SIZE for an ONNX model's "
+    "symbolic ones, --input-shape for a TorchScript file";
+
 /// The elements of a static shape, nullopt when the count overflows int64.
 std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape);
 
