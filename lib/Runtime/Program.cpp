@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <sstream>
 
@@ -138,6 +139,39 @@ struct Reader {
 
 } // namespace
 
+std::string IndexRange::check(DType dtype, const char *data,
+                              const std::vector<int64_t> &shape) const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v;
+    if (dtype == DType::I64) {
+      std::memcpy(&v, data + 8 * i, 8);
+    } else {
+      int32_t w;
+      std::memcpy(&w, data + 4 * i, 4);
+      v = w;
+    }
+    if (allows(v))
+      continue;
+    std::vector<int64_t> at(shape.size());
+    for (size_t d = shape.size(), rest = i; d-- > 0;) {
+      at[d] = static_cast<int64_t>(rest) % shape[d];
+      rest /= shape[d];
+    }
+    std::string place = "[";
+    for (size_t d = 0; d < at.size(); ++d)
+      place += (d ? ", " : "") + std::to_string(at[d]);
+    return "value " + std::to_string(v) + " at " + place + "] is outside [" +
+           std::to_string(low) + ", " + std::to_string(high) + ")" +
+           (hasIgnored ? " (or " + std::to_string(ignored) + ", ignored)"
+                       : "") +
+           ": " + use;
+  }
+  return "";
+}
+
 std::vector<size_t> Program::argsWith(ArgRole role) const {
   std::vector<size_t> out;
   for (size_t i = 0; i < args.size(); ++i)
@@ -238,6 +272,13 @@ std::string ober::rt::writeProgram(const Program &p) {
       os << splitJson(a.split);
     if (!a.readBy.empty())
       os << ", \"read_by\": " << json::list(a.readBy);
+    if (a.indices.high > a.indices.low) {
+      os << ", \"indices\": {\"low\": " << a.indices.low
+         << ", \"high\": " << a.indices.high;
+      if (a.indices.hasIgnored)
+        os << ", \"ignored\": " << a.indices.ignored;
+      os << ", \"use\": " << json::quote(a.indices.use) << "}";
+    }
     os << "}";
   }
   os << "],\n \"results\": [";
@@ -417,6 +458,28 @@ bool ober::rt::readProgram(const std::string &text, Program &out,
         r.fail("read_by " + it->second.dump() + " is not a list of stages");
         break;
       }
+    }
+    if (auto it = a.object.find("indices"); it != a.object.end()) {
+      const json::Value &v = it->second;
+      auto low = v.object.find("low"), high = v.object.find("high"),
+           ignored = v.object.find("ignored"), use = v.object.find("use");
+      bool integer = arg.dtype == DType::I64 || arg.dtype == DType::I32;
+      if (!v.isObject() || !integer || low == v.object.end() ||
+          high == v.object.end() || !low->second.isInteger() ||
+          !high->second.isInteger() ||
+          low->second.integer >= high->second.integer ||
+          (ignored != v.object.end() && !ignored->second.isInteger())) {
+        r.fail("indices " + v.dump() +
+               " are not a range {low, high} of an integer input");
+        break;
+      }
+      arg.indices.low = low->second.integer;
+      arg.indices.high = high->second.integer;
+      arg.indices.hasIgnored = ignored != v.object.end();
+      if (arg.indices.hasIgnored)
+        arg.indices.ignored = ignored->second.integer;
+      if (use != v.object.end())
+        arg.indices.use = use->second.string;
     }
     out.args.push_back(std::move(arg));
   }

@@ -11,6 +11,7 @@
 #include "ober/Conversion/Passes.h"
 #include "ober/Dialect/Ober/IR/OberDialect.h"
 #include "ober/Dialect/Ober/IR/TensorSizes.h"
+#include "ober/Tools/IndexRanges.h"
 #include "ober/Reference/TensorIO.h"
 #include "ober/Runtime/Init.h"
 #include "ober/Runtime/Weights.h"
@@ -414,6 +415,7 @@ FailureOr<rt::Program> mlir::ober::describeProgram(func::FuncOp func,
         if (reads)
           arg.readBy.push_back(static_cast<int64_t>(s));
       }
+  describeIndexRanges(func, inference, program);
   return program;
 }
 

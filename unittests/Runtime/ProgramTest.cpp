@@ -35,7 +35,13 @@ Program sample() {
   x.dtype = DType::BF16;
   x.shape = {8, 3};
   x.split = {{1, -1}, {1, 1}}; // the batch over grid axis 1
-  p.args = {w, x};
+  ProgramArg y;
+  y.role = ArgRole::Batch;
+  y.name = "target";
+  y.dtype = DType::I64;
+  y.shape = {8};
+  y.indices = {0, 5, true, -100, "the class targets"};
+  p.args = {w, x, y};
   p.grid = {2, 2};
   p.pipelineAxis = 0;
   p.stages = 2;
@@ -68,7 +74,7 @@ void roundTrip() {
   EXPECT(error.empty());
   EXPECT(q.kind == Program::Train && q.model == p.model &&
          q.weights == p.weights);
-  EXPECT(q.args.size() == 2 && q.args[0].initKey == p.args[0].initKey &&
+  EXPECT(q.args.size() == 3 && q.args[0].initKey == p.args[0].initKey &&
          q.args[0].shape == p.args[0].shape && q.args[1].dtype == DType::BF16 &&
          q.args[1].role == ArgRole::Batch);
   EXPECT(q.results.size() == 3 && q.results[1].inPlaceIn(0) == 0 &&
@@ -89,7 +95,29 @@ void roundTrip() {
   EXPECT(q.kernels.size() == 2 && q.kernels[0].name == "ober_rt_cpu_matmul" &&
          q.kernels[0].desc == p.kernels[0].desc &&
          q.kernels[1].desc == p.kernels[1].desc);
-  EXPECT(q.argsWith(ArgRole::Batch) == std::vector<size_t>{1});
+  EXPECT(q.argsWith(ArgRole::Batch) == (std::vector<size_t>{1, 2}));
+  const IndexRange &r = q.args[2].indices;
+  EXPECT(r.low == 0 && r.high == 5 && r.hasIgnored && r.ignored == -100 &&
+         r.use == "the class targets");
+  EXPECT(q.args[1].indices.high == q.args[1].indices.low);
+}
+
+/// An index range names the first value outside it, and where.
+void indexRanges() {
+  IndexRange r{-3, 3, true, -100, "the rows"};
+  std::vector<int64_t> fine = {-3, 2, -100, 0, 1, 2};
+  EXPECT(r.check(DType::I64, reinterpret_cast<const char *>(fine.data()),
+                 {2, 3})
+             .empty());
+  std::vector<int64_t> bad = {0, 1, 2, 3, -4, 0};
+  std::string why = r.check(
+      DType::I64, reinterpret_cast<const char *>(bad.data()), {2, 3});
+  EXPECT(why == "value 3 at [1, 0] is outside [-3, 3) (or -100, ignored): "
+                "the rows");
+  std::vector<int32_t> narrow = {1, -4};
+  EXPECT(r.check(DType::I32, reinterpret_cast<const char *>(narrow.data()),
+                 {2}) == "value -4 at [1] is outside [-3, 3) (or -100, "
+                         "ignored): the rows");
 }
 
 /// Reading `text` fails with an error containing `expected`.
@@ -152,6 +180,10 @@ void errors() {
           "transfer [2,0] is not a pair of distinct stages below 2");
   rejects(replaced(good, "\"stage\": 1", "\"stage\": 2"),
           "result #0: stage 2 is not a stage");
+  rejects(replaced(good, "\"low\": 0, \"high\": 5", "\"low\": 5, \"high\": 5"),
+          "argument #2: indices {");
+  rejects(replaced(good, "\"dtype\": \"I64\"", "\"dtype\": \"F32\""),
+          "are not a range {low, high} of an integer input");
   rejects(replaced(good, "\"read_by\": [1]", "\"read_by\": [5]"),
           "argument #0: read_by [5] is not a list of stages");
   rejects(replaced(good, "\"role\": \"param\", \"arg\": 0",
@@ -182,6 +214,7 @@ void batches() {
 int main() {
   roundTrip();
   errors();
+  indexRanges();
   batches();
   return testSummary();
 }

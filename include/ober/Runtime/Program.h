@@ -45,6 +45,28 @@ enum class ArgRole {
 /// How a parameter without weights starts (ober/Runtime/Init.h).
 enum class InitKind { Normal, Ones, Zeros };
 
+/// The values an integer input may hold where the model reads it as
+/// indices (class targets, embedding rows, gathered positions): [low,
+/// high), and `ignored` besides when `hasIgnored` (a cross-entropy's
+/// ignore_index). Generated code does not check them (an index outside
+/// would read another row, or clamp), so the executable does. `use` says
+/// what reads them, for errors.
+struct IndexRange {
+  int64_t low = 0, high = 0;
+  bool hasIgnored = false;
+  int64_t ignored = 0;
+  std::string use;
+
+  bool allows(int64_t v) const {
+    return (v >= low && v < high) || (hasIgnored && v == ignored);
+  }
+  /// Empty when every element of the integer buffer (`count` elements of
+  /// `dtype` at `data`) is allowed, else the first one that is not and
+  /// its place in `shape`.
+  std::string check(DType dtype, const char *data,
+                    const std::vector<int64_t> &shape) const;
+};
+
 struct ProgramArg {
   ArgRole role = ArgRole::Input;
   std::string name;
@@ -58,6 +80,9 @@ struct ProgramArg {
   /// The pipeline stages whose functions read it, other than to return it
   /// unchanged as its new value (empty: every stage).
   std::vector<int64_t> readBy;
+  /// For an integer input read as indices, the values allowed (high >
+  /// low); else high == low.
+  IndexRange indices;
 
   bool isReadBy(int64_t stage) const;
 };

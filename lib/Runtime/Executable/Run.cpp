@@ -233,6 +233,10 @@ std::vector<HostTensor> readInputs(const Program &program,
     HostTensor t;
     if (!tensorFromArray(array, a.dtype, t, error))
       throw Failure{what + " " + error};
+    if (a.indices.high > a.indices.low)
+      if (std::string why = a.indices.check(t.dtype(), t.data(), t.shape());
+          !why.empty())
+        throw Failure{what + ": " + why};
     out.push_back(std::move(t));
   }
   return out;
@@ -881,6 +885,14 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
         if (!program.touches(where.stage, batchArgs[k]))
           continue;
         if (!data.empty()) {
+          const IndexRange &range = program.args[batchArgs[k]].indices;
+          if (range.high > range.low)
+            if (std::string why = range.check(batch[k].dtype(),
+                                              batch[k].data(), batch[k].shape());
+                !why.empty())
+              throw Failure{"--data " + options.data + ", step " +
+                            std::to_string(s) + ", input '" +
+                            program.args[batchArgs[k]].name + "': " + why};
           args[batchArgs[k]] = batch[k];
           continue;
         }
