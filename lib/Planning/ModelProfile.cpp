@@ -129,6 +129,16 @@ double mlir::ober::planning::opSeconds(Operation *op, const Cluster &cluster,
   return computeTime(w, precision, cluster);
 }
 
+bool ModelProfile::splitsAt(int64_t degree) const {
+  if (degree <= 1 || !llvm::is_contained(degrees, degree))
+    return true;
+  return llvm::any_of(kinds, [&](const SegmentKind &k) {
+    const TPProfile &p = k.at(degree);
+    return p.parameters.split > 0 || p.forwardMatmul.split > 0 ||
+           p.forwardOther.split > 0 || !p.collectives.empty();
+  });
+}
+
 const TPProfile &SegmentKind::at(int64_t degree) const {
   for (const TPProfile &p : tp)
     if (p.degree == degree)

@@ -126,7 +126,8 @@ void forEachConfig(const PlanProblem &problem, const PlanPins &pins,
       Schedule::GPipe};
   PlanConfig c;
   for (int64_t tp : degrees) {
-    if (gpus % tp || (pins.tp && tp != *pins.tp))
+    if (gpus % tp || (pins.tp && tp != *pins.tp) ||
+        !problem.profile->splitsAt(tp))
       continue;
     c.tp = tp;
     for (int64_t pp : divisorsOf(gpus / tp)) {
@@ -226,6 +227,12 @@ LogicalResult checkPins(const PlanProblem &problem, const PlanPins &pins,
   if (pins.tp && gpus % *pins.tp)
     return fail("tp=" + str(*pins.tp) + " does not divide the " + str(gpus) +
                 " devices");
+  if (pins.tp && !problem.profile->splitsAt(*pins.tp))
+    return fail("tp=" + str(*pins.tp) +
+                " splits nothing in this model: no matrix product, attention "
+                "head or embedding of it divides by " + str(*pins.tp) +
+                ", so each device would run the whole step (pin a tp that "
+                "divides its heads or hidden sizes, or leave tp free)");
   if (pins.pp && gpus % *pins.pp)
     return fail("pp=" + str(*pins.pp) + " does not divide the " + str(gpus) +
                 " devices");
@@ -319,6 +326,19 @@ std::string explainPins(const PlanProblem &problem, const PlanPins &pins) {
   for (const auto &[name, p] : freed)
     if (admits(p))
       blame += (blame.empty() ? "" : ", ") + name;
+  if (freed.empty()) {
+    // Nothing pinned: the device count is not a product the model allows.
+    int64_t tp = 1;
+    for (int64_t d : candidateDegrees(problem.cluster, gpus, pins))
+      if (problem.profile->splitsAt(d))
+        tp = std::max(tp, d);
+    int64_t n = problem.profile->segments.size();
+    return "no plan uses " + str(gpus) + " devices: a plan's tp x dp x pp "
+           "must make them, with tp a divisor of them that splits something "
+           "(at most " + str(tp) + " here), dp a divisor of global-batch=" +
+           str(problem.globalBatch) + " and pp at most the " + str(n) +
+           " segments the model can be cut into";
+  }
   std::string msg = "no plan satisfies the pinned choices for " + str(gpus) +
                     " devices and global-batch=" + str(problem.globalBatch);
   if (!blame.empty())

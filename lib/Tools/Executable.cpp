@@ -483,6 +483,8 @@ LogicalResult mlir::ober::buildExecutable(ModuleOp module, func::FuncOp func,
   if (options.target == ExecutableOptions::CUDA) {
     CUDAPipelineOptions cuda;
     cuda.chips = options.cudaChips;
+    if (std::string wrong = cuda.checkChips(); !wrong.empty())
+      return emitError(loc) << "--cuda-chips: " << wrong;
     if (!options.attention.empty())
       cuda.attention = options.attention;
     cuda.attentionBlock = options.attentionBlock;

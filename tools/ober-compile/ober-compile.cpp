@@ -185,6 +185,11 @@ static LogicalResult compile(MLIRContext &context) {
     return emitError(UnknownLoc::get(&context))
            << "ober-compile: --target=" << target
            << " is not supported (supported: cpu, cuda)";
+  if (cudaMappingOnCPU && target == "cuda")
+    return emitError(UnknownLoc::get(&context))
+           << "ober-compile: --test-cuda-mapping-on-cpu builds a CPU "
+              "executable (CUDA's mapping run on the host); it takes no "
+              "--target=cuda";
   OwningOpRef<ModuleOp> module = loadModel(modelPath, context);
   if (!module)
     return failure();

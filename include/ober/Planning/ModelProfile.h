@@ -291,6 +291,10 @@ struct ModelProfile {
   double inputBytes = 0;
   /// The tensor-parallel degrees profiled.
   std::vector<int64_t> degrees;
+  /// Whether tensor parallelism of `degree` splits anything (a parameter,
+  /// an op's work, a collective) in some segment; true for a degree not
+  /// profiled. A degree that splits nothing only repeats the whole step.
+  bool splitsAt(int64_t degree) const;
   /// Width in bytes of floating-point values at the profiled precision.
   unsigned floatBytes = 4;
 };

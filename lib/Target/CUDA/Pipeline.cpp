@@ -43,6 +43,26 @@ SmallVector<std::string> ober::CUDAPipelineOptions::chipList() const {
   return SmallVector<std::string>(chips.begin(), chips.end());
 }
 
+std::string ober::CUDAPipelineOptions::checkChips() const {
+  for (const std::string &chip : chipList()) {
+    StringRef name(chip), digits;
+    unsigned version = 0;
+    bool ok = name.consume_front("sm_");
+    digits = name.take_while(llvm::isDigit);
+    StringRef suffix = name.drop_front(digits.size());
+    ok = ok && !digits.empty() && !digits.getAsInteger(10, version) &&
+         (suffix.empty() || suffix == "a" || suffix == "f");
+    if (!ok)
+      return "'" + chip +
+             "' is not a chip name (sm_NN, as sm_80,sm_90,sm_100; an 'a' or "
+             "'f' suffix for a chip's own features)";
+    if (version < static_cast<unsigned>(kOldestCUDAChip))
+      return "'" + chip + "' is older than CUDA 13 builds for (sm_" +
+             std::to_string(kOldestCUDAChip) + " and newer)";
+  }
+  return "";
+}
+
 std::string mlir::ober::findCUDAToolkit(StringRef given) {
   // A root is a toolkit when it has the two tools and libdevice: wrapper
   // scripts such as /usr/local/bin/ptxas put a directory on PATH whose parent

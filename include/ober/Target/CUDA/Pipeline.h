@@ -57,7 +57,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
 
   /// The chips, defaulted.
   SmallVector<std::string> chipList() const;
+  /// Empty when every chip is an `sm_NN` name (an `a` or `f` suffix
+  /// allowed) that CUDA 13 builds for (kOldestCUDAChip on), else why not.
+  std::string checkChips() const;
 };
+
+/// The oldest chip CUDA 13's ptxas builds for (sm_75, Turing).
+inline constexpr int kOldestCUDAChip = 75;
 
 /// The root of the CUDA toolkit whose bin/ holds ptxas and fatbinary:
 /// `given` when set, else CUDA_ROOT, CUDA_HOME, CUDA_PATH, the directory
