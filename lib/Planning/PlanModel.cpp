@@ -629,14 +629,17 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
                                        c.zeroStage, c.dp);
     // Without accumulation over micro-batches, gradients only exist from
     // their backward op to the update: at the peak, the gradient function
-    // holds the share its liveness says.
-    if (mbs == 1 && m.parameters > 0)
+    // holds the share its liveness says; but data parallelism reduces
+    // them after the backward pass, so all of them wait for it.
+    if (mbs == 1 && c.dp == 1 && m.parameters > 0)
       state.gradients = std::min(state.gradients,
                                  m.gradientsAtPeak * params / m.parameters);
     StageMemory &h = held[j];
     h.parameters = state.parameters;
     h.gradients = state.gradients;
     h.optimizer = state.optimizer;
+    if (c.dp > 1 && (c.zeroStage == 1 || c.zeroStage == 2))
+      h.update = state.parameters;
     // Beyond the saved activations, the backward pass needs gradients of
     // activations: at the peak (the start of the backward pass, on the
     // last stage) the gradient function's liveness says how much; other

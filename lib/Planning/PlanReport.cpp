@@ -441,6 +441,7 @@ json::Object mlir::ober::planning::reportJSON(
                       {"optimizer", st.memory.optimizer},
                       {"activations", st.memory.activations},
                       {"working", st.memory.working},
+                      {"update", st.memory.update},
                       {"total", st.memory.total()}}}});
   }
   auto listJSON = [](const std::vector<PlannedCollective> &list) {

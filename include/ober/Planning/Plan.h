@@ -16,6 +16,7 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -67,8 +68,13 @@ struct PlanConfig {
 struct StageMemory {
   double parameters = 0, gradients = 0, optimizer = 0, activations = 0,
          working = 0;
+  /// What the update after the backward pass adds, when the activations
+  /// and the working set are gone: under ZeRO 1 and 2 the parameters
+  /// gathered from the updated shards, beside the old ones.
+  double update = 0;
   double total() const {
-    return parameters + gradients + optimizer + activations + working;
+    return parameters + gradients + optimizer +
+           std::max(activations + working, update);
   }
 };
 
