@@ -174,6 +174,12 @@ struct PlanPass : mlir::ober::impl::PlanPassBase<PlanPass> {
       return fail("precision='" + prec + "' is not one of auto, " +
                   enumNames<ober::Precision>(ober::stringifyPrecision,
                                              ober::getMaxEnumValForPrecision));
+    if (!c->device.peakFlops.count(prec))
+      module.emitWarning("--ober-plan: precision=")
+          << prec << ": the cluster's device lists no peak_flops." << prec
+          << "; its matrix products are priced at the "
+          << (c->device.peakFlops.count("f32") ? "f32" : "first listed")
+          << " rate";
     if (!(memoryFraction > 0 && memoryFraction <= 1))
       return fail("memory-fraction=" + std::to_string(memoryFraction) +
                   " is not in (0, 1]");

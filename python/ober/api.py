@@ -25,7 +25,20 @@ _PIN_OPTIONS = {
     "chunks": "chunks", "schedule": "schedule", "recompute": "recompute",
     "sequence_parallel": "sequence-parallel", "zero": "zero",
     "precision": "precision", "memory_fraction": "memory-fraction",
+    "stage_partition": "partition",
 }
+
+
+def _option_value(key, value):
+    """`value` as a pass option's value: quoted where it holds spaces,
+    quotes, braces or '=' (a path with spaces; never another option)."""
+    text = str(int(value) if isinstance(value, bool) else value)
+    if not re.search(r"[\s'\"{}=]", text):
+        return text
+    if '"' in text:
+        raise OberError(f"{key}={text!r}: a plan option's value cannot "
+                        "hold a double quote")
+    return f'"{text}"'
 
 
 def _tensors(example_inputs):
@@ -373,7 +386,7 @@ def _keyword_hints(message, model, name):
 
 
 def _plan_options(cluster, gpus, nodes, global_batch, pins):
-    opts = [f"cluster={cluster}"]
+    opts = [f"cluster={_option_value('cluster', cluster)}"]
     if gpus is not None:
         opts.append(f"gpus={gpus}")
     if nodes is not None:
@@ -384,9 +397,7 @@ def _plan_options(cluster, gpus, nodes, global_batch, pins):
         if key not in _PIN_OPTIONS:
             raise OberError(f"unknown plan option '{key}' (supported: "
                             + ", ".join(sorted(_PIN_OPTIONS)) + ")")
-        if isinstance(value, bool):
-            value = int(value)
-        opts.append(f"{_PIN_OPTIONS[key]}={value}")
+        opts.append(f"{_PIN_OPTIONS[key]}={_option_value(key, value)}")
     return " ".join(opts)
 
 
@@ -403,13 +414,19 @@ def compile(module, example_inputs, loss="cross-entropy", optimizer="adamw",
     `partition=True` also partitions it (its executable runs each device as
     a thread; `train(engine="reference")` on simulated devices). Plan choices
     can be pinned by keyword (tp, pp, dp, micro_batch, schedule, recompute,
-    sequence_parallel, zero, precision, chunks, memory_fraction). Returns a
+    sequence_parallel, zero, precision, chunks, memory_fraction,
+    stage_partition). Returns a
     Compiled, whose `train` builds and runs the training executable and
     whose call runs the model's inference executable, both built for
     `target` ("cpu", where `target_cpu` is the LLVM CPU, "native" for
     this machine's; or "cuda", NVIDIA GPUs sm_80/90/100, whose executables
     need the NVIDIA driver where they run). Tool errors raise OberError with the tool's message,
     naming this function's keywords where it names an option."""
+    if not isinstance(partition, bool):
+        raise OberError(f"partition={partition!r}: takes True (partition "
+                        "the planned step into per-device programs) or "
+                        "False; the planner's uniform stages are "
+                        "stage_partition='uniform'")
     if frontend == "auto":
         frontend = "torchscript" if supports_torchscript() else "onnx"
     if frontend not in ("torchscript", "onnx"):

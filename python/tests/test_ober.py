@@ -285,6 +285,25 @@ def test_tool_errors_become_exceptions():
         ober.plan(MLP(), (torch.randn(8, 12),), cluster="cpu", tpp=2)
 
 
+def test_plan_option_values_stay_one_option(tmp_path):
+    """A value with spaces (a cluster file's path) is quoted, never read
+    as more options; partition= takes a bool, not the planner's stage
+    partition (stage_partition=)."""
+    folder = tmp_path / "my clusters"
+    folder.mkdir()
+    cluster = folder / "two cores.json"
+    cluster.write_text('{"preset": "cpu", "name": "spaced"}')
+    report = ober.plan(MLP(), (torch.randn(8, 12),), cluster=str(cluster),
+                       gpus=2)
+    assert "(spaced)" in str(report), report
+    with pytest.raises(ober.OberError, match="schedule='1f1b tp=2' is not"):
+        ober.plan(MLP(), (torch.randn(8, 12),), cluster="cpu", gpus=2,
+                  schedule="1f1b tp=2")
+    with pytest.raises(ober.OberError, match="stage_partition='uniform'"):
+        ober.compile(MLP(), (torch.randn(8, 12),), cluster="cpu", gpus=2,
+                     partition="uniform")
+
+
 def test_tool_errors_speak_python():
     """A tool's error names the module and the keyword to change, not the
     temporary model file, the plan table or a command-line flag."""

@@ -84,6 +84,7 @@ public:
         baseDir(baseDir), options(options) {}
 
   OwningOpRef<ModuleOp> run();
+  void warnAboutUnknownDims(const onnx::GraphProto &graph);
 
   MLIRContext *context;
   OpBuilder builder;
@@ -658,6 +659,30 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
   return success();
 }
 
+/// Warns about --onnx-dim names that no graph input's shape has (a typo
+/// leaves the dimension open), listing those it has.
+void GraphImporter::warnAboutUnknownDims(const onnx::GraphProto &graph) {
+  std::set<std::string> symbolic;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      for (const auto &dim : in.type().tensor_type().shape().dim())
+        if (dim.has_dim_param())
+          symbolic.insert(dim.dim_param());
+  for (const auto &[name, size] : options.dimValues) {
+    if (symbolic.count(name))
+      continue;
+    std::string known;
+    for (const std::string &s : symbolic)
+      known += (known.empty() ? "" : ", ") + s;
+    emitWarning(fileLoc()) << "--onnx-dim=" << name << "=" << size
+                           << ": no graph input has a dimension '" << name
+                           << "' ("
+                           << (known.empty() ? "it has no symbolic ones"
+                                             : "its symbolic ones: " + known)
+                           << ")";
+  }
+}
+
 OwningOpRef<ModuleOp> GraphImporter::run() {
   FailureOr<int64_t> opset = defaultOpset();
   if (failed(opset) || failed(checkSupported(*opset)))
@@ -675,6 +700,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   SmallVector<std::string> argNames;
   // Sequence inputs: their name and their arguments [first, first + n).
   SmallVector<std::tuple<std::string, unsigned, unsigned>> sequenceArgs;
+  warnAboutUnknownDims(graph);
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initializerNames.count(in.name()))
       continue;
@@ -861,14 +887,19 @@ static bool parseModel(StringRef bytes, onnx::ModelProto &model,
       error = "not a valid ONNX text model (it holds a NUL byte)";
       return false;
     }
-    if (parseTextModel(bytes.str(), model, error))
-      return true;
-    error = "not a valid ONNX text model: " + error;
+    if (!parseTextModel(bytes.str(), model, error)) {
+      error = "not a valid ONNX text model: " + error;
+      return false;
+    }
+  } else if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+             !model.ParseFromArray(bytes.data(),
+                                   static_cast<int>(bytes.size()))) {
+    error = "not a valid ONNX model (protobuf parsing failed)";
     return false;
   }
-  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    error = "not a valid ONNX model (protobuf parsing failed)";
+  // Any bytes that parse as nothing (an empty file) make an empty model.
+  if (!model.has_graph() || model.graph().output_size() == 0) {
+    error = "not an ONNX model: it has no graph with outputs";
     return false;
   }
   return true;
