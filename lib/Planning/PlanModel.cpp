@@ -151,6 +151,14 @@ SoftmaxFallback softmaxFallback(const Device &device, const TPProfile &tp,
   return f;
 }
 
+/// What the update after the backward pass adds to `state` (StageMemory::
+/// update): under ZeRO 1 and 2 with data parallelism, the parameters
+/// gathered from the updated shards beside the old ones.
+double updateBytes(const PlanConfig &c, const ModelState &state) {
+  bool gathered = c.dp > 1 && (c.zeroStage == 1 || c.zeroStage == 2);
+  return gathered ? state.parameters : 0;
+}
+
 SegmentCost segmentCost(const PlanProblem &problem, const PlanConfig &c,
                         unsigned index) {
   const ModelProfile &m = *problem.profile;
@@ -391,14 +399,15 @@ mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
   if (c.chunks != 1 || p < 2 || static_cast<int64_t>(n) < p)
     return {};
   bool mixed = problem.precision != "f32" && problem.precision != "f64";
-  std::vector<double> time(n), state(n), saved(n), working(n);
+  std::vector<double> time(n), state(n), saved(n), working(n), update(n);
   SegmentCosts costs(problem, c);
   for (unsigned i = 0; i < n; ++i) {
     SegmentCost s = costs[i];
     time[i] = s.seconds(c);
-    state[i] = modelStateBytes(s.parameters, m.floatBytes, mixed, m.optimizer,
-                               c.zeroStage, c.dp)
-                   .total();
+    ModelState ms = modelStateBytes(s.parameters, m.floatBytes, mixed,
+                                    m.optimizer, c.zeroStage, c.dp);
+    state[i] = ms.total();
+    update[i] = updateBytes(c, ms);
     saved[i] = s.saved;
     working[i] = s.working + 2 * s.largest;
   }
@@ -410,12 +419,14 @@ mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
     for (int64_t j = 0; j < p && i < n; ++j) {
       if (starts)
         starts->push_back(i);
-      double t = 0, st = 0, sv = 0, wk = 0, flight = microBatchesInFlight(c, j);
+      double t = 0, st = 0, sv = 0, wk = 0, up = 0,
+             flight = microBatchesInFlight(c, j);
       unsigned first = i;
       // Leave at least one segment for each later stage.
       while (i + (p - j - 1) < n) {
-        double mem = st + state[i] + (sv + saved[i]) * flight +
-                     std::max(wk, working[i]);
+        double mem = st + state[i] +
+                     std::max((sv + saved[i]) * flight + std::max(wk, working[i]),
+                              up + update[i]);
         if (i > first && (t + time[i] > bound || mem > limit))
           break;
         if (i == first && mem > limit)
@@ -424,6 +435,7 @@ mlir::ober::planning::memoryAwarePartition(const PlanProblem &problem,
         st += state[i];
         sv += saved[i];
         wk = std::max(wk, working[i]);
+        up += update[i];
         ++i;
       }
     }
@@ -631,15 +643,15 @@ PlanEstimate mlir::ober::planning::evaluate(const PlanProblem &problem,
     // their backward op to the update: at the peak, the gradient function
     // holds the share its liveness says; but data parallelism reduces
     // them after the backward pass, so all of them wait for it.
-    if (mbs == 1 && c.dp == 1 && m.parameters > 0)
+    bool reduced = c.dp > 1 && c.localSteps == 1;
+    if (mbs == 1 && !reduced && m.parameters > 0)
       state.gradients = std::min(state.gradients,
                                  m.gradientsAtPeak * params / m.parameters);
     StageMemory &h = held[j];
     h.parameters = state.parameters;
     h.gradients = state.gradients;
     h.optimizer = state.optimizer;
-    if (c.dp > 1 && (c.zeroStage == 1 || c.zeroStage == 2))
-      h.update = state.parameters;
+    h.update = updateBytes(c, state);
     // Beyond the saved activations, the backward pass needs gradients of
     // activations: at the peak (the start of the backward pass, on the
     // last stage) the gradient function's liveness says how much; other

@@ -69,6 +69,11 @@ void ober::rt::removeTree(const std::string &path) {
   unlink(path.c_str());
 }
 
+bool ober::rt::isDirectory(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int64_t ober::rt::fileSize(const std::string &path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -103,7 +108,7 @@ std::string ober::rt::hashFile(const std::string &path) {
 
 bool ober::rt::readTextFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
-  if (!in || fileSize(path) < 0)
+  if (!in || isDirectory(path))
     return false;
   std::ostringstream os;
   os << in.rdbuf();

@@ -196,10 +196,10 @@ bool ober::rt::parseNpy(const char *bytes, size_t size, NpyArray &out,
 
 bool ober::rt::readNpy(const std::string &path, NpyArray &out,
                        std::string &error) {
-  // A directory opens, then throws at the first read.
+  // Pipes and devices are read; a folder would throw at the first read.
   std::ifstream in(path, std::ios::binary);
-  if (!in || fileSize(path) < 0) {
-    error = path + ": cannot open" + (in ? " (not a regular file)" : "");
+  if (!in || isDirectory(path)) {
+    error = path + ": cannot open" + (in ? " (a folder)" : "");
     return false;
   }
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)),

@@ -272,7 +272,7 @@ std::string ober::rt::writeProgram(const Program &p) {
       os << splitJson(a.split);
     if (!a.readBy.empty())
       os << ", \"read_by\": " << json::list(a.readBy);
-    if (a.indices.high > a.indices.low) {
+    if (a.indices.checked()) {
       os << ", \"indices\": {\"low\": " << a.indices.low
          << ", \"high\": " << a.indices.high;
       if (a.indices.hasIgnored)

@@ -27,6 +27,13 @@ bool isIntegerTensor(Value v) {
          t.getElementType().getIntOrFloatBitWidth() > 1;
 }
 
+/// The element width of an integer tensor `v`, 0 for another.
+unsigned bitsOf(Value v) {
+  return isIntegerTensor(v) ? getElementTypeOrSelf(v.getType())
+                                  .getIntOrFloatBitWidth()
+                            : 0;
+}
+
 /// Size `d` of `v`'s static shape (negative counts from the end), or -1.
 int64_t sizeOf(Value v, int64_t d) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -74,7 +81,8 @@ struct Walk {
             if (n == 1 && c > 0)
               narrow(0, c, op.getIgnoreIndex(),
                      "the class targets of a cross-entropy over " +
-                         std::to_string(c) + " classes");
+                         std::to_string(c) + " classes" +
+                         (op.getIgnoreIndex() ? "" : " (it ignores none)"));
           })
           .Case([&](EmbeddingOp op) {
             int64_t rows = sizeOf(op.getTable(), 0);
@@ -98,11 +106,15 @@ struct Walk {
                 n < callee.getNumArguments())
               visit(callee.getArgument(n));
           })
-          .Case<ReshapeOp, TransposeOp, BroadcastToOp, ConcatOp, SliceOp,
-                SplitOp, CastOp, tensor::ExtractSliceOp, tensor::CollapseShapeOp,
-                tensor::ExpandShapeOp, tensor::CastOp>([&](Operation *op) {
-            for (Value r : op->getResults())
-              visit(r);
+          // Ops that carry every element through (a slice does not: the
+          // readers of its part say nothing of the rest).
+          .Case<ReshapeOp, TransposeOp, BroadcastToOp, ConcatOp,
+                tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                tensor::CastOp>([&](Operation *op) { visit(op->getResult(0)); })
+          .Case([&](CastOp op) {
+            // A narrowing cast wraps values.
+            if (bitsOf(op.getResult()) >= bitsOf(op.getOperand()))
+              visit(op.getResult());
           });
     }
   }

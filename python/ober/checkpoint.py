@@ -84,10 +84,11 @@ def _load(folder, optimizer):
            and manifest.get("format") == "ober-checkpoint",
            "manifest.json is not an ober checkpoint manifest")
     steps, tensors = manifest.get("steps"), manifest.get("tensors")
-    m = re.fullmatch(r"step_(\d+)", os.path.basename(os.path.normpath(folder)))
+    name = os.path.basename(os.path.normpath(folder))
+    m = re.fullmatch(r"step_(\d+)", name)
     _check(isinstance(steps, int) and not isinstance(steps, bool)
            and steps >= 0 and (m is None or int(m.group(1)) == steps),
-           f"manifest.json's steps ({steps!r}) are not its folder's")
+           f"manifest.json's steps ({steps!r}) are not its folder's ({name})")
     _check(isinstance(tensors, dict) and
            isinstance(manifest.get("files"), list),
            "manifest.json has no tensors or files")

@@ -27,6 +27,9 @@ void removeTree(const std::string &path);
 std::vector<std::string> listDirectory(const std::string &path);
 /// The size of file `path`, or -1.
 int64_t fileSize(const std::string &path);
+/// Whether `path` is a folder (which opens as a stream, then throws at the
+/// first read).
+bool isDirectory(const std::string &path);
 /// FNV-1a (64 bits) of the bytes of `path`, as 16 hex digits ("" when
 /// unreadable).
 std::string hashFile(const std::string &path);

@@ -57,11 +57,13 @@ struct IndexRange {
   int64_t ignored = 0;
   std::string use;
 
+  /// Whether there is a range to check.
+  bool checked() const { return high > low; }
   bool allows(int64_t v) const {
     return (v >= low && v < high) || (hasIgnored && v == ignored);
   }
-  /// Empty when every element of the integer buffer (`count` elements of
-  /// `dtype` at `data`) is allowed, else the first one that is not and
+  /// Empty when every element of the integer buffer (of `dtype` and
+  /// `shape`, at `data`) is allowed, else the first one that is not and
   /// its place in `shape`.
   std::string check(DType dtype, const char *data,
                     const std::vector<int64_t> &shape) const;
@@ -80,8 +82,8 @@ struct ProgramArg {
   /// The pipeline stages whose functions read it, other than to return it
   /// unchanged as its new value (empty: every stage).
   std::vector<int64_t> readBy;
-  /// For an integer input read as indices, the values allowed (high >
-  /// low); else high == low.
+  /// For an integer input read as indices, the values allowed
+  /// (`indices.checked()`).
   IndexRange indices;
 
   bool isReadBy(int64_t stage) const;

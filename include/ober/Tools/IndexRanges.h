@@ -20,9 +20,10 @@
 namespace mlir::ober {
 
 /// The values argument `v` (an integer tensor) may hold where the ops that
-/// read it as indices (through calls and ops that move elements unchanged:
-/// reshapes, slices, transposes, broadcasts, concatenations, integer
-/// casts) allow: class targets of a cross-entropy, rows of an embedding,
+/// read it as indices (through calls and ops that carry every element
+/// unchanged: reshapes, transposes, broadcasts, concatenations, widening
+/// integer casts; not slices, whose readers say nothing of the rest)
+/// allow: class targets of a cross-entropy, rows of an embedding,
 /// positions of a gather. nullopt when no such op reads it.
 std::optional<::ober::rt::IndexRange> indexRangeOf(Value v);
 

@@ -663,11 +663,16 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index,
 /// leaves the dimension open), listing those it has.
 void GraphImporter::warnAboutUnknownDims(const onnx::GraphProto &graph) {
   std::set<std::string> symbolic;
-  for (const onnx::ValueInfoProto &in : graph.input())
-    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
-      for (const auto &dim : in.type().tensor_type().shape().dim())
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    // A sequence input's tensors have the dimensions of its elements.
+    const onnx::TypeProto &t = in.type().has_sequence_type()
+                                   ? in.type().sequence_type().elem_type()
+                                   : in.type();
+    if (t.has_tensor_type() && t.tensor_type().has_shape())
+      for (const auto &dim : t.tensor_type().shape().dim())
         if (dim.has_dim_param())
           symbolic.insert(dim.dim_param());
+  }
   for (const auto &[name, size] : options.dimValues) {
     if (symbolic.count(name))
       continue;

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 using namespace ober::rt;
@@ -254,18 +255,23 @@ int checkWorldSize(const ober_rt_launch_env &env, int64_t devices,
           " but this job has " + std::to_string(env.world_size) +
           " rank(s) (" + env.launcher + "); start " + n + " (mpirun -np " +
           n + ", srun -n " + n + ")" +
-          (devices == 1 ? "" : ", or run it without a launcher for threads"),
+          (devices == 1 ? std::string(", or set ") + kIndependentRanksEnv +
+                              "=1 for independent copies"
+                        : ", or run it without a launcher for threads"),
       2);
 }
 } // namespace
 
 int ober::rt::checkOneRank(const Program &program, const std::string &self) {
+  // Only MPI's launchers, read cleanly: Slurm's variables are set in a
+  // batch script too, which may run a program of one device directly.
+  // Independent copies (a sweep, each with its own folders) are asked for.
   ober_rt_launch_env env;
   char error[512];
-  if (ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error)))
-    return reportError(self, error, 2);
-  // Only MPI's launchers: Slurm's variables are set in a batch script
-  // too, which may run a program of one device directly.
+  const char *copies = std::getenv(kIndependentRanksEnv);
+  if ((copies && std::string(copies) == "1") ||
+      ober_rt_read_launch_env(&env, nullptr, nullptr, error, sizeof(error)))
+    return 0;
   std::string launcher = env.launcher;
   if (launcher != "openmpi" && launcher != "pmi")
     return 0;

@@ -25,6 +25,9 @@ int trainOnRanks(Entry const *entries, const Program &program,
 /// ranks (each would run the whole program, and write the same files),
 /// which rank 0 reports. Returns the exit code.
 int checkOneRank(const Program &program, const std::string &self);
+/// Set to 1, each rank of such a job runs its own copy (a sweep whose
+/// copies write to their own folders).
+inline constexpr const char *kIndependentRanksEnv = "OBER_INDEPENDENT_RANKS";
 
 } // namespace ober::rt
 

@@ -233,7 +233,7 @@ std::vector<HostTensor> readInputs(const Program &program,
     HostTensor t;
     if (!tensorFromArray(array, a.dtype, t, error))
       throw Failure{what + " " + error};
-    if (a.indices.high > a.indices.low)
+    if (a.indices.checked())
       if (std::string why = a.indices.check(t.dtype(), t.data(), t.shape());
           !why.empty())
         throw Failure{what + ": " + why};
@@ -886,7 +886,7 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
           continue;
         if (!data.empty()) {
           const IndexRange &range = program.args[batchArgs[k]].indices;
-          if (range.high > range.low)
+          if (range.checked())
             if (std::string why = range.check(batch[k].dtype(),
                                               batch[k].data(), batch[k].shape());
                 !why.empty())
