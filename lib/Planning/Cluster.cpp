@@ -398,6 +398,17 @@ mlir::ober::planning::clusterFromJSON(const json::Value &value,
     json::Object rest = *root;
     rest.erase("preset");
     overlay(merged, rest);
+    // Links of its own whose outermost level spans more nodes than the
+    // preset's one: as many nodes as that level joins, unless the file
+    // says (gpus= and nodes= resize it as any cluster).
+    const json::Array *links = rest.getArray("links");
+    std::optional<int64_t> perNode = merged.getInteger("devices_per_node");
+    if (links && !links->empty() && !rest.get("nodes") && perNode &&
+        *perNode > 0)
+      if (const json::Object *outer = links->back().getAsObject())
+        if (std::optional<int64_t> group = outer->getInteger("group_size");
+            group && *group > *perNode && *group % *perNode == 0)
+          merged["nodes"] = *group / *perNode;
     return clusterFromJSON(json::Value(std::move(merged)), error);
   }
   Cluster c;

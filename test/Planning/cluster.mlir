@@ -6,6 +6,11 @@
 // RUN: ober-opt %s --test-ober-cluster="cluster=cpu gpus=4" -o /dev/null | FileCheck %s --check-prefix=CPU
 // RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/two-node.json" -o /dev/null | FileCheck %s --check-prefix=JSON
 // RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/two-node.json nodes=4" -o /dev/null | FileCheck %s --check-prefix=NODES
+// A preset given links of its own: as many nodes as the outermost level
+// joins (it was checked against the preset's one node and refused), then
+// resized by gpus= as any cluster.
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/preset-two-levels.json" -o /dev/null | FileCheck %s --check-prefix=PRESET-LINKS
+// RUN: ober-opt %s --test-ober-cluster="cluster=%S/Inputs/preset-two-levels.json gpus=64" -o /dev/null | FileCheck %s --check-prefix=PRESET-64
 
 // A100: "name": "NVIDIA A100 80GB SXM"
 // A100: "bf16": 312000000000000
@@ -27,6 +32,13 @@
 // JSON: "nodes": 2
 // NODES: "group_size": 16,
 // NODES: "nodes": 4
+// PRESET-LINKS: "name": "NVIDIA H100 SXM"
+// PRESET-LINKS: "group_size": 16,
+// PRESET-LINKS-NEXT: "latency":
+// PRESET-LINKS-NEXT: "name": "infiniband"
+// PRESET-LINKS: "nodes": 2
+// PRESET-64: "group_size": 64,
+// PRESET-64: "nodes": 8
 
 // RUN: not ober-opt %s --test-ober-cluster="cluster=a100-80gb gpus=12" 2>&1 | FileCheck %s --check-prefix=SPLIT
 // SPLIT: error: gpus=12 is not a whole number of 8-device nodes of 'a100-80gb' (pass nodes= to choose the node size)
