@@ -29,8 +29,7 @@ bool ober::rt::makeDirectories(const std::string &path) {
       break;
     start = slash + 1;
   }
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  return isDirectory(path);
 }
 
 bool ober::rt::syncPath(const std::string &path) {

@@ -141,10 +141,7 @@ struct Reader {
 
 std::string IndexRange::check(DType dtype, const char *data,
                               const std::vector<int64_t> &shape) const {
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0, count = elementCount(shape); i < count; ++i) {
     int64_t v;
     if (dtype == DType::I64) {
       std::memcpy(&v, data + 8 * i, 8);
@@ -160,10 +157,8 @@ std::string IndexRange::check(DType dtype, const char *data,
       at[d] = static_cast<int64_t>(rest) % shape[d];
       rest /= shape[d];
     }
-    std::string place = "[";
-    for (size_t d = 0; d < at.size(); ++d)
-      place += (d ? ", " : "") + std::to_string(at[d]);
-    return "value " + std::to_string(v) + " at " + place + "] is outside [" +
+    return "value " + std::to_string(v) + " at " + shapeText(at) +
+           " is outside [" +
            std::to_string(low) + ", " + std::to_string(high) + ")" +
            (hasIgnored ? " (or " + std::to_string(ignored) + ", ignored)"
                        : "") +

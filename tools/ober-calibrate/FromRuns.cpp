@@ -180,16 +180,13 @@ mlir::ober::calibrate::fitToRuns(MLIRContext &context, Cluster &cluster,
   // Every model once, profiled for the degrees its runs use.
   std::map<ModelKey, std::vector<int64_t>> degrees;
   for (const MeasuredRun &r : *runs) {
-    GPTConfig g = gptConfig(ModelKey{r.hidden, r.heads, r.layers, r.sequence,
-                                     paddedVocabulary(o, r.tp)},
-                            o);
-    if (!checkGPTConfig(g, error)) {
+    ModelKey key{r.hidden, r.heads, r.layers, r.sequence,
+                 paddedVocabulary(o, r.tp)};
+    if (!checkGPTConfig(gptConfig(key, o), error)) {
       llvm::errs() << "error: " << o.runs << ":" << r.line << ": " << error
                    << "\n";
       return failure();
     }
-    ModelKey key{r.hidden, r.heads, r.layers, r.sequence,
-                 paddedVocabulary(o, r.tp)};
     std::vector<int64_t> &d = degrees[key];
     if (!llvm::is_contained(d, r.tp))
       d.push_back(r.tp);

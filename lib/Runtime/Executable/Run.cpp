@@ -194,6 +194,17 @@ std::string weightsPath(const Program &program, const Options &options) {
   return executableDir() + "/" + program.weights;
 }
 
+/// Throws, naming `what`, where `t` holds a value the model cannot read as
+/// the indices argument `a` is (ProgramArg::indices).
+void checkIndices(const ProgramArg &a, const HostTensor &t,
+                  const std::string &what) {
+  if (!a.indices.checked())
+    return;
+  if (std::string why = a.indices.check(t.dtype(), t.data(), t.shape());
+      !why.empty())
+    throw Failure{what + ": " + why};
+}
+
 /// The `--input` files for the arguments of `role`, checked against their
 /// global shapes (`training`: by the batch rule, else exactly).
 std::vector<HostTensor> readInputs(const Program &program,
@@ -233,10 +244,7 @@ std::vector<HostTensor> readInputs(const Program &program,
     HostTensor t;
     if (!tensorFromArray(array, a.dtype, t, error))
       throw Failure{what + " " + error};
-    if (a.indices.checked())
-      if (std::string why = a.indices.check(t.dtype(), t.data(), t.shape());
-          !why.empty())
-        throw Failure{what + ": " + why};
+    checkIndices(a, t, what);
     out.push_back(std::move(t));
   }
   return out;
@@ -885,14 +893,10 @@ int ober::rt::train(Entry entry, const Program &program, const Options &options,
         if (!program.touches(where.stage, batchArgs[k]))
           continue;
         if (!data.empty()) {
-          const IndexRange &range = program.args[batchArgs[k]].indices;
-          if (range.checked())
-            if (std::string why = range.check(batch[k].dtype(),
-                                              batch[k].data(), batch[k].shape());
-                !why.empty())
-              throw Failure{"--data " + options.data + ", step " +
-                            std::to_string(s) + ", input '" +
-                            program.args[batchArgs[k]].name + "': " + why};
+          checkIndices(program.args[batchArgs[k]], batch[k],
+                       "--data " + options.data + ", step " +
+                           std::to_string(s) + ", input '" +
+                           program.args[batchArgs[k]].name + "'");
           args[batchArgs[k]] = batch[k];
           continue;
         }
